@@ -1,0 +1,317 @@
+package acpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// ConnOptions configures a Conn. The zero value is ready to use.
+type ConnOptions struct {
+	// MaxLineBytes caps one incoming line (default DefaultMaxLineBytes).
+	MaxLineBytes int
+	// MaxQueuedBytes is how much received but undelivered data may pile up
+	// while the Client is slow before the Conn stops reading from the agent
+	// (default 64 MiB). The agent then blocks on its stdout: backpressure,
+	// never loss.
+	MaxQueuedBytes int
+	// OnBadLine, if set, is told about every skipped incoming line. It is
+	// called on the read goroutine and must not block.
+	OnBadLine func(BadLine)
+	// Logger receives debug and warning records (default: discard).
+	Logger *slog.Logger
+	// ExitWait is how long a Conn whose stream ended waits for the agent
+	// process to exit, to report its exit status and stderr (default 2s).
+	ExitWait time.Duration
+}
+
+// Conn is a connection to one ACP agent. Its typed methods send the
+// client→agent calls; a Client serves the agent→client side. A Conn is safe
+// for concurrent use.
+type Conn struct {
+	client  Client
+	opts    ConnOptions
+	logger  *slog.Logger
+	rwc     io.ReadWriteCloser
+	lines   *lineReader
+	out     *writer
+	rpc     *jsonrpc2.Conn
+	queue   *queue
+	nextID  atomic.Uint64
+	ctx     context.Context // cancelled when the connection ends
+	cancel  context.CancelFunc
+	done    chan struct{} // closed when the read and dispatch loops have ended
+	readEnd chan struct{} // closed when the read loop has ended
+
+	mu       sync.Mutex
+	awaiting map[uint64]bool   // ids of our requests still unanswered
+	barriers map[uint64]uint64 // id → queue mark when its response arrived
+	inflight map[string]*inboundRequest
+	err      error
+	initResp *InitializeResponse
+
+	closeOnce sync.Once
+}
+
+// dispatchKey marks contexts handed to Client methods, so calls made from
+// inside them do not wait for the dispatch goroutine they are running on.
+type dispatchKey struct{}
+
+// NewConn starts a Conn over an established byte stream to an agent (for
+// example the agent's stdin and stdout). Call Initialize next.
+func NewConn(rwc io.ReadWriteCloser, client Client, opts *ConnOptions) *Conn {
+	c := &Conn{client: client, rwc: rwc, done: make(chan struct{}), readEnd: make(chan struct{}),
+		awaiting: map[uint64]bool{}, barriers: map[uint64]uint64{}, inflight: map[string]*inboundRequest{}}
+	if opts != nil {
+		c.opts = *opts
+	}
+	if c.opts.MaxLineBytes <= 0 {
+		c.opts.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if c.opts.MaxQueuedBytes <= 0 {
+		c.opts.MaxQueuedBytes = 64 << 20
+	}
+	if c.opts.ExitWait <= 0 {
+		c.opts.ExitWait = 2 * time.Second
+	}
+	c.logger = c.opts.Logger
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.lines = newLineReader(rwc, c.opts.MaxLineBytes)
+	c.out = &writer{w: rwc}
+	c.queue = newQueue(c.opts.MaxQueuedBytes)
+	c.nextID.Store(0)
+	c.rpc = jsonrpc2.NewConn(c.ctx, rpcStream{c}, noHandler{}, jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
+	dispatched := make(chan struct{})
+	go func() {
+		defer close(dispatched)
+		c.dispatchLoop()
+	}()
+	go func() {
+		<-c.rpc.DisconnectNotify()
+		<-c.readEnd
+		<-dispatched
+		c.queue.finish()
+		close(c.done)
+	}()
+	return c
+}
+
+// Connect starts the transport and returns a Conn over it.
+func Connect(ctx context.Context, t Transport, client Client, opts *ConnOptions) (*Conn, error) {
+	rwc, err := t.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return NewConn(rwc, client, opts), nil
+}
+
+// Done is closed when the connection has ended and every received message
+// has been delivered to the Client.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err returns why the connection ended (nil while it is up). It satisfies
+// errors.Is(err, ErrClosed); for an agent process that exited it also wraps
+// an *ExitError quoting the process's stderr.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Close ends the connection and the transport under it (for a process:
+// stdin closed, then SIGTERM, then SIGKILL). Messages already received are
+// still delivered; Done reports when that is over. Close may be called from
+// a Client method.
+func (c *Conn) Close() error {
+	c.setErr(nil)
+	err := c.rpc.Close()
+	if errors.Is(err, jsonrpc2.ErrClosed) {
+		err = nil
+	}
+	<-c.readEnd
+	return err
+}
+
+// closedError is the error of an ended connection: it is ErrClosed, and
+// unwraps to the cause when there is one.
+type closedError struct{ cause error }
+
+func (e *closedError) Error() string {
+	if e.cause == nil {
+		return ErrClosed.Error()
+	}
+	return ErrClosed.Error() + ": " + e.cause.Error()
+}
+func (e *closedError) Is(target error) bool { return target == ErrClosed }
+func (e *closedError) Unwrap() error        { return e.cause }
+
+// setErr records the first reason the connection ended.
+func (c *Conn) setErr(cause error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		c.err = &closedError{cause}
+	}
+}
+
+// noHandler is jsonrpc2's handler: the read loop never passes it a request,
+// since inbound requests go through our ordered queue instead.
+type noHandler struct{}
+
+func (noHandler) Handle(context.Context, *jsonrpc2.Conn, *jsonrpc2.Request) {}
+
+// rpcStream is the jsonrpc2.ObjectStream over the agent's stdio. jsonrpc2
+// sees only the responses to our own calls; everything else the agent sends
+// is decoded and queued by readObject.
+type rpcStream struct{ c *Conn }
+
+func (s rpcStream) WriteObject(obj any) error { return s.c.out.writeJSON(obj) }
+func (s rpcStream) ReadObject(v any) error    { return s.c.readObject(v) }
+func (s rpcStream) Close() error {
+	var err error
+	s.c.closeOnce.Do(func() {
+		s.c.cancel()
+		err = s.c.rwc.Close()
+	})
+	return err
+}
+
+// call sends a request and waits for its response, decoding the result
+// leniently into result (which may be nil). On return, every message the
+// agent sent before the response has been delivered to the Client.
+func (c *Conn) call(ctx context.Context, method string, params, result any) error {
+	if ctx.Value(dispatchKey{}) != nil {
+		c.queue.setExempt(1)
+		defer c.queue.setExempt(-1)
+	}
+	w, id, err := c.send(method, params)
+	if err != nil {
+		return err
+	}
+	var raw json.RawMessage
+	if err := w.Wait(ctx, &raw); err != nil {
+		if ctx.Err() != nil && c.Err() == nil {
+			// Tell the agent we gave up; its late answer is absorbed. The
+			// write happens in the background so a stalled agent cannot
+			// hold up the caller; it ends when written or when the
+			// connection closes.
+			go c.Notify(context.Background(), "$/cancel_request", map[string]uint64{"requestId": id})
+			c.forgetBarrier(id)
+			return fmt.Errorf("acpclient: %s: %w", method, ctx.Err())
+		}
+		return c.callError(method, id, err)
+	}
+	c.awaitBarrier(ctx, id)
+	if result != nil && len(raw) > 0 {
+		if err := lenientUnmarshal(raw, result); err != nil {
+			return fmt.Errorf("acpclient: %s: decoding result: %w", method, err)
+		}
+	}
+	return nil
+}
+
+// send writes a request and returns its waiter.
+func (c *Conn) send(method string, params any) (jsonrpc2.Waiter, uint64, error) {
+	id := c.nextID.Add(1)
+	c.mu.Lock()
+	c.awaiting[id] = true
+	c.mu.Unlock()
+	w, err := c.rpc.DispatchCall(c.ctx, method, params, jsonrpc2.PickID(jsonrpc2.ID{Num: id}))
+	if err != nil {
+		c.mu.Lock()
+		delete(c.awaiting, id)
+		c.mu.Unlock()
+		return w, id, c.callError(method, id, err)
+	}
+	return w, id, nil
+}
+
+// callError turns jsonrpc2's errors into ours: an agent error becomes a
+// *CallError, a dead connection the reason it died (not "broken pipe").
+func (c *Conn) callError(method string, id uint64, err error) error {
+	c.forgetBarrier(id)
+	var rpcErr *jsonrpc2.Error
+	if errors.As(err, &rpcErr) {
+		e := &Error{Code: int(rpcErr.Code), Message: rpcErr.Message}
+		if rpcErr.Data != nil {
+			e.Data = *rpcErr.Data
+		}
+		return &CallError{Method: method, Err: e}
+	}
+	if errors.Is(err, jsonrpc2.ErrClosed) || c.Err() != nil || isWriteError(err) {
+		// A write to a dead agent fails before the read loop has seen EOF;
+		// wait for it so the caller learns why the agent went away.
+		select {
+		case <-c.readEnd:
+		case <-time.After(c.opts.ExitWait + time.Second):
+		}
+		if cerr := c.Err(); cerr != nil {
+			return fmt.Errorf("acpclient: %s: %w", method, cerr)
+		}
+		return fmt.Errorf("acpclient: %s: %w", method, &closedError{err})
+	}
+	return fmt.Errorf("acpclient: %s: %w", method, err)
+}
+
+func isWriteError(err error) bool {
+	var pe interface{ Timeout() bool }
+	return errors.Is(err, io.ErrClosedPipe) || errors.As(err, &pe) || errors.Is(err, io.EOF)
+}
+
+func (c *Conn) awaitBarrier(ctx context.Context, id uint64) {
+	c.mu.Lock()
+	target, ok := c.barriers[id]
+	delete(c.barriers, id)
+	c.mu.Unlock()
+	if !ok || ctx.Value(dispatchKey{}) != nil {
+		// Called from a Client method: the messages before the response
+		// include the one being handled, so waiting would never end.
+		return
+	}
+	select {
+	case <-c.queue.reached(target):
+	case <-ctx.Done():
+	}
+}
+
+func (c *Conn) forgetBarrier(id uint64) {
+	c.mu.Lock()
+	delete(c.barriers, id)
+	c.mu.Unlock()
+}
+
+// Call sends any request, such as a vendor method ("session/compact"), and
+// decodes the result into result (a pointer, or nil to discard it).
+func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	return c.call(ctx, method, params, result)
+}
+
+// Notify sends a notification, such as a vendor one.
+func (c *Conn) Notify(ctx context.Context, method string, params any) error {
+	if err := c.rpc.Notify(ctx, method, params); err != nil {
+		return c.callError(method, 0, err)
+	}
+	return nil
+}
+
+// idKey is the map key of an agent's request id: its JSON text.
+func idKey(id json.RawMessage) string { return string(id) }
+
+// parseOurID reads the id of a response to one of our requests.
+func parseOurID(id json.RawMessage) (uint64, bool) {
+	n, err := strconv.ParseUint(string(id), 10, 64)
+	return n, err == nil
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package acpclient
+
+const raceEnabled = false

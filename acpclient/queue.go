@@ -1,0 +1,151 @@
+package acpclient
+
+import (
+	"encoding/json"
+	"sync"
+)
+
+// inbound is one message from the agent waiting for the dispatch goroutine.
+type inbound struct {
+	method string
+	id     json.RawMessage // nil for a notification
+	params json.RawMessage
+	update *SessionNotification // session/update, already decoded
+	size   int
+	req    *inboundRequest // requests only
+}
+
+// queue is the ordered hand-off between the read loop and the dispatch
+// goroutine. The read loop only waits on it when more than maxBytes are
+// queued (the host is not keeping up): that is backpressure onto the agent's
+// stdout, never a drop. delivered counts messages fully handled, so a call
+// can wait until everything that arrived before its response was delivered.
+type queue struct {
+	mu        sync.Mutex
+	nonEmpty  *sync.Cond
+	hasRoom   *sync.Cond
+	items     []*inbound
+	head      int
+	bytes     int
+	maxBytes  int
+	closed    bool
+	enqueued  uint64
+	delivered uint64
+	// exempt counts dispatch-goroutine calls waiting on a response; while
+	// one waits, the read loop must not block, or the response never comes.
+	exempt  int
+	waiters []queueWaiter
+}
+
+type queueWaiter struct {
+	target uint64
+	ch     chan struct{}
+}
+
+func newQueue(maxBytes int) *queue {
+	q := &queue{maxBytes: maxBytes}
+	q.nonEmpty = sync.NewCond(&q.mu)
+	q.hasRoom = sync.NewCond(&q.mu)
+	return q
+}
+
+// push appends m, waiting while the queue is over its byte budget. One
+// message is always admitted into an empty queue, however large.
+func (q *queue) push(m *inbound) {
+	q.mu.Lock()
+	for !q.closed && q.exempt == 0 && len(q.items)-q.head > 0 && q.bytes+m.size > q.maxBytes {
+		q.hasRoom.Wait()
+	}
+	q.items = append(q.items, m)
+	q.bytes += m.size
+	q.enqueued++
+	q.mu.Unlock()
+	q.nonEmpty.Signal()
+}
+
+// mark returns the number of messages enqueued so far.
+func (q *queue) mark() uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.enqueued
+}
+
+// pop returns the next message, or false once the queue is closed and empty.
+func (q *queue) pop() (*inbound, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.head == len(q.items) {
+		if q.closed {
+			return nil, false
+		}
+		q.nonEmpty.Wait()
+	}
+	m := q.items[q.head]
+	q.items[q.head] = nil
+	q.head++
+	if q.head == len(q.items) {
+		q.items, q.head = q.items[:0], 0
+	}
+	return m, true
+}
+
+// done records that m has been handled.
+func (q *queue) done(m *inbound) {
+	q.mu.Lock()
+	q.bytes -= m.size
+	q.delivered++
+	if len(q.waiters) > 0 {
+		kept := q.waiters[:0]
+		for _, w := range q.waiters {
+			if w.target <= q.delivered {
+				close(w.ch)
+			} else {
+				kept = append(kept, w)
+			}
+		}
+		q.waiters = kept
+	}
+	q.mu.Unlock()
+	q.hasRoom.Signal()
+}
+
+// reached returns a channel closed once target messages have been delivered
+// (or the queue has shut down).
+func (q *queue) reached(target uint64) <-chan struct{} {
+	ch := make(chan struct{})
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.delivered >= target || (q.closed && q.head == len(q.items)) {
+		close(ch)
+		return ch
+	}
+	q.waiters = append(q.waiters, queueWaiter{target, ch})
+	return ch
+}
+
+// setExempt adjusts the count of dispatch-goroutine calls in flight.
+func (q *queue) setExempt(delta int) {
+	q.mu.Lock()
+	q.exempt += delta
+	q.mu.Unlock()
+	q.hasRoom.Broadcast()
+}
+
+// close stops accepting waits; the dispatcher drains what is queued.
+func (q *queue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.nonEmpty.Broadcast()
+	q.hasRoom.Broadcast()
+}
+
+// finish releases every waiter; called when the dispatcher has exited.
+func (q *queue) finish() {
+	q.mu.Lock()
+	for _, w := range q.waiters {
+		close(w.ch)
+	}
+	q.waiters = nil
+	q.mu.Unlock()
+}
