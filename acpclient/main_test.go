@@ -10,8 +10,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/internal/schematest"
 	"go.uber.org/goleak"
 )
+
+// schema validates every line the client sends in these tests, when the
+// official schema is present (schema_test.go fails loudly without it).
+var schema = sync.OnceValue(func() *schematest.Validator {
+	path, err := schematest.Find()
+	if err != nil {
+		return nil
+	}
+	v, err := schematest.New(path)
+	if err != nil {
+		panic(err)
+	}
+	return v
+})
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
@@ -19,9 +34,10 @@ func TestMain(m *testing.M) {
 
 // peer is the agent side of an in-memory connection, driven line by line.
 type peer struct {
-	t    *testing.T
-	conn net.Conn
-	r    *bufio.Reader
+	t       *testing.T
+	conn    net.Conn
+	r       *bufio.Reader
+	tracker *schematest.Tracker
 }
 
 // wireMsg is a decoded line as the agent sees it.
@@ -44,6 +60,9 @@ func newPair(t *testing.T, client Client, opts *ConnOptions) (*Conn, *peer) {
 		t.Fatal(err)
 	}
 	p := &peer{t: t, conn: at.Stream.(net.Conn), r: bufio.NewReaderSize(at.Stream, 1<<20)}
+	if v := schema(); v != nil {
+		p.tracker = v.NewTracker()
+	}
 	t.Cleanup(func() {
 		p.conn.Close()
 		c.Close()
@@ -56,6 +75,9 @@ func newPair(t *testing.T, client Client, opts *ConnOptions) (*Conn, *peer) {
 func (p *peer) send(lines ...string) {
 	p.t.Helper()
 	for _, l := range lines {
+		if p.tracker != nil {
+			_ = p.tracker.AgentLine([]byte(l)) // junk is sent on purpose; only ids matter here
+		}
 		if _, err := p.conn.Write([]byte(l + "\n")); err != nil {
 			p.t.Fatalf("agent write: %v", err)
 		}
@@ -78,6 +100,11 @@ func (p *peer) recv() wireMsg {
 		p.t.Fatalf("client sent invalid JSON %q: %v", line, err)
 	}
 	m.line = line
+	if p.tracker != nil {
+		if err := p.tracker.ClientLine(line); err != nil {
+			p.t.Errorf("client sent a message the ACP schema rejects: %v\n%s", err, line)
+		}
+	}
 	return m
 }
 

@@ -50,18 +50,27 @@ func newQueue(maxBytes int) *queue {
 }
 
 // push appends m, waiting while the queue is over its byte budget. One
-// message is always admitted into an empty queue, however large.
-func (q *queue) push(m *inbound) {
+// message is always admitted into an empty queue, however large. The
+// dispatcher is woken only when wake is set: the read loop batches wake-ups
+// while more complete lines are already buffered, which saves a futex wake
+// per streamed chunk without delaying anything it could not read anyway.
+func (q *queue) push(m *inbound, wake bool) {
 	q.mu.Lock()
 	for !q.closed && q.exempt == 0 && len(q.items)-q.head > 0 && q.bytes+m.size > q.maxBytes {
+		q.nonEmpty.Signal() // the dispatcher must run for room to appear
 		q.hasRoom.Wait()
 	}
 	q.items = append(q.items, m)
 	q.bytes += m.size
 	q.enqueued++
 	q.mu.Unlock()
-	q.nonEmpty.Signal()
+	if wake {
+		q.nonEmpty.Signal()
+	}
 }
+
+// wake lets the dispatcher run on whatever is queued.
+func (q *queue) wake() { q.nonEmpty.Signal() }
 
 // mark returns the number of messages enqueued so far.
 func (q *queue) mark() uint64 {

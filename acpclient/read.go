@@ -23,6 +23,7 @@ func (c *Conn) readObject(v any) error {
 			return err
 		}
 		if resp := c.handleLine(line); resp != nil {
+			c.queue.wake()
 			return json.Unmarshal(resp, v)
 		}
 	}
@@ -53,7 +54,7 @@ func (c *Conn) endRead(err error) {
 // response for jsonrpc2, or nil when the line was queued or skipped.
 func (c *Conn) handleLine(line []byte) []byte {
 	if n := decodeChunkLine(line); n != nil {
-		c.queue.push(&inbound{method: methodSessionUpdate, update: n, size: len(line)})
+		c.queue.push(&inbound{method: methodSessionUpdate, update: n, size: len(line)}, !c.lines.lineBuffered())
 		return nil
 	}
 	var env envelope
@@ -63,6 +64,7 @@ func (c *Conn) handleLine(line []byte) []byte {
 			reason = "malformed JSON: " + err.Error()
 		}
 		c.badLine(reason, line)
+		c.queue.wake()
 		return nil
 	}
 	if env.JSONRPC != nil && *env.JSONRPC != "2.0" {
@@ -104,7 +106,7 @@ func (c *Conn) inboundMessage(method string, id, params json.RawMessage, size in
 		}
 		m.update, m.params = &n, nil
 	}
-	c.queue.push(m)
+	c.queue.push(m, !c.lines.lineBuffered())
 }
 
 // inboundResponse checks a response is for one of our calls and returns it

@@ -65,6 +65,17 @@ func (l *lineReader) next() ([]byte, error) {
 	}
 }
 
+// lineBuffered reports whether a complete line is already buffered, so the
+// next call to next will not block.
+func (l *lineReader) lineBuffered() bool {
+	n := l.r.Buffered()
+	if n == 0 {
+		return false
+	}
+	buf, _ := l.r.Peek(n)
+	return bytes.IndexByte(buf, '\n') >= 0
+}
+
 // readLong continues a line that did not fit in bufio's buffer.
 func (l *lineReader) readLong(first []byte) ([]byte, error) {
 	l.long = append(l.long[:0], first...)
