@@ -267,4 +267,3 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-

@@ -90,7 +90,10 @@ func TestCallsAreCapabilityGated(t *testing.T) {
 		call func() error
 	}{
 		{"load", func() error { _, err := c.LoadSession(ctx, &LoadSessionRequest{SessionID: "s", Cwd: "/"}); return err }},
-		{"resume", func() error { _, err := c.ResumeSession(ctx, &ResumeSessionRequest{SessionID: "s", Cwd: "/"}); return err }},
+		{"resume", func() error {
+			_, err := c.ResumeSession(ctx, &ResumeSessionRequest{SessionID: "s", Cwd: "/"})
+			return err
+		}},
 		{"list", func() error { _, err := c.ListSessions(ctx, nil); return err }},
 		{"delete", func() error { return c.DeleteSession(ctx, "s") }},
 		{"close", func() error { return c.CloseSession(ctx, "s") }},

@@ -28,7 +28,7 @@ func (fullClient) WaitForTerminalExit(_ context.Context, _ *TerminalRequest, rep
 }
 func (fullClient) KillTerminal(context.Context, *TerminalRequest) error    { return nil }
 func (fullClient) ReleaseTerminal(context.Context, *TerminalRequest) error { return nil }
-func (fullClient) ElicitationModes() []string                                { return []string{"form", "url"} }
+func (fullClient) ElicitationModes() []string                              { return []string{"form", "url"} }
 func (fullClient) CreateElicitation(_ context.Context, _ *CreateElicitationRequest, reply func(*CreateElicitationResponse, error)) {
 	reply(&CreateElicitationResponse{Action: "accept", Content: map[string]any{"name": "x"}}, nil)
 }

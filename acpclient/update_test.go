@@ -173,7 +173,7 @@ func TestContentBlockMarshalHasRequiredFields(t *testing.T) {
 	tests := map[string]ContentBlock{
 		`{"type":"text","text":""}`: TextBlock(""),
 		`{"type":"resource","resource":{"uri":"file:///a","mimeType":"text/plain","text":"x"}}`: TextResourceBlock("file:///a", "text/plain", "x"),
-		`{"type":"resource_link","uri":"file:///b","name":"b"}`:                                ResourceLinkBlock("file:///b", "b"),
+		`{"type":"resource_link","uri":"file:///b","name":"b"}`:                                 ResourceLinkBlock("file:///b", "b"),
 	}
 	for want, b := range tests {
 		got, _ := json.Marshal(b)
