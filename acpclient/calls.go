@@ -215,6 +215,16 @@ func (c *Conn) CloseSession(ctx context.Context, sessionID string) error {
 // stop waiting on an agent that never answers, close the Conn. When Prompt
 // returns, every update the agent sent before its answer has been delivered.
 func (c *Conn) Prompt(ctx context.Context, req *PromptRequest) (*PromptResponse, error) {
+	return c.PromptThen(ctx, req, nil)
+}
+
+// PromptThen is Prompt with a hook that ends the turn in stream order: then
+// runs on the dispatch goroutine exactly where the agent's answer sits in its
+// output, after every message sent before the answer and before any sent
+// after it (late updates). A host emits its turn-end there so nothing is
+// reported on the wrong side of it. then is not called when no answer
+// arrives (the connection ended); Prompt's error reports that.
+func (c *Conn) PromptThen(ctx context.Context, req *PromptRequest, then func(*PromptResponse, error)) (*PromptResponse, error) {
 	if err := c.require("session/prompt", nil); err != nil {
 		return nil, err
 	}
@@ -233,7 +243,22 @@ func (c *Conn) Prompt(ctx context.Context, req *PromptRequest) (*PromptResponse,
 			return nil, fmt.Errorf("acpclient: session/prompt: block %d is %s: %w", i, b.Type, ErrUnsupported)
 		}
 	}
-	w, id, err := c.send("session/prompt", req)
+	var hook func(json.RawMessage, *Error)
+	if then != nil {
+		hook = func(raw json.RawMessage, e *Error) {
+			if e != nil {
+				then(nil, &CallError{Method: "session/prompt", Err: e})
+				return
+			}
+			var resp PromptResponse
+			if err := lenientUnmarshal(raw, &resp); err != nil {
+				then(nil, fmt.Errorf("acpclient: session/prompt: decoding result: %w", err))
+				return
+			}
+			then(&resp, nil)
+		}
+	}
+	w, id, err := c.sendWithHook("session/prompt", req, hook)
 	if err != nil {
 		return nil, err
 	}

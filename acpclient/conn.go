@@ -57,6 +57,9 @@ type Conn struct {
 	awaiting map[uint64]bool   // ids of our requests still unanswered
 	barriers map[uint64]uint64 // id → queue mark when its response arrived
 	inflight map[string]*inboundRequest
+	// settleHooks run on the dispatch goroutine when the answer to our
+	// request with that id arrives (see PromptThen).
+	settleHooks map[uint64]func(json.RawMessage, *Error)
 	err      error
 	initResp *InitializeResponse
 
@@ -71,7 +74,8 @@ type dispatchKey struct{}
 // example the agent's stdin and stdout). Call Initialize next.
 func NewConn(rwc io.ReadWriteCloser, client Client, opts *ConnOptions) *Conn {
 	c := &Conn{client: client, rwc: rwc, done: make(chan struct{}), readEnd: make(chan struct{}),
-		awaiting: map[uint64]bool{}, barriers: map[uint64]uint64{}, inflight: map[string]*inboundRequest{}}
+		awaiting: map[uint64]bool{}, barriers: map[uint64]uint64{}, inflight: map[string]*inboundRequest{},
+		settleHooks: map[uint64]func(json.RawMessage, *Error){}}
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -225,14 +229,24 @@ func (c *Conn) call(ctx context.Context, method string, params, result any) erro
 
 // send writes a request and returns its waiter.
 func (c *Conn) send(method string, params any) (jsonrpc2.Waiter, uint64, error) {
+	return c.sendWithHook(method, params, nil)
+}
+
+// sendWithHook is send with a hook run in stream order when the answer
+// arrives.
+func (c *Conn) sendWithHook(method string, params any, hook func(json.RawMessage, *Error)) (jsonrpc2.Waiter, uint64, error) {
 	id := c.nextID.Add(1)
 	c.mu.Lock()
 	c.awaiting[id] = true
+	if hook != nil {
+		c.settleHooks[id] = hook
+	}
 	c.mu.Unlock()
 	w, err := c.rpc.DispatchCall(c.ctx, method, params, jsonrpc2.PickID(jsonrpc2.ID{Num: id}))
 	if err != nil {
 		c.mu.Lock()
 		delete(c.awaiting, id)
+		delete(c.settleHooks, id)
 		c.mu.Unlock()
 		return w, id, c.callError(method, id, err)
 	}

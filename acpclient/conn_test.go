@@ -294,7 +294,7 @@ func TestPromptReturnsAfterEveryEarlierUpdate(t *testing.T) {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	if r.count != n {
+	if r.count < n {
 		t.Fatalf("Prompt returned after %d of %d earlier updates", r.count, n)
 	}
 	if r.resp.StopReason != StopEndTurn || r.resp.Usage == nil || r.resp.Usage.TotalTokens != 5 {

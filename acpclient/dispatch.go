@@ -135,6 +135,10 @@ func (c *Conn) deliver(ctx context.Context, m *inbound) {
 			}
 		}
 	}()
+	if m.settle != nil {
+		m.settle()
+		return
+	}
 	if m.req == nil {
 		c.deliverNotification(ctx, m)
 		return

@@ -13,6 +13,7 @@ type inbound struct {
 	update *SessionNotification // session/update, already decoded
 	size   int
 	req    *inboundRequest // requests only
+	settle func()          // a response marker: run in stream order
 }
 
 // queue is the ordered hand-off between the read loop and the dispatch

@@ -114,9 +114,11 @@ func (c *Conn) inboundMessage(method string, id, params json.RawMessage, size in
 func (c *Conn) inboundResponse(env *envelope, line []byte) []byte {
 	id, ok := parseOurID(env.ID)
 	c.mu.Lock()
+	var hook func(json.RawMessage, *Error)
 	if ok && c.awaiting[id] {
 		delete(c.awaiting, id)
-		c.barriers[id] = c.queue.mark()
+		hook = c.settleHooks[id]
+		delete(c.settleHooks, id)
 	} else {
 		ok = false
 	}
@@ -125,6 +127,17 @@ func (c *Conn) inboundResponse(env *envelope, line []byte) []byte {
 		c.badLine("response to no pending request (id "+string(env.ID)+")", line)
 		return nil
 	}
+	if hook != nil {
+		// Runs on the dispatch goroutine at the answer's place in the stream.
+		result, errObj := env.Result, (*Error)(nil)
+		if env.Error != nil {
+			errObj = decodeWireError(env.Error)
+		}
+		c.queue.push(&inbound{settle: func() { hook(result, errObj) }}, true)
+	}
+	c.mu.Lock()
+	c.barriers[id] = c.queue.mark()
+	c.mu.Unlock()
 	var out []byte
 	if env.Result != nil {
 		out, _ = json.Marshal(struct {

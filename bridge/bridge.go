@@ -1,0 +1,343 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/acphost/acphost/acpclient"
+)
+
+// Errors a caller can branch on.
+var (
+	// ErrBusy: a turn is already running in the session.
+	ErrBusy = errors.New("bridge: a turn is already running")
+	// ErrClosed: the bridge or host was closed.
+	ErrClosed = errors.New("bridge: closed")
+	// ErrUnusable: the session could not be set up safely (for example its
+	// directory grants could not be synchronised) and refuses prompts.
+	ErrUnusable = errors.New("bridge: session unusable")
+)
+
+// Config describes one agent for a Bridge.
+type Config struct {
+	// ID names the bridge in events (default: "agent-N").
+	ID string
+	// Transport starts the agent; it is connected again to restart a dead
+	// agent, so it must be reusable (CommandTransport is).
+	Transport acpclient.Transport
+	// Provider holds the agent's vendor specifics (default: plain ACP).
+	Provider *Provider
+	// ClientInfo is sent in initialize (default: acphost).
+	ClientInfo *acpclient.Implementation
+	// InitializeMeta is sent as initialize's _meta.
+	InitializeMeta json.RawMessage
+	// InactivityTimeout is the turn watchdog (default 10 minutes);
+	// CancelGrace how long a timed-out turn may take to settle before the
+	// process is killed (default 10 seconds).
+	InactivityTimeout time.Duration
+	CancelGrace       time.Duration
+	// Clock is the time source (default: the real clock).
+	Clock Clock
+	// Logger receives diagnostics (default: discard).
+	Logger *slog.Logger
+	// Conn configures the wire (line caps, queue budget).
+	Conn *acpclient.ConnOptions
+}
+
+// Bridge is one agent process and its sessions. When the process dies the
+// Bridge reports it and stays usable: the next prompt starts a new process
+// and resumes the session natively where the agent can.
+type Bridge struct {
+	cfg      Config
+	host     *Host
+	provider *Provider
+	logger   *slog.Logger
+	clock    Clock
+
+	startMu sync.Mutex // serialises process starts
+
+	mu       sync.Mutex
+	conn     *acpclient.Conn
+	agent    *acpclient.InitializeResponse
+	sessions map[string]*Session
+	early    map[string][]*acpclient.SessionNotification // updates for sessions not yet known
+	closed   bool
+	running  sync.WaitGroup // exit watchers
+
+	permSeq atomic.Uint64
+}
+
+func newBridge(h *Host, cfg Config) *Bridge {
+	b := &Bridge{cfg: cfg, host: h, provider: cfg.Provider, logger: cfg.Logger, clock: cfg.Clock,
+		sessions: map[string]*Session{}, early: map[string][]*acpclient.SessionNotification{}}
+	if b.provider == nil {
+		b.provider = &Provider{}
+	}
+	if b.logger == nil {
+		b.logger = slog.New(slog.DiscardHandler)
+	}
+	if b.clock == nil {
+		b.clock = realClock{}
+	}
+	if b.cfg.InactivityTimeout <= 0 {
+		b.cfg.InactivityTimeout = DefaultInactivityTimeout
+	}
+	if b.cfg.CancelGrace <= 0 {
+		b.cfg.CancelGrace = DefaultCancelGrace
+	}
+	return b
+}
+
+// ID returns the bridge's id.
+func (b *Bridge) ID() string { return b.cfg.ID }
+
+// Agent returns the agent's initialize answer of the running process, or nil
+// when no process runs.
+func (b *Bridge) Agent() *acpclient.InitializeResponse {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.conn == nil {
+		return nil
+	}
+	return b.agent
+}
+
+// Running reports whether the agent process is up.
+func (b *Bridge) Running() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.conn != nil
+}
+
+// ensure returns the running connection, starting the agent if needed.
+func (b *Bridge) ensure(ctx context.Context) (*acpclient.Conn, error) {
+	b.startMu.Lock()
+	defer b.startMu.Unlock()
+	b.mu.Lock()
+	conn, closed := b.conn, b.closed
+	b.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if conn != nil {
+		return conn, nil
+	}
+	return b.start(ctx)
+}
+
+// start launches the process and performs initialize.
+func (b *Bridge) start(ctx context.Context) (*acpclient.Conn, error) {
+	client := &agentClient{b: b}
+	conn, err := acpclient.Connect(ctx, b.cfg.Transport, client, b.cfg.Conn)
+	if err != nil {
+		return nil, fmt.Errorf("bridge %s: starting agent: %w", b.cfg.ID, err)
+	}
+	client.conn = conn
+	info := b.cfg.ClientInfo
+	if info == nil {
+		info = &acpclient.Implementation{Name: "acphost", Version: "0.1.0"}
+	}
+	resp, err := conn.Initialize(ctx, &acpclient.InitializeRequest{ClientInfo: info, Meta: b.cfg.InitializeMeta})
+	if err != nil {
+		conn.Close()
+		<-conn.Done()
+		return nil, fmt.Errorf("bridge %s: initialize: %w", b.cfg.ID, err)
+	}
+	b.mu.Lock()
+	b.conn, b.agent = conn, resp
+	b.mu.Unlock()
+	b.host.register(b)
+	b.running.Add(1)
+	go b.watchExit(conn)
+	return conn, nil
+}
+
+// watchExit reports the end of a process, after any turn it broke has
+// reported its own end.
+func (b *Bridge) watchExit(conn *acpclient.Conn) {
+	defer b.running.Done()
+	<-conn.Done()
+	b.mu.Lock()
+	if b.conn == conn {
+		b.conn = nil
+	}
+	sessions := make([]*Session, 0, len(b.sessions))
+	for _, s := range b.sessions {
+		sessions = append(sessions, s)
+	}
+	closed := b.closed
+	b.mu.Unlock()
+	for _, s := range sessions {
+		s.cancelPermissions()
+		s.turnMu.Lock() // wait for a broken turn to report its end
+		s.turnMu.Unlock()
+	}
+	var cause error
+	if err := conn.Err(); err != nil && errors.Unwrap(err) != nil {
+		cause = err
+	}
+	if !closed || cause != nil {
+		b.emit(Event{Kind: KindExited, Err: cause})
+	} else {
+		b.emit(Event{Kind: KindExited})
+	}
+	b.host.unregister(b)
+}
+
+// Close ends the agent process and its sessions; it returns when the
+// process is gone and its events have been queued.
+func (b *Bridge) Close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	conn := b.conn
+	sessions := make([]*Session, 0, len(b.sessions))
+	for _, s := range b.sessions {
+		sessions = append(sessions, s)
+	}
+	b.mu.Unlock()
+	for _, s := range sessions {
+		s.cancelPermissions()
+	}
+	if conn != nil {
+		conn.Close()
+	}
+	b.running.Wait()
+	return nil
+}
+
+// kill ends the current process without closing the bridge (watchdog).
+func (b *Bridge) kill(conn *acpclient.Conn) {
+	b.logger.Warn("bridge: killing unresponsive agent", "agent", b.cfg.ID)
+	conn.Close()
+}
+
+// emit stamps an event with the bridge's id and time and queues it.
+func (b *Bridge) emit(ev Event) {
+	ev.Agent = b.cfg.ID
+	if ev.Time.IsZero() {
+		ev.Time = b.clock.Now()
+	}
+	b.host.events.push(ev)
+}
+
+// session returns a known session.
+func (b *Bridge) session(id string) *Session {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sessions[id]
+}
+
+// Session returns the session with the given agent session id, or nil.
+func (b *Bridge) Session(id string) *Session { return b.session(id) }
+
+// register makes a session known and replays updates that arrived for it
+// before its id was (updates before session/new answers). The bridge lock
+// is held throughout, so they stay ahead of any later update.
+func (b *Bridge) register(s *Session) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sessions[s.id] = s
+	early := b.early[s.id]
+	delete(b.early, s.id)
+	for _, n := range early {
+		s.handleUpdate(n)
+	}
+}
+
+func (b *Bridge) unregisterSession(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.sessions, id)
+}
+
+// agentClient serves one connection's agent→client calls. A new one is
+// made per process so a dead process's stragglers cannot touch the next.
+type agentClient struct {
+	b    *Bridge
+	conn *acpclient.Conn
+}
+
+func (c *agentClient) SessionUpdate(ctx context.Context, n *acpclient.SessionNotification) {
+	b := c.b
+	b.mu.Lock()
+	s := b.sessions[n.SessionID]
+	if s == nil {
+		b.early[n.SessionID] = append(b.early[n.SessionID], n)
+		b.mu.Unlock()
+		return
+	}
+	// Deliver under the lock so register's replay of early updates cannot
+	// interleave with this one.
+	s.handleUpdate(n)
+	b.mu.Unlock()
+}
+
+func (c *agentClient) RequestPermission(ctx context.Context, req *acpclient.RequestPermissionRequest, reply func(*acpclient.RequestPermissionResponse, error)) {
+	s := c.b.session(req.SessionID)
+	if s == nil {
+		reply(acpclient.PermissionCancelled(), nil) // fail closed
+		return
+	}
+	s.handlePermission(ctx, req, reply)
+}
+
+func (c *agentClient) ReadTextFile(ctx context.Context, req *acpclient.ReadTextFileRequest) (*acpclient.ReadTextFileResponse, error) {
+	s := c.b.session(req.SessionID)
+	if s == nil {
+		return nil, acpclient.NewError(acpclient.CodeInvalidParams, "unknown session %q", req.SessionID)
+	}
+	return s.readTextFile(ctx, req)
+}
+
+func (c *agentClient) WriteTextFile(ctx context.Context, req *acpclient.WriteTextFileRequest) error {
+	s := c.b.session(req.SessionID)
+	if s == nil {
+		return acpclient.NewError(acpclient.CodeInvalidParams, "unknown session %q", req.SessionID)
+	}
+	return s.writeTextFile(ctx, req)
+}
+
+func (c *agentClient) HandleExtension(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	return nil, acpclient.NewError(acpclient.CodeMethodNotFound, "method not found: %s", method)
+}
+
+// HandleExtensionNotification turns vendor notifications into events: the
+// provider's mapping first, else an ext event.
+func (c *agentClient) HandleExtensionNotification(ctx context.Context, method string, params json.RawMessage) {
+	b := c.b
+	if b.provider.Notification != nil {
+		if sid, events, handled := b.provider.Notification(method, params); handled {
+			s := b.session(sid)
+			for _, ev := range events {
+				if s != nil {
+					s.emitFromAgent(ev)
+				} else {
+					ev.Session = sid
+					b.emit(ev)
+				}
+			}
+			return
+		}
+	}
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	_ = json.Unmarshal(params, &p)
+	ev := Event{Kind: KindExt, Method: method, Raw: params}
+	if s := b.session(p.SessionID); s != nil {
+		s.emitFromAgent(ev)
+		return
+	}
+	ev.Session = p.SessionID
+	b.emit(ev)
+}

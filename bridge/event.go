@@ -1,0 +1,161 @@
+package bridge
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/acphost/acphost/acpclient"
+)
+
+// Kind says what an Event reports. Its values are stable strings, suitable
+// for logs and for JSON output.
+type Kind string
+
+// Event kinds.
+const (
+	KindText        Kind = "text"         // a piece of the agent's reply (Text)
+	KindThinking    Kind = "thinking"     // a piece of its reasoning (Text)
+	KindUserText    Kind = "user_text"    // a piece of a user message, mostly from load replay (Text)
+	KindToolStart   Kind = "tool_start"   // a new tool call (Tool)
+	KindToolUpdate  Kind = "tool_update"  // a tool call changed (Tool)
+	KindToolEnd     Kind = "tool_end"     // a tool call completed, failed or was cancelled (Tool)
+	KindPermission  Kind = "permission"   // the agent asks to run a tool; answer Permission
+	KindPlan        Kind = "plan"         // the plan or todo list, replaced whole (Plan)
+	KindUsage       Kind = "usage"        // context window fill and cost (Usage)
+	KindCompaction  Kind = "compaction"   // context compaction progress (Compaction)
+	KindMode        Kind = "mode"         // the agent's session mode changed (Mode)
+	KindConfig      Kind = "config"       // the session's config options changed (ConfigOptions)
+	KindCommands    Kind = "commands"     // the slash commands changed (Commands)
+	KindSessionInfo Kind = "session_info" // title or update time changed (SessionInfo)
+	KindSession     Kind = "session"      // a session is ready (SessionReady)
+	KindTurnStart   Kind = "turn_start"   // a prompt was sent (Text holds it)
+	KindTurnEnd     Kind = "turn_end"     // the turn ended (StopReason, Err when it failed)
+	KindError       Kind = "error"        // something failed (Err)
+	KindExited      Kind = "exited"       // the agent process ended (Err says why)
+	KindExt         Kind = "ext"          // an update or vendor notification without a kind of its own (Method, Raw)
+)
+
+// Event is everything a host shows about its agents, in one type. Events of
+// one Host arrive on one stream in the order they happened; Seq numbers the
+// events of one session without gaps.
+type Event struct {
+	// Agent is the id of the Bridge the event comes from.
+	Agent string `json:"agent"`
+	// Session is the agent's session id ("" for agent-wide events).
+	Session string `json:"session,omitempty"`
+	// Seq numbers the events of one session (of one agent), from 1.
+	Seq uint64 `json:"seq"`
+	// Kind says which of the fields below apply.
+	Kind Kind `json:"kind"`
+	// Time is when the bridge received or produced the event.
+	Time time.Time `json:"time"`
+	// Replay marks events replayed by session/load: history, not new output.
+	Replay bool `json:"replay,omitempty"`
+	// Late marks updates that arrived after a turn's answer while no new
+	// turn runs (agents do send usage and tool updates then). They are real,
+	// just outside a turn.
+	Late bool `json:"late,omitempty"`
+
+	Text          string                       `json:"text,omitempty"`
+	MessageID     string                       `json:"messageId,omitempty"`
+	Tool          *ToolCall                    `json:"tool,omitempty"`
+	Permission    *PermissionRequest           `json:"permission,omitempty"`
+	Plan          []acpclient.PlanEntry        `json:"plan,omitempty"`
+	Usage         *Usage                       `json:"usage,omitempty"`
+	Compaction    *Compaction                  `json:"compaction,omitempty"`
+	Mode          string                       `json:"mode,omitempty"`
+	ConfigOptions []acpclient.ConfigOption     `json:"configOptions,omitempty"`
+	Commands      []acpclient.AvailableCommand `json:"commands,omitempty"`
+	SessionInfo   *SessionInfo                 `json:"sessionInfo,omitempty"`
+	SessionReady  *SessionReady                `json:"sessionReady,omitempty"`
+	StopReason    string                       `json:"stopReason,omitempty"`
+	// Err is the failure of an error, turn_end or exited event.
+	Err error `json:"-"`
+	// Method is the vendor notification of an ext event.
+	Method string `json:"method,omitempty"`
+	// Raw is the update or notification params as the agent sent them.
+	Raw json.RawMessage `json:"raw,omitempty"`
+}
+
+// ToolCall is the merged state of one tool call. Each tool event carries a
+// snapshot; one tool call id always maps to one row.
+type ToolCall struct {
+	ID     string `json:"id"`
+	Title  string `json:"title,omitempty"`
+	Kind   string `json:"kind,omitempty"`
+	Status string `json:"status,omitempty"` // pending, in_progress, completed, failed, cancelled
+	// Name is the tool's machine name: a provider's own metadata first, then
+	// the ACP name field.
+	Name      string                       `json:"name,omitempty"`
+	Content   []acpclient.ToolCallContent  `json:"content,omitempty"`
+	Locations []acpclient.ToolCallLocation `json:"locations,omitempty"`
+	RawInput  json.RawMessage              `json:"rawInput,omitempty"`
+	RawOutput json.RawMessage              `json:"rawOutput,omitempty"`
+	Meta      json.RawMessage              `json:"_meta,omitempty"`
+}
+
+// Usage is how full the context window is, and what the session has cost.
+// Known is false when the fill is not measured (e.g. right after a
+// compaction): show "unknown", never 0.
+type Usage struct {
+	Known bool  `json:"known"`
+	Used  int64 `json:"used,omitempty"`
+	Size  int64 `json:"size,omitempty"`
+	// Percent is Used/Size in percent when both are known, or the agent's own
+	// figure when it reports only a percentage.
+	Percent float64                `json:"percent,omitempty"`
+	Cost    *acpclient.Cost        `json:"cost,omitempty"`
+	Turn    *acpclient.PromptUsage `json:"turn,omitempty"` // tokens of the turn that just ended
+}
+
+// Compaction statuses (Compaction.Status).
+const (
+	CompactionStarted   = "started"
+	CompactionCompleted = "completed"
+	CompactionFailed    = "failed"
+	CompactionSkipped   = "skipped"
+	CompactionCancelled = "cancelled"
+)
+
+// Compaction reports context compaction.
+type Compaction struct {
+	ID        string `json:"id,omitempty"`
+	Status    string `json:"status"`
+	Automatic bool   `json:"automatic,omitempty"`
+	Summary   string `json:"summary,omitempty"`
+	Message   string `json:"message,omitempty"`
+}
+
+// SessionInfo is session metadata the agent reported. Cleared fields are
+// empty with their Changed flag set.
+type SessionInfo struct {
+	Title            string `json:"title,omitempty"`
+	TitleChanged     bool   `json:"titleChanged,omitempty"`
+	UpdatedAt        string `json:"updatedAt,omitempty"`
+	UpdatedAtChanged bool   `json:"updatedAtChanged,omitempty"`
+}
+
+// SessionReady says how a session was opened.
+type SessionReady struct {
+	// Resumed is true when the saved native session was loaded or resumed.
+	Resumed bool `json:"resumed"`
+	// ResumeError says why a saved session could not be resumed (a new one
+	// was created instead); empty otherwise.
+	ResumeError   string                   `json:"resumeError,omitempty"`
+	Modes         *acpclient.ModeState     `json:"modes,omitempty"`
+	Models        *acpclient.ModelState    `json:"models,omitempty"`
+	ConfigOptions []acpclient.ConfigOption `json:"configOptions,omitempty"`
+}
+
+// MarshalJSON adds the error text, which encoding/json cannot derive.
+func (e Event) MarshalJSON() ([]byte, error) {
+	type fields Event
+	var errText string
+	if e.Err != nil {
+		errText = e.Err.Error()
+	}
+	return json.Marshal(struct {
+		fields
+		Error string `json:"error,omitempty"`
+	}{fields(e), errText})
+}

@@ -1,0 +1,5 @@
+package bridge
+
+import "io/fs"
+
+var errNotExist = fs.ErrNotExist

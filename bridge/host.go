@@ -1,0 +1,173 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// HostOptions configures a Host. The zero value is ready to use.
+type HostOptions struct {
+	// MaxPendingEvents is how many undelivered events may wait before agents
+	// are slowed down (default DefaultMaxPendingEvents).
+	MaxPendingEvents int
+}
+
+// Host runs many agents and merges their events into one ordered stream.
+// Read Events for as long as the Host lives: a consumer that stops reading
+// slows every agent down (nothing is dropped), and consecutive text deltas
+// of one message may be merged while it lags.
+type Host struct {
+	events *eventQueue
+	nextID atomic.Uint64
+
+	mu      sync.Mutex
+	live    map[string]*Bridge // bridges whose process runs
+	all     map[string]*Bridge
+	closing bool
+}
+
+// NewHost returns a Host; opts may be nil.
+func NewHost(opts *HostOptions) *Host {
+	var o HostOptions
+	if opts != nil {
+		o = *opts
+	}
+	return &Host{events: newEventQueue(o.MaxPendingEvents), live: map[string]*Bridge{}, all: map[string]*Bridge{}}
+}
+
+// Events is the host's event stream. It is closed after Shutdown.
+func (h *Host) Events() <-chan Event { return h.events.out }
+
+// Start starts an agent and returns its Bridge. The agent is initialized;
+// open sessions with Bridge.OpenSession.
+func (h *Host) Start(ctx context.Context, cfg Config) (*Bridge, error) {
+	if cfg.Transport == nil {
+		return nil, fmt.Errorf("bridge: Start: no transport")
+	}
+	h.mu.Lock()
+	if h.closing {
+		h.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if cfg.ID == "" {
+		cfg.ID = fmt.Sprintf("agent-%d", h.nextID.Add(1))
+	}
+	if _, dup := h.all[cfg.ID]; dup {
+		h.mu.Unlock()
+		return nil, fmt.Errorf("bridge: an agent with id %q already exists", cfg.ID)
+	}
+	b := newBridge(h, cfg)
+	h.all[cfg.ID] = b
+	h.mu.Unlock()
+	if _, err := b.ensure(ctx); err != nil {
+		h.mu.Lock()
+		delete(h.all, cfg.ID)
+		h.mu.Unlock()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (h *Host) register(b *Bridge) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.live[b.cfg.ID] = b
+}
+
+// unregister removes a bridge whose process ended from the live registry;
+// its Bridge value stays usable and re-registers when it restarts.
+func (h *Host) unregister(b *Bridge) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.live[b.cfg.ID] == b {
+		delete(h.live, b.cfg.ID)
+	}
+}
+
+// Bridge returns the bridge with the given id whose agent is running.
+func (h *Host) Bridge(id string) (*Bridge, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	b, ok := h.live[id]
+	return b, ok
+}
+
+// Bridges returns the bridges whose agents are running, by id.
+func (h *Host) Bridges() []*Bridge {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]*Bridge, 0, len(h.live))
+	for _, b := range h.live {
+		out = append(out, b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].cfg.ID < out[j].cfg.ID })
+	return out
+}
+
+// Remove closes a bridge and forgets it.
+func (h *Host) Remove(id string) error {
+	h.mu.Lock()
+	b := h.all[id]
+	delete(h.all, id)
+	h.mu.Unlock()
+	if b == nil {
+		return fmt.Errorf("bridge: no agent %q", id)
+	}
+	return b.Close()
+}
+
+// Shutdown closes every bridge (ending their processes) and then closes the
+// event stream once the remaining events are delivered. If ctx ends first,
+// undelivered events are dropped and the stream closed at once.
+func (h *Host) Shutdown(ctx context.Context) error {
+	h.mu.Lock()
+	h.closing = true
+	bridges := make([]*Bridge, 0, len(h.all))
+	for _, b := range h.all {
+		bridges = append(bridges, b)
+	}
+	h.mu.Unlock()
+	closed := make(chan struct{})
+	go func() {
+		var wg sync.WaitGroup
+		for _, b := range bridges {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				b.Close()
+			}()
+		}
+		wg.Wait()
+		h.events.close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-ctx.Done():
+		h.events.abandon()
+		<-closed
+		return ctx.Err()
+	}
+	select {
+	case <-h.events.pumped:
+		return nil
+	case <-ctx.Done():
+		h.events.abandon()
+		return ctx.Err()
+	}
+}
+
+// Close is Shutdown without a deadline for delivering the remaining events
+// beyond the consumer reading them; it drops them if nobody reads.
+func (h *Host) Close() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := h.Shutdown(ctx)
+	if err == context.Canceled {
+		return nil
+	}
+	return err
+}

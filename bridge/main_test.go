@@ -1,0 +1,206 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/internal/fakeclock"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// fakeClock adapts fakeclock.Clock to the bridge's Clock.
+type fakeClock struct{ *fakeclock.Clock }
+
+func (c fakeClock) AfterFunc(d time.Duration, f func()) Timer { return c.Clock.AfterFunc(d, f) }
+
+// recorder reads a Host's events for a test.
+type recorder struct {
+	t       *testing.T
+	mu      sync.Mutex
+	events  []Event
+	changed chan struct{}
+	// onPermission, when set, answers permission events as they arrive.
+	onPermission func(*PermissionRequest)
+	done         chan struct{}
+}
+
+func newHostAndRecorder(t *testing.T, opts *HostOptions) (*Host, *recorder) {
+	t.Helper()
+	h := NewHost(opts)
+	r := &recorder{t: t, changed: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		for ev := range h.Events() {
+			r.mu.Lock()
+			r.events = append(r.events, ev)
+			close(r.changed)
+			r.changed = make(chan struct{})
+			answer := r.onPermission
+			r.mu.Unlock()
+			if ev.Kind == KindPermission && answer != nil {
+				answer(ev.Permission)
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := h.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		<-r.done
+	})
+	return h, r
+}
+
+func (r *recorder) setPermissionAnswer(f func(*PermissionRequest)) {
+	r.mu.Lock()
+	r.onPermission = f
+	r.mu.Unlock()
+}
+
+// waitFor waits until an event matching match has arrived and returns it.
+func (r *recorder) waitFor(desc string, match func(Event) bool) Event {
+	r.t.Helper()
+	deadline := time.After(10 * time.Second)
+	seen := 0
+	for {
+		r.mu.Lock()
+		for ; seen < len(r.events); seen++ {
+			if match(r.events[seen]) {
+				ev := r.events[seen]
+				r.mu.Unlock()
+				return ev
+			}
+		}
+		ch := r.changed
+		r.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline:
+			r.t.Fatalf("timed out waiting for %s; events: %s", desc, r.summary())
+		}
+	}
+}
+
+func (r *recorder) snapshot() []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Event(nil), r.events...)
+}
+
+// of returns the events of one session (or agent-wide ones with "").
+func (r *recorder) of(agent, session string) []Event {
+	var out []Event
+	for _, ev := range r.snapshot() {
+		if ev.Agent == agent && ev.Session == session {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func (r *recorder) summary() string {
+	var b strings.Builder
+	for _, ev := range r.snapshot() {
+		fmt.Fprintf(&b, "\n  %s/%s #%d %s", ev.Agent, ev.Session, ev.Seq, describe(ev))
+	}
+	return b.String()
+}
+
+// describe renders an event compactly for order assertions.
+func describe(ev Event) string {
+	s := string(ev.Kind)
+	switch ev.Kind {
+	case KindText, KindThinking, KindUserText, KindTurnStart:
+		s += ":" + ev.Text
+	case KindToolStart, KindToolUpdate, KindToolEnd:
+		s += ":" + ev.Tool.ID + ":" + ev.Tool.Status
+	case KindPermission:
+		s += ":" + ev.Tool.ID
+	case KindTurnEnd:
+		s += ":" + ev.StopReason
+	case KindUsage:
+		s += fmt.Sprintf(":%v:%d/%d", ev.Usage.Known, ev.Usage.Used, ev.Usage.Size)
+	case KindCompaction:
+		s += ":" + ev.Compaction.Status
+	case KindExt:
+		s += ":" + ev.Method
+	}
+	if ev.Replay {
+		s += "(replay)"
+	}
+	if ev.Late {
+		s += "(late)"
+	}
+	return s
+}
+
+// kinds lists describe() of events, skipping the kinds given.
+func kinds(events []Event, skip ...Kind) []string {
+	var out []string
+next:
+	for _, ev := range events {
+		for _, k := range skip {
+			if ev.Kind == k {
+				continue next
+			}
+		}
+		out = append(out, describe(ev))
+	}
+	return out
+}
+
+// agentConfig returns a Config running the fake agent binary with script.
+func agentConfig(t *testing.T, id string, script acptest.Script) Config {
+	t.Helper()
+	bin := acptest.BuildBinary(t)
+	path := acptest.WriteScript(t, script)
+	return Config{ID: id, Transport: &acpclient.CommandTransport{Path: bin, Args: []string{"-script", path},
+		StopTimeout: 200 * time.Millisecond, KillTimeout: 200 * time.Millisecond}}
+}
+
+func raw(s string) json.RawMessage { return json.RawMessage(s) }
+
+func update(s string) acptest.Step { return acptest.Step{Update: raw(s)} }
+
+// memFiles is an in-memory Files for tests.
+type memFiles struct {
+	mu    sync.Mutex
+	files map[string]string
+}
+
+func (m *memFiles) ReadTextFile(_ context.Context, path string, line, limit int) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.files[path]
+	if !ok {
+		return "", fmt.Errorf("%s: %w", path, errNotExist)
+	}
+	return c, nil
+}
+
+func (m *memFiles) WriteTextFile(_ context.Context, path, content string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.files[path] = content
+	return nil
+}
+
+func (m *memFiles) get(path string) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.files[path]
+	return c, ok
+}

@@ -1,0 +1,80 @@
+package bridge
+
+import "strings"
+
+// Mode is the host's execution mode for a session: how much the agent may do
+// without asking.
+type Mode string
+
+// Execution modes.
+const (
+	// ModeAsk: the agent may only read; permission requests are cancelled
+	// and file writes refused.
+	ModeAsk Mode = "ask"
+	// ModePlan: like Ask, for planning turns.
+	ModePlan Mode = "plan"
+	// ModeBuild: the app decides each permission request (a permission Event
+	// it answers). This is also what an empty or unknown mode means.
+	ModeBuild Mode = "build"
+	// ModeFull: permission requests are allowed once, automatically.
+	ModeFull Mode = "full"
+)
+
+// ParseMode reads a mode name; anything unknown fails closed to ModeBuild,
+// which asks the app.
+func ParseMode(s string) Mode {
+	switch m := Mode(strings.ToLower(strings.TrimSpace(s))); m {
+	case ModeAsk, ModePlan, ModeBuild, ModeFull:
+		return m
+	}
+	return ModeBuild
+}
+
+// Policy is what a session may do: its Mode, and a read-only tool policy
+// that overrides it.
+type Policy struct {
+	Mode Mode
+	// ReadOnly refuses every permission request and file write, in any mode.
+	ReadOnly bool
+}
+
+// Decision is how a policy answers a permission request.
+type Decision int
+
+const (
+	// DecideAskApp: show the request to the app (Build).
+	DecideAskApp Decision = iota
+	// DecideCancel: answer "cancelled" (Ask, Plan, read-only).
+	DecideCancel
+	// DecideAllowOnce: select the allow-once option (Full).
+	DecideAllowOnce
+)
+
+// permissionDecision applies the policy to a permission request.
+func (p Policy) permissionDecision() Decision {
+	if p.ReadOnly {
+		return DecideCancel
+	}
+	switch ParseMode(string(p.Mode)) {
+	case ModeAsk, ModePlan:
+		return DecideCancel
+	case ModeFull:
+		return DecideAllowOnce
+	}
+	return DecideAskApp
+}
+
+// writeRefusal returns why the policy refuses file writes, or "" when it
+// allows them.
+func (p Policy) writeRefusal() string {
+	if p.ReadOnly {
+		return "the session's tool policy is read-only"
+	}
+	switch ParseMode(string(p.Mode)) {
+	case ModeAsk:
+		return "the session is in Ask mode"
+	case ModePlan:
+		return "the session is in Plan mode"
+	}
+	return ""
+}

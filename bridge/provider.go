@@ -1,0 +1,44 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/acphost/acphost/acpclient"
+)
+
+// Provider describes what is particular about one agent program: vendor
+// metadata, vendor notifications and vendor methods. It is data plus small
+// hooks; the bridge itself is the same for every agent. The zero value is a
+// plain ACP agent.
+type Provider struct {
+	// Name identifies the provider in events, errors and the store.
+	Name string
+
+	// ToolName returns the tool's own name from a tool call's _meta, when
+	// the agent puts a more precise identity there than ACP's name field.
+	ToolName func(meta json.RawMessage) string
+	// UsageFromMeta reads context usage from an update's or a prompt
+	// result's _meta, for agents that report it there.
+	UsageFromMeta func(meta json.RawMessage) (used, size int64, ok bool)
+	// Notification maps a vendor notification for a session to events (for
+	// example usage percentages or compaction progress). Returning
+	// handled=false passes it through as an ext event.
+	Notification func(method string, params json.RawMessage) (sessionID string, events []Event, handled bool)
+	// SetExternalDirectories sends the session's complete list of granted
+	// directories (an empty list included) after new or load, for agents
+	// with a vendor method for it. A failure makes the session unusable.
+	SetExternalDirectories func(ctx context.Context, conn *acpclient.Conn, sessionID string, dirs []string) error
+	// SetEffort applies a reasoning effort for agents without a
+	// thought_level config option.
+	SetEffort func(ctx context.Context, conn *acpclient.Conn, sessionID, effort string) error
+	// CanResume is asked before loading a saved session; false starts a new
+	// session instead (e.g. when the agent's transcript is gone).
+	CanResume func(ctx context.Context, sessionID string) bool
+	// FollowUp sends text into a running turn, for agents with a vendor
+	// method for it.
+	FollowUp func(ctx context.Context, conn *acpclient.Conn, sessionID, text string) error
+	// Compact compacts the session's context natively and returns the
+	// summary, for agents that advertise a method for it.
+	Compact func(ctx context.Context, conn *acpclient.Conn, sessionID string) (summary string, err error)
+}

@@ -1,0 +1,367 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"sync"
+
+	"github.com/acphost/acphost/acpclient"
+)
+
+// Files serves a session's fs/read_text_file and fs/write_text_file from
+// its workspace; fsroot's roots implement it. Paths are absolute; line is
+// 1-based (0: from the start) and limit a line count (0: all).
+type Files interface {
+	ReadTextFile(ctx context.Context, path string, line, limit int) (string, error)
+	WriteTextFile(ctx context.Context, path, content string) error
+}
+
+// SessionConfig describes a session to open.
+type SessionConfig struct {
+	// Cwd is the session's absolute working directory on the agent's host.
+	Cwd string
+	// ExternalDirectories are further directories the agent may use; the
+	// complete list is sent on every attach.
+	ExternalDirectories []string
+	// ResumeID is a saved native session id to load; when it cannot be
+	// loaded a new session is created and the SessionReady event says why.
+	ResumeID string
+	// Model and Effort are applied after the session opens, when non-empty.
+	Model  string
+	Effort string
+	// MCPServers are passed to the agent.
+	MCPServers []acpclient.MCPServer
+	// Policy is the host's execution policy for the session.
+	Policy Policy
+	// Files serves the agent's file reads and writes; nil refuses them.
+	Files Files
+	// Store, with StoreKey, persists what is needed to resume the session
+	// after an app restart.
+	Store    Store
+	StoreKey string
+}
+
+// Session is one agent session. Its methods are safe for concurrent use.
+type Session struct {
+	b   *Bridge
+	cfg SessionConfig
+	id  string
+
+	turnMu sync.Mutex // held for the whole of a turn
+
+	mu          sync.Mutex
+	policy      Policy
+	replaying   bool
+	turn        *turnState
+	tools       *toolTracker
+	usage       Usage
+	permissions map[string]*PermissionRequest
+	unusable    error
+	turnsEnded  int // turns answered so far; updates outside a turn after one are late
+}
+
+// turnState is what the bridge tracks while a turn runs.
+type turnState struct {
+	conn      *acpclient.Conn
+	watchdog  *watchdog
+	timedOut  bool // guarded by Session.mu
+	cancelled bool // guarded by Session.mu
+
+	finish     sync.Once
+	stopReason string
+	err        error
+}
+
+// ID returns the agent's session id.
+func (s *Session) ID() string { return s.id }
+
+// Bridge returns the bridge the session belongs to.
+func (s *Session) Bridge() *Bridge { return s.b }
+
+// Policy returns the session's current execution policy.
+func (s *Session) Policy() Policy {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.policy
+}
+
+// SetPolicy changes the execution policy. It applies to the next permission
+// request and file write, also in a running turn.
+func (s *Session) SetPolicy(p Policy) {
+	s.mu.Lock()
+	s.policy = p
+	s.mu.Unlock()
+	s.save()
+}
+
+// OpenSession opens a session on the agent, starting the agent if needed, in
+// the order the protocol and our users need: load the saved session (or
+// create one), send the directory grants, then the model, then the effort.
+// A SessionReady event reports the result.
+func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, error) {
+	conn, err := b.ensure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{b: b, cfg: cfg, policy: cfg.Policy, tools: newToolTracker(b.provider.ToolName),
+		permissions: map[string]*PermissionRequest{}}
+	ready, err := s.attach(ctx, conn, cfg.ResumeID)
+	if err != nil {
+		return nil, err
+	}
+	s.emitReady(ready)
+	s.save()
+	return s, nil
+}
+
+// attach loads resumeID (when given and possible) or creates a session, then
+// applies grants, model and effort.
+func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID string) (*SessionReady, error) {
+	b := s.b
+	ready := &SessionReady{}
+	var setup *acpclient.SessionSetup
+	if resumeID != "" {
+		var err error
+		setup, err = s.load(ctx, conn, resumeID)
+		if err == nil {
+			ready.Resumed = true
+		} else {
+			ready.ResumeError = err.Error()
+			b.logger.Info("bridge: resume failed, starting a new session", "agent", b.cfg.ID, "session", resumeID, "err", err)
+		}
+	}
+	if !ready.Resumed {
+		req := &acpclient.NewSessionRequest{Cwd: s.cfg.Cwd, MCPServers: s.cfg.MCPServers}
+		if s.standardDirs(conn) {
+			req.AdditionalDirectories = s.cfg.ExternalDirectories
+		}
+		resp, err := conn.NewSession(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("bridge %s: session/new: %w", b.cfg.ID, err)
+		}
+		s.id = resp.SessionID
+		b.register(s)
+		setup = &resp.SessionSetup
+	}
+	ready.Modes, ready.Models, ready.ConfigOptions = setup.Modes, setup.Models, setup.ConfigOptions
+
+	if b.provider.SetExternalDirectories != nil {
+		dirs := s.cfg.ExternalDirectories
+		if dirs == nil {
+			dirs = []string{}
+		}
+		if err := b.provider.SetExternalDirectories(ctx, conn, s.id, dirs); err != nil {
+			// Carrying on with stale grants would break the file boundary.
+			s.markUnusable(fmt.Errorf("%w: synchronising external directories: %v", ErrUnusable, err))
+			return ready, nil
+		}
+	}
+	if s.cfg.Model != "" {
+		opts, err := s.setModel(ctx, conn, s.cfg.Model, ready)
+		if err != nil {
+			s.emit(Event{Kind: KindError, Err: fmt.Errorf("setting model %q: %w", s.cfg.Model, err)})
+		} else if opts != nil {
+			ready.ConfigOptions = opts
+		}
+	}
+	if s.cfg.Effort != "" {
+		if err := s.setEffort(ctx, conn, s.cfg.Effort, ready); err != nil {
+			s.emit(Event{Kind: KindError, Err: fmt.Errorf("setting effort %q: %w", s.cfg.Effort, err)})
+		}
+	}
+	return ready, nil
+}
+
+// standardDirs reports whether grants travel in the standard
+// additionalDirectories parameter.
+func (s *Session) standardDirs(conn *acpclient.Conn) bool {
+	a := conn.Agent()
+	return s.b.provider.SetExternalDirectories == nil && a != nil &&
+		a.AgentCapabilities.SessionCapabilities.AdditionalDirectories != nil
+}
+
+// load reopens a saved session, with its replay tagged as such.
+func (s *Session) load(ctx context.Context, conn *acpclient.Conn, id string) (*acpclient.SessionSetup, error) {
+	b := s.b
+	if b.provider.CanResume != nil && !b.provider.CanResume(ctx, id) {
+		return nil, errors.New("the agent has no transcript for this session")
+	}
+	a := conn.Agent()
+	var dirs []string
+	if s.standardDirs(conn) {
+		dirs = s.cfg.ExternalDirectories
+	}
+	switch {
+	case a.AgentCapabilities.LoadSession:
+		s.id = id
+		s.mu.Lock()
+		s.replaying = true
+		s.mu.Unlock()
+		b.register(s)
+		setup, err := conn.LoadSession(ctx, &acpclient.LoadSessionRequest{SessionID: id, Cwd: s.cfg.Cwd,
+			MCPServers: s.cfg.MCPServers, AdditionalDirectories: dirs})
+		s.mu.Lock()
+		s.replaying = false
+		s.mu.Unlock()
+		if err != nil {
+			b.unregisterSession(id)
+			s.id = ""
+		}
+		return setup, err
+	case a.AgentCapabilities.SessionCapabilities.Resume != nil:
+		s.id = id
+		b.register(s)
+		setup, err := conn.ResumeSession(ctx, &acpclient.ResumeSessionRequest{SessionID: id, Cwd: s.cfg.Cwd,
+			MCPServers: s.cfg.MCPServers, AdditionalDirectories: dirs})
+		if err != nil {
+			b.unregisterSession(id)
+			s.id = ""
+		}
+		return setup, err
+	}
+	return nil, errors.New("the agent cannot load or resume sessions")
+}
+
+// setModel selects a model: through a model config option when the agent
+// offers one, else the legacy session/set_model.
+func (s *Session) setModel(ctx context.Context, conn *acpclient.Conn, model string, ready *SessionReady) ([]acpclient.ConfigOption, error) {
+	for _, o := range ready.ConfigOptions {
+		if o.Category == "model" && o.Type == acpclient.ConfigSelect {
+			resp, err := conn.SetConfigOption(ctx, &acpclient.SetConfigOptionRequest{SessionID: s.id, ConfigID: o.ID, Value: model})
+			if err != nil {
+				return nil, err
+			}
+			return resp.ConfigOptions, nil
+		}
+	}
+	if ready.Models == nil {
+		return nil, errors.New("the agent offers no model selection")
+	}
+	return nil, conn.SetModel(ctx, &acpclient.SetModelRequest{SessionID: s.id, ModelID: model})
+}
+
+// setEffort selects a reasoning effort through a thought_level option, else
+// the provider's vendor method.
+func (s *Session) setEffort(ctx context.Context, conn *acpclient.Conn, effort string, ready *SessionReady) error {
+	for _, o := range ready.ConfigOptions {
+		if o.Category == "thought_level" && o.Type == acpclient.ConfigSelect {
+			_, err := conn.SetConfigOption(ctx, &acpclient.SetConfigOptionRequest{SessionID: s.id, ConfigID: o.ID, Value: effort})
+			return err
+		}
+	}
+	if s.b.provider.SetEffort != nil {
+		return s.b.provider.SetEffort(ctx, conn, s.id, effort)
+	}
+	return errors.New("the agent offers no reasoning effort setting")
+}
+
+func (s *Session) emitReady(ready *SessionReady) {
+	s.emit(Event{Kind: KindSession, SessionReady: ready})
+}
+
+func (s *Session) markUnusable(err error) {
+	s.mu.Lock()
+	s.unusable = err
+	s.mu.Unlock()
+	s.emit(Event{Kind: KindError, Err: err})
+}
+
+// emit queues an event of this session.
+func (s *Session) emit(ev Event) {
+	ev.Session = s.id
+	s.b.emit(ev)
+}
+
+// emitFromAgent queues an event caused by the agent: it counts as activity
+// for the watchdog and carries the replay and late flags.
+func (s *Session) emitFromAgent(ev Event) {
+	s.mu.Lock()
+	ev.Replay = s.replaying
+	ev.Late = s.turn == nil && s.turnsEnded > 0 && !s.replaying
+	if s.turn != nil {
+		s.turn.watchdog.kick()
+	}
+	s.mu.Unlock()
+	s.emit(ev)
+}
+
+// readTextFile serves fs/read_text_file from the session's Files.
+func (s *Session) readTextFile(ctx context.Context, req *acpclient.ReadTextFileRequest) (*acpclient.ReadTextFileResponse, error) {
+	s.activity()
+	if s.cfg.Files == nil {
+		return nil, acpclient.NewError(acpclient.CodeInternalError, "reading %s refused: the session has no file root", req.Path)
+	}
+	line, limit := 0, 0
+	if req.Line != nil {
+		line = *req.Line
+	}
+	if req.Limit != nil {
+		limit = *req.Limit
+	}
+	content, err := s.cfg.Files.ReadTextFile(ctx, req.Path, line, limit)
+	if err != nil {
+		return nil, fileError("reading", req.Path, err)
+	}
+	return &acpclient.ReadTextFileResponse{Content: content}, nil
+}
+
+// writeTextFile serves fs/write_text_file, refusing writes the policy does
+// not allow.
+func (s *Session) writeTextFile(ctx context.Context, req *acpclient.WriteTextFileRequest) error {
+	s.activity()
+	if why := s.Policy().writeRefusal(); why != "" {
+		return acpclient.NewError(acpclient.CodeInternalError, "writing %s refused: %s", req.Path, why)
+	}
+	if s.cfg.Files == nil {
+		return acpclient.NewError(acpclient.CodeInternalError, "writing %s refused: the session has no file root", req.Path)
+	}
+	if err := s.cfg.Files.WriteTextFile(ctx, req.Path, req.Content); err != nil {
+		return fileError("writing", req.Path, err)
+	}
+	return nil
+}
+
+// fileError turns a Files error into the ACP error the agent sees.
+func fileError(op, path string, err error) error {
+	var e *acpclient.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, path) {
+		msg = path + ": " + msg
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return acpclient.NewError(acpclient.CodeResourceNotFound, "%s %s", op, msg)
+	}
+	return acpclient.NewError(acpclient.CodeInternalError, "%s %s", op, msg)
+}
+
+// activity records that the agent is alive, for the watchdog.
+func (s *Session) activity() {
+	s.mu.Lock()
+	if s.turn != nil {
+		s.turn.watchdog.kick()
+	}
+	s.mu.Unlock()
+}
+
+// save writes the session's resumable state to the store.
+func (s *Session) save() {
+	if s.cfg.Store == nil || s.id == "" {
+		return
+	}
+	key := s.cfg.StoreKey
+	if key == "" {
+		key = s.b.cfg.ID
+	}
+	p := s.Policy()
+	rec := Record{NativeSessionID: s.id, Provider: s.b.provider.Name, Cwd: s.cfg.Cwd, Model: s.cfg.Model,
+		Effort: s.cfg.Effort, Mode: string(p.Mode), ReadOnly: p.ReadOnly, ExternalDirectories: s.cfg.ExternalDirectories}
+	if err := s.cfg.Store.Save(key, rec); err != nil {
+		s.emit(Event{Kind: KindError, Err: fmt.Errorf("saving session state: %w", err)})
+	}
+}

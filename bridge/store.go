@@ -1,0 +1,136 @@
+package bridge
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Record is what must survive an app restart to resume a session.
+type Record struct {
+	NativeSessionID     string    `json:"nativeSessionId"`
+	Provider            string    `json:"provider,omitempty"`
+	Cwd                 string    `json:"cwd,omitempty"`
+	Model               string    `json:"model,omitempty"`
+	Effort              string    `json:"effort,omitempty"`
+	Mode                string    `json:"mode,omitempty"`
+	ReadOnly            bool      `json:"readOnly,omitempty"`
+	ApprovalPolicy      string    `json:"approvalPolicy,omitempty"`
+	AgentMode           string    `json:"agentMode,omitempty"`
+	ExternalDirectories []string  `json:"externalDirectories,omitempty"`
+	UpdatedAt           time.Time `json:"updatedAt"`
+}
+
+// Store keeps Records by key (the app's own session key).
+type Store interface {
+	Load(key string) (Record, bool, error)
+	Save(key string, rec Record) error
+	Delete(key string) error
+}
+
+// FileStore is a Store in one JSON file, rewritten atomically (temporary
+// file, fsync, rename) on every change, so a crash leaves the old or the new
+// content, never a torn file. It is safe for concurrent use in one process.
+type FileStore struct {
+	path string
+	mu   sync.Mutex
+}
+
+// NewFileStore returns a FileStore at path; the file is created on first
+// Save.
+func NewFileStore(path string) *FileStore { return &FileStore{path: path} }
+
+func (s *FileStore) read() (map[string]Record, error) {
+	data, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]Record{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	recs := map[string]Record{}
+	if err := json.Unmarshal(data, &recs); err != nil {
+		return nil, fmt.Errorf("bridge: session store %s is corrupt: %w", s.path, err)
+	}
+	return recs, nil
+}
+
+func (s *FileStore) write(recs map[string]Record) error {
+	data, err := json.MarshalIndent(recs, "", "  ")
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(s.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".sessions-*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), s.path); err != nil {
+		return err
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Load returns the record saved under key.
+func (s *FileStore) Load(key string) (Record, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	recs, err := s.read()
+	if err != nil {
+		return Record{}, false, err
+	}
+	rec, ok := recs[key]
+	return rec, ok, nil
+}
+
+// Save stores rec under key, stamping its UpdatedAt.
+func (s *FileStore) Save(key string, rec Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	recs, err := s.read()
+	if err != nil {
+		return err
+	}
+	rec.UpdatedAt = time.Now().UTC()
+	recs[key] = rec
+	return s.write(recs)
+}
+
+// Delete removes the record under key.
+func (s *FileStore) Delete(key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	recs, err := s.read()
+	if err != nil {
+		return err
+	}
+	if _, ok := recs[key]; !ok {
+		return nil
+	}
+	delete(recs, key)
+	return s.write(recs)
+}

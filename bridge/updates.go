@@ -1,0 +1,224 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/acphost/acphost/acpclient"
+)
+
+// handleUpdate maps one session/update to events. It runs on the
+// connection's dispatch goroutine, in the agent's order.
+func (s *Session) handleUpdate(n *acpclient.SessionNotification) {
+	raw := n.RawUpdate()
+	ev := Event{Raw: raw}
+	switch u := n.Update.(type) {
+	case *acpclient.AgentMessageChunk:
+		s.emitChunk(ev, KindText, &u.ContentChunk)
+	case *acpclient.AgentThoughtChunk:
+		s.emitChunk(ev, KindThinking, &u.ContentChunk)
+	case *acpclient.UserMessageChunk:
+		s.emitChunk(ev, KindUserText, &u.ContentChunk)
+	case *acpclient.ToolCallStart:
+		s.mu.Lock()
+		snap, kinds := s.tools.announce(&u.ToolCall)
+		s.mu.Unlock()
+		s.emitTool(ev, snap, kinds)
+	case *acpclient.ToolCallProgress:
+		s.mu.Lock()
+		snap, kinds := s.tools.update(&u.ToolCallUpdate)
+		s.mu.Unlock()
+		s.emitTool(ev, snap, kinds)
+	case *acpclient.PlanUpdate:
+		ev.Kind, ev.Plan = KindPlan, u.Entries
+		s.emitFromAgent(ev)
+	case *acpclient.AvailableCommandsUpdate:
+		ev.Kind, ev.Commands = KindCommands, u.AvailableCommands
+		s.emitFromAgent(ev)
+	case *acpclient.CurrentModeUpdate:
+		ev.Kind, ev.Mode = KindMode, u.CurrentModeID
+		s.emitFromAgent(ev)
+	case *acpclient.ConfigOptionUpdate:
+		ev.Kind, ev.ConfigOptions = KindConfig, u.ConfigOptions
+		s.emitFromAgent(ev)
+	case *acpclient.SessionInfoUpdate:
+		info := &SessionInfo{}
+		info.Title, info.TitleChanged = u.Title()
+		info.UpdatedAt, info.UpdatedAtChanged = u.UpdatedAt()
+		ev.Kind, ev.SessionInfo = KindSessionInfo, info
+		s.emitFromAgent(ev)
+	case *acpclient.UsageUpdate:
+		used, size := u.Used, u.Size
+		if s.b.provider.UsageFromMeta != nil {
+			if pu, ps, ok := s.b.provider.UsageFromMeta(u.Meta); ok {
+				used, size = pu, ps
+			}
+		}
+		ev.Kind, ev.Usage = KindUsage, s.measure(used, size, u.Cost)
+		s.emitFromAgent(ev)
+	case *acpclient.CompactionUpdate:
+		c := &Compaction{ID: u.CompactionID, Status: compactionStatus(u.Status)}
+		for _, b := range u.Summary {
+			c.Summary += b.Text
+		}
+		s.emitCompaction(ev, c)
+	default:
+		ev.Kind = KindExt
+		s.emitFromAgent(ev)
+	}
+}
+
+func (s *Session) emitChunk(ev Event, kind Kind, c *acpclient.ContentChunk) {
+	if c.Content.Type != acpclient.ContentText {
+		ev.Kind = KindExt // images and resources in a message: pass them on whole
+		s.emitFromAgent(ev)
+		return
+	}
+	ev.Kind, ev.Text = kind, c.Content.Text
+	if c.MessageID != nil {
+		ev.MessageID = *c.MessageID
+	}
+	s.emitFromAgent(ev)
+}
+
+func (s *Session) emitTool(ev Event, snap *ToolCall, kinds []Kind) {
+	for i, k := range kinds {
+		e := ev
+		e.Kind, e.Tool = k, snap
+		if i > 0 {
+			e.Raw = nil // one agent message, reported once
+		}
+		s.emitFromAgent(e)
+	}
+}
+
+// compactionStatus maps the agent's status words onto ours.
+func compactionStatus(status string) string {
+	switch status {
+	case "in_progress", "started", "running":
+		return CompactionStarted
+	case "completed", "applied", "done":
+		return CompactionCompleted
+	}
+	return status
+}
+
+// emitCompaction reports compaction and, once one completed, marks the
+// context meter unknown until the agent measures again. A skipped or failed
+// compaction leaves the meter as it was.
+func (s *Session) emitCompaction(ev Event, c *Compaction) {
+	ev.Kind, ev.Compaction = KindCompaction, c
+	s.emitFromAgent(ev)
+	if c.Status == CompactionCompleted {
+		s.mu.Lock()
+		s.usage.Known, s.usage.Used, s.usage.Percent = false, 0, 0
+		u := s.usage
+		s.mu.Unlock()
+		s.emitFromAgent(Event{Kind: KindUsage, Usage: &u})
+	}
+}
+
+// EmitCompaction lets a Provider's notification mapping report compaction
+// with the meter handling above. It is for use in Provider hooks.
+func (s *Session) EmitCompaction(c *Compaction) { s.emitCompaction(Event{}, c) }
+
+// measure records a context measurement and returns the meter.
+func (s *Session) measure(used, size int64, cost *acpclient.Cost) *Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.usage.Known, s.usage.Used = true, used
+	if size > 0 {
+		s.usage.Size = size
+	}
+	if s.usage.Size > 0 {
+		s.usage.Percent = float64(used) * 100 / float64(s.usage.Size)
+	}
+	if cost != nil {
+		s.usage.Cost = cost
+	}
+	u := s.usage
+	return &u
+}
+
+// Usage returns the session's context meter.
+func (s *Session) Usage() Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.usage
+}
+
+// handlePermission applies the policy to a permission request: cancel it,
+// allow it once, or ask the app with a permission event. The event follows
+// the tool call's own events, since both come from the dispatch goroutine.
+func (s *Session) handlePermission(ctx context.Context, req *acpclient.RequestPermissionRequest, reply func(*acpclient.RequestPermissionResponse, error)) {
+	s.mu.Lock()
+	snap, isNew := s.tools.ensure(&req.ToolCall)
+	s.mu.Unlock()
+	if isNew {
+		s.emitFromAgent(Event{Kind: KindToolStart, Tool: snap})
+	} else {
+		s.activity()
+	}
+	switch s.Policy().permissionDecision() {
+	case DecideCancel:
+		reply(acpclient.PermissionCancelled(), nil)
+		return
+	case DecideAllowOnce:
+		if id := optionOfKind(req.Options, acpclient.PermissionAllowOnce); id != "" {
+			reply(acpclient.PermissionSelected(id), nil)
+			return
+		}
+		// No allow-once option: ask the app rather than pick "always".
+	}
+	id := fmt.Sprintf("perm-%d", s.b.permSeq.Add(1))
+	var pr *PermissionRequest
+	pr = newPermissionRequest(id, snap, req.Options, func(resp *acpclient.RequestPermissionResponse) {
+		s.mu.Lock()
+		delete(s.permissions, id)
+		turn := s.turn
+		s.mu.Unlock()
+		if turn != nil {
+			turn.watchdog.resume()
+		}
+		reply(resp, nil)
+	})
+	s.mu.Lock()
+	s.permissions[id] = pr
+	if s.turn != nil {
+		s.turn.watchdog.pause() // the user's thinking time is not agent silence
+	}
+	s.mu.Unlock()
+	go func() {
+		// The agent abandoned the request, or the connection ended.
+		select {
+		case <-ctx.Done():
+			pr.cancel()
+		case <-pr.Done():
+		}
+	}()
+	s.emitFromAgent(Event{Kind: KindPermission, Tool: snap, Permission: pr})
+}
+
+// cancelPermissions answers every pending permission request "cancelled".
+func (s *Session) cancelPermissions() {
+	s.mu.Lock()
+	pending := make([]*PermissionRequest, 0, len(s.permissions))
+	for _, p := range s.permissions {
+		pending = append(pending, p)
+	}
+	s.mu.Unlock()
+	for _, p := range pending {
+		p.cancel()
+	}
+}
+
+// PendingPermissions returns the requests waiting for the app.
+func (s *Session) PendingPermissions() []*PermissionRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*PermissionRequest, 0, len(s.permissions))
+	for _, p := range s.permissions {
+		out = append(out, p)
+	}
+	return out
+}
