@@ -60,8 +60,8 @@ type Conn struct {
 	// settleHooks run on the dispatch goroutine when the answer to our
 	// request with that id arrives (see PromptThen).
 	settleHooks map[uint64]func(json.RawMessage, *Error)
-	err      error
-	initResp *InitializeResponse
+	err         error
+	initResp    *InitializeResponse
 
 	closeOnce sync.Once
 }
