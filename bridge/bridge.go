@@ -24,6 +24,10 @@ var (
 	ErrUnusable = errors.New("bridge: session unusable")
 )
 
+// DefaultAgentQueueBytes is how much received, undelivered agent output a
+// Bridge buffers before it stops reading from the agent.
+const DefaultAgentQueueBytes = 4 << 20
+
 // Config describes one agent for a Bridge.
 type Config struct {
 	// ID names the bridge in events (default: "agent-N").
@@ -90,6 +94,11 @@ func newBridge(h *Host, cfg Config) *Bridge {
 	}
 	if b.cfg.CancelGrace <= 0 {
 		b.cfg.CancelGrace = DefaultCancelGrace
+	}
+	if b.cfg.Conn == nil {
+		// The Host's queue already buffers for a slow consumer; a small
+		// per-agent budget keeps memory bounded with many agents.
+		b.cfg.Conn = &acpclient.ConnOptions{MaxQueuedBytes: DefaultAgentQueueBytes}
 	}
 	return b
 }

@@ -73,8 +73,12 @@ type Event struct {
 	Err error `json:"-"`
 	// Method is the vendor notification of an ext event.
 	Method string `json:"method,omitempty"`
-	// Raw is the update or notification params as the agent sent them.
+	// Raw is the update or notification params as the agent sent them. Text,
+	// thinking and user-text deltas leave it empty: they may be merged, and
+	// they carry nothing beyond Text and MessageID.
 	Raw json.RawMessage `json:"raw,omitempty"`
+
+	mergedText []byte // text deltas merged while the consumer lagged
 }
 
 // ToolCall is the merged state of one tool call. Each tool event carries a

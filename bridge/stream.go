@@ -78,7 +78,12 @@ func (q *eventQueue) mergeLocked(ev Event) bool {
 		last.MessageID != ev.MessageID || last.Replay != ev.Replay || last.Late != ev.Late {
 		return false
 	}
-	last.Text += ev.Text
+	// Appending to a buffer keeps a long run of merges linear; the text is
+	// materialised when the event is delivered.
+	if last.mergedText == nil {
+		last.mergedText = append(make([]byte, 0, 2*(len(last.Text)+len(ev.Text))), last.Text...)
+	}
+	last.mergedText = append(last.mergedText, ev.Text...)
 	last.Raw = nil // no single agent message carries the merged text
 	return true
 }
@@ -97,6 +102,9 @@ func (q *eventQueue) pump() {
 			return
 		}
 		ev := q.events[q.head]
+		if ev.mergedText != nil {
+			ev.Text, ev.mergedText = string(ev.mergedText), nil
+		}
 		k := seqKey{ev.Agent, ev.Session}
 		q.seq[k]++
 		ev.Seq = q.seq[k]

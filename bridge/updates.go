@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/acphost/acphost/acpclient"
@@ -10,8 +11,14 @@ import (
 // handleUpdate maps one session/update to events. It runs on the
 // connection's dispatch goroutine, in the agent's order.
 func (s *Session) handleUpdate(n *acpclient.SessionNotification) {
-	raw := n.RawUpdate()
-	ev := Event{Raw: raw}
+	var ev Event
+	switch n.Update.(type) {
+	case *acpclient.AgentMessageChunk, *acpclient.AgentThoughtChunk, *acpclient.UserMessageChunk:
+		// Deltas carry no Raw: they may be merged, and extracting the raw
+		// bytes would double the cost of the hottest path.
+	default:
+		ev.Raw = n.RawUpdate()
+	}
 	switch u := n.Update.(type) {
 	case *acpclient.AgentMessageChunk:
 		s.emitChunk(ev, KindText, &u.ContentChunk)
@@ -71,6 +78,7 @@ func (s *Session) handleUpdate(n *acpclient.SessionNotification) {
 func (s *Session) emitChunk(ev Event, kind Kind, c *acpclient.ContentChunk) {
 	if c.Content.Type != acpclient.ContentText {
 		ev.Kind = KindExt // images and resources in a message: pass them on whole
+		ev.Raw, _ = json.Marshal(c)
 		s.emitFromAgent(ev)
 		return
 	}
