@@ -131,8 +131,12 @@ func TestCloseEndsTheProcessTree(t *testing.T) {
 	default:
 		t.Fatal("agent still running after Close")
 	}
-	if alive(childPid) {
-		t.Fatalf("child %d survived Close", childPid)
+	// SIGKILL is delivered asynchronously; give the kernel a moment.
+	for deadline := time.Now().Add(3 * time.Second); alive(childPid); {
+		if time.Now().After(deadline) {
+			t.Fatalf("child %d survived Close", childPid)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -1,16 +1,15 @@
 package acpclient
 
 import (
-	"bytes"
 	"encoding/json"
 )
 
 const methodSessionUpdate = "session/update"
 
 // chunkLine is a whole session/update line carrying a message chunk, laid
-// out so that one json.Unmarshal decodes it completely. Streamed text is
-// most of what an agent sends; decoding the envelope, then the params, then
-// the update separately would scan each byte three times.
+// out so that one json.Unmarshal decodes it completely. The scanner in
+// chunkscan.go decodes plain text chunks by hand; this is for the chunks it
+// hands back (content blocks with fields other than type, text and _meta).
 type chunkLine struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
@@ -29,52 +28,49 @@ type chunkLine struct {
 	Error  json.RawMessage `json:"error"`
 }
 
-var (
-	methodNeedle = []byte(`"session/update"`)
-	kindNeedle   = []byte(`"sessionUpdate":"`)
-)
-
 // decodeChunkLine decodes line if it is a plain message-chunk notification,
-// and returns nil otherwise (the general path then handles it). The byte
-// checks only pick the shape to try; the decoded fields decide.
+// and returns nil otherwise (the general path then handles it). The
+// single-pass scanner (chunkscan.go) decodes the common shape; a chunk whose
+// content block has fields the scanner leaves alone (images, annotations…) is
+// decoded here with one json.Unmarshal, the decoded fields deciding.
 func decodeChunkLine(line []byte) *SessionNotification {
-	if !bytes.Contains(line, methodNeedle) {
-		return nil
+	n, res := scanChunkLine(line)
+	switch res {
+	case chunkScanOK:
+		return n
+	case chunkScanFallback:
+		return decodeChunkLineJSON(line)
 	}
-	i := bytes.Index(line, kindNeedle)
-	if i < 0 {
-		return nil
-	}
-	rest := line[i+len(kindNeedle):]
-	j := bytes.IndexByte(rest, '"')
-	if j < 0 {
-		return nil
-	}
-	kind := rest[:j]
-	var make func(ContentChunk) SessionUpdate
-	switch string(kind) {
-	case UpdateAgentMessageChunk:
-		make = func(c ContentChunk) SessionUpdate { return &AgentMessageChunk{c} }
-	case UpdateAgentThoughtChunk:
-		make = func(c ContentChunk) SessionUpdate { return &AgentThoughtChunk{c} }
-	case UpdateUserMessageChunk:
-		make = func(c ContentChunk) SessionUpdate { return &UserMessageChunk{c} }
-	default:
-		return nil
-	}
+	return nil
+}
+
+// decodeChunkLineJSON decodes a chunk line with encoding/json.
+func decodeChunkLineJSON(line []byte) *SessionNotification {
 	var m chunkLine
 	if json.Unmarshal(line, &m) != nil {
 		return nil
 	}
 	u := &m.Params.Update
 	if m.JSONRPC != "2.0" || m.ID != nil || m.Method != methodSessionUpdate || m.Result != nil ||
-		m.Error != nil || u.SessionUpdate != string(kind) || !knownContentType(u.Content.Type) {
+		m.Error != nil || !knownContentType(u.Content.Type) {
+		return nil
+	}
+	c := ContentChunk{Content: ContentBlock(u.Content), MessageID: u.MessageID, Meta: u.Meta}
+	var update SessionUpdate
+	switch u.SessionUpdate {
+	case UpdateAgentMessageChunk:
+		update = &AgentMessageChunk{c}
+	case UpdateAgentThoughtChunk:
+		update = &AgentThoughtChunk{c}
+	case UpdateUserMessageChunk:
+		update = &UserMessageChunk{c}
+	default:
 		return nil
 	}
 	return &SessionNotification{
 		SessionID: m.Params.SessionID,
 		Meta:      m.Params.Meta,
-		Update:    make(ContentChunk{Content: ContentBlock(u.Content), MessageID: u.MessageID, Meta: u.Meta}),
+		Update:    update,
 		rawLine:   append([]byte(nil), line...),
 	}
 }

@@ -1,0 +1,776 @@
+package acpclient
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// This file is a hand-written, single-pass decoder for the commonest line an
+// agent sends: a session/update notification carrying a message chunk,
+//
+//	{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"…",
+//	 "update":{"sessionUpdate":"agent_message_chunk",
+//	 "content":{"type":"text","text":"…"},"messageId":"…"}}}
+//
+// with its keys in any order. It validates the whole line as JSON exactly as
+// encoding/json would, and accepts a line only when the result is certain to
+// be identical to what the general path (the envelope, then
+// SessionNotification.UnmarshalJSON) produces. Anything unusual makes it
+// decline, and a declined line takes the general path, so declining is always
+// safe:
+//
+//   - a key that is not byte-for-byte a known key but that encoding/json would
+//     match case-insensitively to one (e.g. "SessionId"), or a key containing
+//     an escape or a non-ASCII byte at a level where keys are matched;
+//   - a known key given twice;
+//   - a known field of an unexpected JSON type (including null, except for
+//     messageId, whose null means "no id" as it does for encoding/json);
+//   - jsonrpc other than "2.0", any id/result/error, another method, another
+//     update kind, an unknown content type;
+//   - nesting deeper than maxChunkScanDepth inside skipped values.
+//
+// Unknown keys that encoding/json would ignore are validated and skipped.
+//
+// Content blocks with fields other than type, text and _meta (images,
+// annotations…) are not decoded here: when the rest of the line is clean the
+// scanner asks its caller to decode the line with encoding/json instead
+// (chunkScanFallback), which for such a line is equivalent to the general path.
+
+// maxChunkScanDepth bounds the nesting of skipped values (_meta, unknown
+// fields). encoding/json allows 10000 levels; deeper lines are declined.
+const maxChunkScanDepth = 512
+
+// chunkScanResult says what the scanner made of a line.
+type chunkScanResult uint8
+
+const (
+	chunkScanDecline  chunkScanResult = iota // not (certainly) a plain chunk line: general path
+	chunkScanOK                              // decoded
+	chunkScanFallback                        // a chunk line with a rich content block: decode with encoding/json
+)
+
+// Known keys per level, used to detect keys that encoding/json would match to
+// a field case-insensitively (they make the scanner decline).
+var (
+	envelopeKeys = []string{"jsonrpc", "id", "method", "params", "result", "error"}
+	paramsKeys   = []string{"sessionId", "update", "_meta"}
+	updateKeys   = []string{"sessionUpdate", "modeId", "content", "messageId", "_meta"}
+	contentKeys  = []string{"type", "text", "data", "mimeType", "uri", "name", "title",
+		"description", "size", "resource", "annotations", "_meta"}
+)
+
+// span is the position of a value in the line: for strings, the bytes
+// between the quotes; plain means no escapes and valid UTF-8, so the bytes
+// are the decoded string.
+type span struct {
+	start, end int
+	plain      bool
+}
+
+// chunkScan holds the scanner's position and what it has extracted.
+type chunkScan struct {
+	b []byte
+	i int
+
+	kind      string // the chunk kind (one of the Update* constants)
+	ctype     string // content type (one of the Content* constants)
+	sessionID span
+	text      span
+	messageID span
+	hasMsgID  bool // messageId present and a string (null leaves it nil)
+
+	paramsMeta, updateMeta, contentMeta span
+	hasParamsMeta, hasUpdateMeta        bool
+	hasContentMeta                      bool
+
+	fallback bool // the content block needs encoding/json
+}
+
+// scanChunkLine decodes line if it is a plain message-chunk notification.
+// With chunkScanOK it returns the notification; otherwise nil.
+func scanChunkLine(line []byte) (*SessionNotification, chunkScanResult) {
+	s := chunkScan{b: line}
+	s.ws()
+	if !s.envelope() {
+		return nil, chunkScanDecline
+	}
+	s.ws()
+	if s.i != len(s.b) {
+		return nil, chunkScanDecline
+	}
+	if s.fallback {
+		return nil, chunkScanFallback
+	}
+	return s.build(), chunkScanOK
+}
+
+// build makes the notification from the extracted spans. All strings share
+// one allocation.
+func (s *chunkScan) build() *SessionNotification {
+	b := s.b
+	n := s.sessionID.end - s.sessionID.start + s.text.end - s.text.start
+	if s.hasMsgID {
+		n += s.messageID.end - s.messageID.start
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	appendString(&sb, b, s.sessionID)
+	a := sb.Len()
+	appendString(&sb, b, s.text)
+	c := sb.Len()
+	if s.hasMsgID {
+		appendString(&sb, b, s.messageID)
+	}
+	all := sb.String()
+
+	chunk := ContentChunk{Content: ContentBlock{Type: s.ctype, Text: all[a:c]}}
+	if s.hasContentMeta {
+		chunk.Content.Meta = copyRaw(b, s.contentMeta)
+	}
+	if s.hasUpdateMeta {
+		chunk.Meta = copyRaw(b, s.updateMeta)
+	}
+	var u SessionUpdate
+	switch s.kind {
+	case UpdateAgentMessageChunk:
+		box := &struct {
+			u  AgentMessageChunk
+			id string
+		}{u: AgentMessageChunk{chunk}, id: all[c:]}
+		if s.hasMsgID {
+			box.u.MessageID = &box.id
+		}
+		u = &box.u
+	case UpdateAgentThoughtChunk:
+		box := &struct {
+			u  AgentThoughtChunk
+			id string
+		}{u: AgentThoughtChunk{chunk}, id: all[c:]}
+		if s.hasMsgID {
+			box.u.MessageID = &box.id
+		}
+		u = &box.u
+	default:
+		box := &struct {
+			u  UserMessageChunk
+			id string
+		}{u: UserMessageChunk{chunk}, id: all[c:]}
+		if s.hasMsgID {
+			box.u.MessageID = &box.id
+		}
+		u = &box.u
+	}
+	n2 := &SessionNotification{
+		SessionID: all[:a],
+		Update:    u,
+		rawLine:   append([]byte(nil), b...),
+	}
+	if s.hasParamsMeta {
+		n2.Meta = copyRaw(b, s.paramsMeta)
+	}
+	return n2
+}
+
+func copyRaw(b []byte, sp span) json.RawMessage {
+	return append(json.RawMessage(nil), b[sp.start:sp.end]...)
+}
+
+// ws skips JSON whitespace.
+func (s *chunkScan) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// consume skips whitespace and then c, reporting whether c was there.
+func (s *chunkScan) consume(c byte) bool {
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// peek returns the next byte, or 0 at the end.
+func (s *chunkScan) peek() byte {
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+// object walks an object whose '{' is next, calling field for each member
+// with the position at the member's value (whitespace skipped). field must
+// consume the value. simple reports that the key has no escapes and only
+// ASCII bytes; otherwise key holds its raw bytes and matches no known key.
+func (s *chunkScan) object(field func(key []byte, simple bool) bool) bool {
+	if !s.consume('{') {
+		return false
+	}
+	s.ws()
+	if s.peek() == '}' {
+		s.i++
+		return true
+	}
+	for {
+		s.ws()
+		if s.peek() != '"' {
+			return false
+		}
+		sp, ok := s.str()
+		if !ok {
+			return false
+		}
+		simple := sp.plain && asciiOnly(s.b[sp.start:sp.end])
+		if !s.consume(':') {
+			return false
+		}
+		s.ws()
+		if !field(s.b[sp.start:sp.end], simple) {
+			return false
+		}
+		s.ws()
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func asciiOnly(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// foldsToAny reports whether encoding/json could match key (plain ASCII) to
+// one of names case-insensitively.
+func foldsToAny(key []byte, names []string) bool {
+	for _, n := range names {
+		if len(n) == len(key) && bytes.EqualFold(key, []byte(n)) {
+			return true
+		}
+	}
+	return false
+}
+
+// unknownKey handles a key that is not exactly a known one: it is skipped if
+// encoding/json would ignore it too.
+func (s *chunkScan) unknownKey(key []byte, simple bool, known []string) bool {
+	if !simple || foldsToAny(key, known) {
+		return false
+	}
+	return s.skip()
+}
+
+func (s *chunkScan) envelope() bool {
+	var seen uint8
+	return s.object(func(key []byte, simple bool) bool {
+		var bit uint8
+		switch string(key) {
+		case "jsonrpc":
+			bit = 1
+			if !s.strEquals("2.0") {
+				return false
+			}
+		case "method":
+			bit = 2
+			if !s.strEquals(methodSessionUpdate) {
+				return false
+			}
+		case "params":
+			bit = 4
+			if s.peek() != '{' || !s.params() {
+				return false
+			}
+		case "id", "result", "error":
+			return false // a request or a response
+		default:
+			return s.unknownKey(key, simple, envelopeKeys)
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return true
+	}) && seen == 7
+}
+
+func (s *chunkScan) params() bool {
+	var seen uint8
+	return s.object(func(key []byte, simple bool) bool {
+		var bit uint8
+		switch string(key) {
+		case "sessionId":
+			bit = 1
+			sp, ok := s.strValue()
+			if !ok {
+				return false
+			}
+			s.sessionID = sp
+		case "update":
+			bit = 2
+			if s.peek() != '{' || !s.update() {
+				return false
+			}
+		case "_meta":
+			bit = 4
+			start := s.i
+			if !s.skip() {
+				return false
+			}
+			s.paramsMeta, s.hasParamsMeta = span{start: start, end: s.i}, true
+		default:
+			return s.unknownKey(key, simple, paramsKeys)
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return true
+	}) && seen&2 != 0
+}
+
+func (s *chunkScan) update() bool {
+	var seen uint8
+	return s.object(func(key []byte, simple bool) bool {
+		var bit uint8
+		switch string(key) {
+		case "sessionUpdate":
+			bit = 1
+			sp, ok := s.strValue()
+			if !ok || !sp.plain {
+				return false
+			}
+			switch string(s.b[sp.start:sp.end]) {
+			case UpdateAgentMessageChunk:
+				s.kind = UpdateAgentMessageChunk
+			case UpdateAgentThoughtChunk:
+				s.kind = UpdateAgentThoughtChunk
+			case UpdateUserMessageChunk:
+				s.kind = UpdateUserMessageChunk
+			default:
+				return false
+			}
+		case "content":
+			bit = 2
+			if s.peek() != '{' || !s.content() {
+				return false
+			}
+		case "messageId":
+			bit = 4
+			if s.peek() == 'n' {
+				if !s.literal("null") {
+					return false
+				}
+				break
+			}
+			sp, ok := s.strValue()
+			if !ok {
+				return false
+			}
+			s.messageID, s.hasMsgID = sp, true
+		case "_meta":
+			bit = 8
+			start := s.i
+			if !s.skip() {
+				return false
+			}
+			s.updateMeta, s.hasUpdateMeta = span{start: start, end: s.i}, true
+		default:
+			return s.unknownKey(key, simple, updateKeys)
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return true
+	}) && seen&3 == 3
+}
+
+// content decodes a content block with type, text and _meta only. Anything
+// else in it that encoding/json would not ignore sets s.fallback; the block is
+// still validated.
+func (s *chunkScan) content() bool {
+	var seen uint8
+	return s.object(func(key []byte, simple bool) bool {
+		if s.fallback {
+			return s.skip()
+		}
+		var bit uint8
+		switch string(key) {
+		case "type":
+			bit = 1
+			if s.peek() != '"' {
+				s.fallback = true
+				return s.skip()
+			}
+			sp, ok := s.str()
+			if !ok {
+				return false
+			}
+			if !sp.plain {
+				s.fallback = true
+				return true
+			}
+			switch string(s.b[sp.start:sp.end]) {
+			case ContentText:
+				s.ctype = ContentText
+			case ContentImage:
+				s.ctype = ContentImage
+			case ContentAudio:
+				s.ctype = ContentAudio
+			case ContentResourceLink:
+				s.ctype = ContentResourceLink
+			case ContentResource:
+				s.ctype = ContentResource
+			default:
+				return false // unknown types keep their JSON: general path
+			}
+		case "text":
+			bit = 2
+			if s.peek() != '"' {
+				s.fallback = true
+				return s.skip()
+			}
+			sp, ok := s.str()
+			if !ok {
+				return false
+			}
+			s.text = sp
+		case "_meta":
+			bit = 4
+			start := s.i
+			if !s.skip() {
+				return false
+			}
+			s.contentMeta, s.hasContentMeta = span{start: start, end: s.i}, true
+		default:
+			if !simple || foldsToAny(key, contentKeys) {
+				s.fallback = true
+			}
+			return s.skip()
+		}
+		if seen&bit != 0 {
+			s.fallback = true
+		}
+		seen |= bit
+		return true
+	}) && (s.fallback || seen&1 != 0)
+}
+
+// strValue reads a string value; any other value fails.
+func (s *chunkScan) strValue() (span, bool) {
+	if s.peek() != '"' {
+		return span{}, false
+	}
+	return s.str()
+}
+
+// strEquals reports whether the next value is a string equal to want,
+// written without escapes.
+func (s *chunkScan) strEquals(want string) bool {
+	sp, ok := s.strValue()
+	return ok && sp.plain && string(s.b[sp.start:sp.end]) == want
+}
+
+// strSafe marks the bytes that can appear unescaped in a JSON string and need
+// no attention: printable ASCII other than '"' and '\\'.
+var strSafe = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// str reads the string whose '"' is next, validating its escapes and that it
+// has no control characters.
+func (s *chunkScan) str() (span, bool) {
+	b := s.b
+	i := s.i + 1
+	start := i
+	plain, high := true, false
+	for {
+		for i < len(b) && strSafe[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			return span{}, false
+		}
+		switch c := b[i]; {
+		case c == '"':
+			s.i = i + 1
+			sp := span{start: start, end: i, plain: plain}
+			if plain && high {
+				sp.plain = utf8.Valid(b[start:i])
+			}
+			return sp, true
+		case c == '\\':
+			plain = false
+			if i+1 >= len(b) {
+				return span{}, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) || hex4(b[i+2:i+6]) < 0 {
+					return span{}, false
+				}
+				i += 6
+			default:
+				return span{}, false
+			}
+		case c < 0x20:
+			return span{}, false
+		default: // non-ASCII
+			high = true
+			i++
+		}
+	}
+}
+
+// hex4 decodes four hex digits, or returns -1.
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// literal consumes the literal word (true, false or null).
+func (s *chunkScan) literal(word string) bool {
+	if len(s.b)-s.i >= len(word) && string(s.b[s.i:s.i+len(word)]) == word {
+		s.i += len(word)
+		return true
+	}
+	return false
+}
+
+// number consumes a number per the JSON grammar.
+func (s *chunkScan) number() bool {
+	b, i := s.b, s.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		for i++; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+		}
+	default:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return false
+		}
+		for i++; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return false
+		}
+		for i++; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+		}
+	}
+	s.i = i
+	return true
+}
+
+// skip validates and skips any value (whitespace before it already skipped).
+func (s *chunkScan) skip() bool {
+	var stack [maxChunkScanDepth / 64]uint64 // bit set: object
+	depth := 0
+	for {
+		// A value.
+		s.ws()
+		if s.i >= len(s.b) {
+			return false
+		}
+		switch c := s.b[s.i]; c {
+		case '{', '[':
+			s.i++
+			s.ws()
+			if c == '{' && s.peek() == '}' || c == '[' && s.peek() == ']' {
+				s.i++
+				break
+			}
+			if depth == maxChunkScanDepth {
+				return false
+			}
+			if c == '{' {
+				stack[depth/64] |= 1 << (depth % 64)
+				if !s.key() {
+					return false
+				}
+			} else {
+				stack[depth/64] &^= 1 << (depth % 64)
+			}
+			depth++
+			continue
+		case '"':
+			if _, ok := s.str(); !ok {
+				return false
+			}
+		case 't':
+			if !s.literal("true") {
+				return false
+			}
+		case 'f':
+			if !s.literal("false") {
+				return false
+			}
+		case 'n':
+			if !s.literal("null") {
+				return false
+			}
+		default:
+			if !s.number() {
+				return false
+			}
+		}
+		// After a value: close containers, or move to the next element.
+		for {
+			if depth == 0 {
+				return true
+			}
+			obj := stack[(depth-1)/64]&(1<<((depth-1)%64)) != 0
+			s.ws()
+			c := s.peek()
+			if c == ',' {
+				s.i++
+				if obj && !s.key() {
+					return false
+				}
+				break
+			}
+			if obj && c == '}' || !obj && c == ']' {
+				s.i++
+				depth--
+				continue
+			}
+			return false
+		}
+	}
+}
+
+// key reads an object key and its colon.
+func (s *chunkScan) key() bool {
+	s.ws()
+	if s.peek() != '"' {
+		return false
+	}
+	if _, ok := s.str(); !ok {
+		return false
+	}
+	return s.consume(':')
+}
+
+// appendString writes the decoded string at sp, exactly as encoding/json
+// decodes it: escapes resolved, surrogate pairs combined, and lone
+// surrogates and invalid UTF-8 bytes replaced by U+FFFD. The escapes were
+// validated by str.
+func appendString(sb *strings.Builder, b []byte, sp span) {
+	s := b[sp.start:sp.end]
+	if sp.plain {
+		sb.Write(s)
+		return
+	}
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) {
+			c := s[j]
+			if c == '\\' {
+				break
+			}
+			if c < utf8.RuneSelf {
+				j++
+				continue
+			}
+			r, size := utf8.DecodeRune(s[j:])
+			if r == utf8.RuneError && size == 1 {
+				break
+			}
+			j += size
+		}
+		sb.Write(s[i:j])
+		i = j
+		if i >= len(s) {
+			break
+		}
+		if s[i] != '\\' { // an invalid UTF-8 byte
+			sb.WriteRune(unicode.ReplacementChar)
+			i++
+			continue
+		}
+		switch c := s[i+1]; c {
+		case 'b':
+			sb.WriteByte('\b')
+		case 'f':
+			sb.WriteByte('\f')
+		case 'n':
+			sb.WriteByte('\n')
+		case 'r':
+			sb.WriteByte('\r')
+		case 't':
+			sb.WriteByte('\t')
+		case 'u':
+			rr := hex4(s[i+2:])
+			i += 6
+			if utf16.IsSurrogate(rr) {
+				rr1 := rune(-1)
+				if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
+					rr1 = hex4(s[i+2:])
+				}
+				if dec := utf16.DecodeRune(rr, rr1); dec != unicode.ReplacementChar {
+					i += 6
+					sb.WriteRune(dec)
+					continue
+				}
+				rr = unicode.ReplacementChar
+			}
+			sb.WriteRune(rr)
+			continue
+		default: // '"', '\\', '/'
+			sb.WriteByte(c)
+		}
+		i += 2
+	}
+}
