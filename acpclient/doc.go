@@ -1,0 +1,49 @@
+// Package acpclient is the wire layer of acphost: everything a host needs to
+// speak the Agent Client Protocol (ACP) v1 to an agent over newline-delimited
+// JSON-RPC 2.0, and nothing about apps.
+//
+// A Conn runs one connection. Its typed methods (Initialize, NewSession,
+// LoadSession, Prompt, Cancel, SetMode, SetConfigOption, …) send the
+// client→agent calls, refusing before sending anything the agent did not
+// advertise; Call and Notify carry vendor methods. A Client, which the host
+// implements, serves the agent→client side; the optional interfaces
+// TextFileReader, TextFileWriter, Terminals, Elicitations and
+// ExtensionHandler add the rest, and Initialize advertises exactly what the
+// Client implements. A Transport yields the byte stream: CommandTransport for
+// a local process, IOTransport for any stream, NewInMemoryTransports for
+// tests.
+//
+// # Why it is built this way
+//
+// Ordering. Everything the agent sends goes through one ordered queue to a
+// single dispatch goroutine, so a host sees updates, permission requests and
+// the answer to its prompt in the agent's order. The read loop never waits on
+// the host: requests that wait for a person (permission, elicitation) or a
+// process (terminal exit) get a reply function to call later. When a call
+// such as Prompt returns, every message the agent sent before its answer has
+// been delivered; PromptThen goes further and runs a hook at the answer's
+// exact place in the stream, so a host can end its turn there. The queue has
+// a byte budget: a host that falls behind slows the agent down (it blocks on
+// its stdout) and loses nothing.
+//
+// Robustness. A line that is not JSON, is truncated, is not a JSON-RPC
+// message or answers nobody costs that one line: it is reported through
+// ConnOptions.OnBadLine and skipped. Only a closed stream or a line over
+// MaxLineBytes (default 256 MiB) ends a Conn, and Err says why; for a process
+// that died it wraps an *ExitError quoting the redacted tail of its stderr.
+// Unions decode leniently: an unknown update kind, content type, tool content
+// or config option type is kept as raw JSON, never misread as another
+// variant, and a malformed optional field falls back to its zero value.
+//
+// Speed. Streamed text is most of what an agent sends. Lines carrying a
+// message chunk are decoded by a single-pass scanner that walks the bytes
+// once (it is fuzzed against encoding/json for identical results, and hands
+// anything unusual to the general decoder), which makes delivering a chunk
+// through a Conn faster than a bare json.Unmarshal of the JSON-RPC envelope.
+//
+// The JSON-RPC layer underneath is github.com/sourcegraph/jsonrpc2. It
+// correlates our requests with their responses; the agent's own requests and
+// notifications bypass it, because its generic request decoding is slow and
+// its handler model cannot keep notifications and requests in one order. No
+// exported name mentions its types.
+package acpclient

@@ -1,0 +1,88 @@
+package acpclient_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"strings"
+	"sync"
+
+	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/internal/acptest"
+)
+
+// printer is a minimal Client: it collects the agent's text and allows
+// every permission request once.
+type printer struct {
+	mu   sync.Mutex
+	text strings.Builder
+}
+
+func (p *printer) SessionUpdate(_ context.Context, n *acpclient.SessionNotification) {
+	if chunk, ok := n.Update.(*acpclient.AgentMessageChunk); ok {
+		p.mu.Lock()
+		p.text.WriteString(chunk.Content.Text)
+		p.mu.Unlock()
+	}
+}
+
+func (p *printer) RequestPermission(_ context.Context, req *acpclient.RequestPermissionRequest, reply func(*acpclient.RequestPermissionResponse, error)) {
+	for _, o := range req.Options {
+		if o.Kind == acpclient.PermissionAllowOnce {
+			reply(acpclient.PermissionSelected(o.OptionID), nil)
+			return
+		}
+	}
+	reply(acpclient.PermissionCancelled(), nil)
+}
+
+// Example_conn runs one turn against an agent. Here the agent is the
+// in-process fake from this repository's tests; for a real agent use
+// acpclient.Command("claude-agent-acp") (or any ACP agent) as the transport.
+func Example_conn() {
+	ctx := context.Background()
+	clientSide, agentSide := acpclient.NewInMemoryTransports()
+	agent := acptest.NewAgent(acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
+		{Text: "Hello "}, {Text: "from the agent."},
+	}}}})
+	agentStream, _ := agentSide.Connect(ctx)
+	go agent.Serve(ctx, agentStream, agentStream)
+
+	client := &printer{}
+	conn, err := acpclient.Connect(ctx, clientSide, client, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Initialize(ctx, &acpclient.InitializeRequest{
+		ClientInfo: &acpclient.Implementation{Name: "example", Version: "1.0"},
+	}); err != nil {
+		log.Fatal(err)
+	}
+	session, err := conn.NewSession(ctx, &acpclient.NewSessionRequest{Cwd: "/tmp"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp, err := conn.Prompt(ctx, &acpclient.PromptRequest{
+		SessionID: session.SessionID,
+		Prompt:    []acpclient.ContentBlock{acpclient.TextBlock("Say hello")},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Every update sent before the answer has been delivered by now.
+	fmt.Println(client.text.String())
+	fmt.Println(resp.StopReason)
+	// Output:
+	// Hello from the agent.
+	// end_turn
+}
+
+// ExampleCommand starts an agent as a child process. Closing the Conn ends
+// the agent and everything it started.
+func ExampleCommand() {
+	transport := acpclient.Command("definitely-not-an-installed-agent", "acp")
+	_, err := acpclient.Connect(context.Background(), transport, &printer{}, nil)
+	fmt.Println(err != nil && strings.Contains(err.Error(), "not in PATH"))
+	// Output: true
+}

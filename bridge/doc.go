@@ -1,0 +1,39 @@
+// Package bridge is what a desktop or server app embeds to host coding
+// agents: it starts agents, runs their sessions, answers their permission
+// requests under the app's policy, serves their file reads and writes, and
+// hands the app one ordered stream of one Event type for all of them.
+//
+// A Host owns the stream (Events) and many Bridges; a Bridge is one agent
+// process (started from any acpclient.Transport) and its Sessions. A Session
+// runs turns with Prompt; everything the agent does arrives as Events.
+//
+// # Guarantees
+//
+// Order: a session's events arrive in the order the agent sent them, with Seq
+// counting them without gaps. A permission event follows the tool call that
+// announced it; turn_end follows every update sent before the prompt's
+// answer, and updates sent after it come after turn_end, marked Late.
+// Updates that arrive before session/new answers are held and delivered first.
+// Replayed history from session/load is marked Replay.
+//
+// Nothing is dropped: a consumer that reads slowly slows the agents down.
+// While it lags, consecutive text deltas of one message may be merged into
+// one event.
+//
+// Policy: Ask, Plan and a read-only tool policy cancel permission requests
+// and refuse file writes; Build asks the app (a permission Event it answers
+// with Allow or Reject); Full allows once. Only once-options are ever chosen,
+// so the app's current mode stays authoritative; unknown modes fail closed
+// to Build.
+//
+// Liveness: a turn has an inactivity watchdog (ten minutes by default, no
+// total limit). Any update or agent request resets it; time the user spends
+// deciding a permission request does not count. On expiry the bridge cancels
+// the turn, gives the agent ten seconds to settle, and otherwise kills the
+// process so a replacement starts cleanly. A process that dies mid-turn is
+// reported as an error quoting its stderr, then turn_end, then exited; the
+// next Prompt starts a new process and resumes the session natively.
+//
+// Vendor differences live in Provider values (hooks and data), never in
+// forks of the bridge.
+package bridge
