@@ -1,0 +1,249 @@
+package acpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// SSHTransport runs an agent on a remote host over an SSH connection and
+// speaks ACP over the remote command's stdin and stdout. The agent's own
+// tools then run on that host.
+//
+// The remote command runs under a small POSIX sh wrapper that puts the agent
+// in a session of its own and watches the agent's stdin: when it ends,
+// because Close closed it or because the SSH connection dropped, the agent
+// gets StopTimeout to exit, then SIGTERM to its process group, then SIGKILL
+// after KillTimeout. So nothing is left running on the host even when this
+// side vanishes. Arguments are single-quoted for the remote shell: nothing in
+// them is interpreted.
+type SSHTransport struct {
+	// Client is the SSH connection; it is shared, not closed, by the transport.
+	Client *ssh.Client
+	// Dial, if set, is called instead of using Client, to get a (possibly
+	// re-dialled) connection for each Connect.
+	Dial func(ctx context.Context) (*ssh.Client, error)
+	// Path is the agent program on the remote host: a path, or a name the
+	// remote shell finds in its PATH.
+	Path string
+	// Args are the arguments after the program name.
+	Args []string
+	// Dir is the remote working directory (default: the login directory).
+	Dir string
+	// Env are NAME=value pairs set for the agent on top of the remote login
+	// environment. Nothing of the local environment is passed.
+	Env []string
+	// StderrBytes is how much of the agent's stderr is kept for error
+	// messages (default DefaultStderrBytes).
+	StderrBytes int
+	// StopTimeout and KillTimeout are the remote grace periods after stdin
+	// ends, in whole seconds (defaults 2s each).
+	StopTimeout time.Duration
+	KillTimeout time.Duration
+	// Redactor masks secrets in quoted stderr; the values of secret-looking
+	// Env entries are added.
+	Redactor *Redactor
+	// Logger, if set, receives each stderr line at debug level (redacted).
+	Logger *slog.Logger
+}
+
+// shellQuote quotes s as one word for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// remoteWrapper is the sh program that runs the agent (its "$@"). It must
+// not contain single quotes: it is itself single-quoted.
+//
+// With setsid available the agent runs in a session of its own, together
+// with a watcher that ends that session if the wrapper itself is killed
+// (some servers kill a dropped session's process group).
+// The agent reads its stdin through a FIFO fed by a separate reader job,
+// so the wrapper learns when stdin ends (the reader signals it) while
+// waiting on the agent alone. A background job's stdin would be /dev/null,
+// hence the copy to fd 3. The wrapper must not contain single quotes.
+const remoteWrapper = `trap "" PIPE HUP
+stop=
+trap "stop=1" USR1
+W="( ( while kill -0 \$1 2>/dev/null; do sleep 1; done; kill -TERM 0; sleep $ACPHOST_KILL; kill -KILL 0 ) & ) >/dev/null 2>&1 </dev/null; shift; exec \"\$@\""
+S=; command -v setsid >/dev/null 2>&1 && S="setsid sh -c"
+d=$(mktemp -d 2>/dev/null) || d=/tmp/acphost-$$
+mkdir -p "$d" && mkfifo "$d/in" || exit 126
+exec 3<&0
+( trap "kill \$c 2>/dev/null; exit 0" TERM; cat <&3 >"$d/in" & c=$!; wait $c; kill -USR1 $$ ) >/dev/null 2>&1 &
+r=$!
+if [ -n "$S" ]; then $S "$W" acphost-watch $$ "$@" <"$d/in" 3<&- & else "$@" <"$d/in" 3<&- & fi
+a=$!
+exec 3<&-
+sig() { kill -$1 -$a 2>/dev/null || kill -$1 $a 2>/dev/null; }
+graced() { i=0; while kill -0 $a 2>/dev/null && [ $i -lt $1 ]; do sleep 1; i=$((i+1)); done; }
+while :; do
+  wait $a; st=$?
+  kill -0 $a 2>/dev/null || break
+  [ -n "$stop" ] && { graced $ACPHOST_STOP; sig TERM; graced $ACPHOST_KILL; sig KILL; }
+done
+wait $a 2>/dev/null; x=$?; [ $x -ne 127 ] && st=$x
+kill $r 2>/dev/null
+rm -rf "$d"
+sig KILL
+exit $st`
+
+// command builds the remote command line.
+func (t *SSHTransport) command() string {
+	secs := func(d time.Duration) string {
+		if d <= 0 {
+			d = 2 * time.Second
+		}
+		return strconv.Itoa(int((d + time.Second - 1) / time.Second))
+	}
+	var b strings.Builder
+	if t.Dir != "" {
+		b.WriteString("cd " + shellQuote(t.Dir) + " && ")
+	}
+	b.WriteString("ACPHOST_STOP=" + secs(t.StopTimeout) + " ACPHOST_KILL=" + secs(t.KillTimeout))
+	b.WriteString(" exec sh -c " + shellQuote(remoteWrapper) + " acphost-agent")
+	if len(t.Env) > 0 {
+		b.WriteString(" env")
+		for _, kv := range t.Env {
+			b.WriteString(" " + shellQuote(kv))
+		}
+	}
+	b.WriteString(" " + shellQuote(t.Path))
+	for _, a := range t.Args {
+		b.WriteString(" " + shellQuote(a))
+	}
+	return b.String()
+}
+
+// Connect starts the agent on the remote host.
+func (t *SSHTransport) Connect(ctx context.Context) (io.ReadWriteCloser, error) {
+	if t.Path == "" {
+		return nil, fmt.Errorf("%w: no program given", ErrAgentNotFound)
+	}
+	for _, kv := range t.Env {
+		if name, _, ok := strings.Cut(kv, "="); !ok || name == "" {
+			return nil, fmt.Errorf("acpclient: ssh: environment entry %q is not NAME=value", kv)
+		}
+	}
+	client := t.Client
+	if t.Dial != nil {
+		var err error
+		if client, err = t.Dial(ctx); err != nil {
+			return nil, fmt.Errorf("acpclient: ssh: %w", err)
+		}
+	}
+	if client == nil {
+		return nil, errors.New("acpclient: ssh: no client")
+	}
+	sess, err := client.NewSession()
+	if err != nil {
+		return nil, fmt.Errorf("acpclient: ssh: opening a session on %s: %w", client.RemoteAddr(), err)
+	}
+	stdin, err1 := sess.StdinPipe()
+	stdout, err2 := sess.StdoutPipe()
+	stderr, err3 := sess.StderrPipe()
+	if err := errors.Join(err1, err2, err3); err != nil {
+		sess.Close()
+		return nil, fmt.Errorf("acpclient: ssh: %w", err)
+	}
+	if err := sess.Start(t.command()); err != nil {
+		sess.Close()
+		return nil, fmt.Errorf("acpclient: ssh: starting %s on %s: %w", t.Path, client.RemoteAddr(), err)
+	}
+	red := &Redactor{Values: secretEnvValues(t.Env)}
+	if t.Redactor != nil {
+		red.Values = append(red.Values, t.Redactor.Values...)
+	}
+	p := &RemoteProcess{sess: sess, stdin: stdin, stdout: stdout, path: t.Path, host: client.RemoteAddr().String(),
+		stderr: newRing(t.StderrBytes), redactor: red, exited: make(chan struct{}), stderrDone: make(chan struct{}),
+		closeWait: orDefault(t.StopTimeout, 2*time.Second) + orDefault(t.KillTimeout, 2*time.Second) + 5*time.Second}
+	go func() {
+		defer close(p.stderrDone)
+		var w io.Writer = p.stderr
+		if t.Logger != nil {
+			w = io.MultiWriter(p.stderr, &lineLogger{logger: t.Logger, redactor: red})
+		}
+		_, _ = io.Copy(w, stderr)
+	}()
+	go func() {
+		p.exitErr = sess.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// RemoteProcess is the stream to an agent started by SSHTransport.
+type RemoteProcess struct {
+	sess       *ssh.Session
+	stdin      io.WriteCloser
+	stdout     io.Reader
+	path, host string
+	stderr     *ring
+	redactor   *Redactor
+	closeWait  time.Duration
+
+	exited     chan struct{}
+	stderrDone chan struct{}
+	exitErr    error
+	closeOnce  sync.Once
+}
+
+// Read reads the agent's stdout.
+func (p *RemoteProcess) Read(b []byte) (int, error) { return p.stdout.Read(b) }
+
+// Write writes the agent's stdin.
+func (p *RemoteProcess) Write(b []byte) (int, error) { return p.stdin.Write(b) }
+
+// Exited is closed when the remote command has ended or the connection
+// carrying it is gone.
+func (p *RemoteProcess) Exited() <-chan struct{} { return p.exited }
+
+// Stderr returns the kept end of the agent's stderr, secrets redacted.
+func (p *RemoteProcess) Stderr() string { return p.redactor.Redact(p.stderr.String()) }
+
+// ExitError describes how the remote agent ended; nil while it runs.
+func (p *RemoteProcess) ExitError() *ExitError {
+	select {
+	case <-p.exited:
+	default:
+		return nil
+	}
+	select {
+	case <-p.stderrDone:
+	case <-time.After(200 * time.Millisecond):
+	}
+	err := p.exitErr
+	var exit *ssh.ExitError
+	var missing *ssh.ExitMissingError
+	switch {
+	case errors.As(err, &exit) && exit.ExitStatus() == 127:
+		err = fmt.Errorf("%w: %s on %s (exit status 127)", ErrAgentNotFound, p.path, p.host)
+	case errors.As(err, &missing) || errors.Is(err, io.EOF):
+		err = fmt.Errorf("connection to %s lost", p.host)
+	}
+	return &ExitError{Err: err, Stderr: tail(p.Stderr(), stderrTailBytes)}
+}
+
+// Close ends the agent: it closes the agent's stdin, which makes the remote
+// wrapper stop it (see SSHTransport), and waits for the remote command to
+// end; if the host does not answer in time the SSH session is closed.
+func (p *RemoteProcess) Close() error {
+	p.closeOnce.Do(func() {
+		p.stdin.Close()
+		if !waitFor(p.exited, p.closeWait) {
+			_ = p.sess.Signal(ssh.SIGKILL)
+		}
+		p.sess.Close()
+		<-p.exited
+		waitFor(p.stderrDone, time.Second)
+	})
+	return nil
+}

@@ -1,0 +1,73 @@
+// Package fsroot decides what an ACP agent may read and write for one
+// session, and does the reading and writing: fs/read_text_file and
+// fs/write_text_file are served from a Root, either Local (this machine) or
+// SFTP (an SSH host, over github.com/pkg/sftp).
+//
+// # Confinement
+//
+// Agents send absolute paths. A Root accepts a path only when, after
+// cleaning ".." and resolving every symlink, it lies inside the session's
+// cwd or one of its granted external directories; the root directories are
+// resolved the same way when they are set. A path that does not exist yet
+// (a new file, maybe in new directories) is judged by its nearest existing
+// parent, so a symlinked directory cannot smuggle a new file outside. The
+// resolution is done component by component through the backend (lstat and
+// readlink), identically for both roots, because an SFTP server's realpath
+// does not always follow links. A path that does not even lexically start
+// inside a root is refused before any file-system call, so a refusal says
+// nothing about what exists elsewhere. Local then opens the resolved path
+// through an os.Root of the directory that contains it, which also closes
+// the gap between the check and the use; SFTP cannot, and says so.
+//
+// Refusals are *PathError values that name the operation and the path and
+// wrap a sentinel (ErrOutsideRoot, ErrNotAbsolute, ErrTooLarge, ErrReadOnly,
+// ErrNotRegular, ...), so a caller branches with errors.Is; a missing file
+// satisfies errors.Is(err, fs.ErrNotExist), which ACP reports as -32002.
+// Grants change while the session lives (SetGrants, AddGrant, RemoveGrant);
+// a removed grant is refused by every operation that starts afterwards.
+// The write gate (SetReadOnly) is how a host's Ask, Plan and read-only
+// policies turn writes off, with the reason in the refusal.
+//
+// # Reads and writes
+//
+// Text is returned byte for byte as stored: no decoding, BOM and CRLF kept,
+// and line/limit slicing keeps each line's own ending. Reads are capped
+// (16 MiB by default) so an agent cannot pull a huge file into memory, and
+// only regular files are read (opening a FIFO would hang). An Overlay lets
+// the host serve unsaved editor buffers, as ACP asks; overlay reads are
+// confined and sliced like disk reads, and OnWrite tells the host when a
+// write landed on disk.
+//
+// Writes are atomic: a temporary file in the target's directory gets the
+// old file's mode (or Options.FileMode) before any content, then the
+// content and an fsync, and is renamed over the target; a failure at any
+// step leaves the old file untouched and removes the temporary. On SFTP the
+// rename uses posix-rename@openssh.com, which replaces the target in one
+// step. Without it, a plain SFTP rename is tried first; OpenSSH refuses to
+// rename over an existing file, so the old file is then moved to a backup
+// name, the new one moved in, and the backup removed (or moved back if the
+// second rename fails). Readers may see no file for an instant there, never
+// a partial one. fsync is skipped on servers without fsync@openssh.com.
+//
+// # Watching
+//
+// Watch lets a host refresh its views when the agent (or anything else)
+// changes files. Local uses fsnotify, adds new subdirectories as they
+// appear, and merges each burst of events per path for Options.Debounce.
+// SFTP has no notifications, so it polls: each poll lists at most
+// Options.PollMaxEntries directory entries and carries on where it stopped,
+// so the cost per poll stays bounded on a huge tree.
+//
+// # SSH
+//
+// Dial connects with keys from files and from ssh-agent, verifies the host
+// against known_hosts (an unknown host and a changed key are refused with
+// different, explanatory errors; only InsecureIgnoreHostKey skips this), and
+// sends keepalives that close a connection whose peer went silent. SSHConn
+// keeps one such connection and dials again after it dies, so an SFTP root
+// built with NewSFTPConn recovers on its next operation. Anything else that
+// needs the host, such as an agent process launched over SSH, can share the
+// same SSHConn. A caller with its own *ssh.Client uses NewSFTP instead.
+//
+// Paths are POSIX paths; Windows is not supported yet.
+package fsroot

@@ -1,0 +1,537 @@
+package fsroot
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Root is what one session's agent may read and write: its cwd plus the
+// external directories granted to it. *Local and *SFTP implement it; all
+// methods are safe for concurrent use.
+type Root interface {
+	// Cwd returns the session directory with symlinks resolved.
+	Cwd() string
+	// ReadTextFile returns the text of an absolute path, from 1-based line
+	// `line` (0 = from the start), at most `limit` lines (0 = all).
+	ReadTextFile(ctx context.Context, path string, line, limit int) (string, error)
+	// WriteTextFile atomically replaces (or creates) the file at an absolute
+	// path with content.
+	WriteTextFile(ctx context.Context, path, content string) error
+	// SetGrants replaces the complete list of granted external directories.
+	SetGrants(ctx context.Context, dirs []string) error
+	// AddGrant grants one more external directory.
+	AddGrant(ctx context.Context, dir string) error
+	// RemoveGrant withdraws a grant at once and reports whether it existed.
+	RemoveGrant(dir string) bool
+	// Grants returns the granted directories, symlinks resolved.
+	Grants() []string
+	// SetReadOnly turns the write gate on or off; reason is shown in refusals.
+	SetReadOnly(readOnly bool, reason string)
+	// Watch reports changes under the cwd and the grants until ctx ends or
+	// the root closes, when the channel is closed.
+	Watch(ctx context.Context) (<-chan Event, error)
+	// Close releases the root; later calls fail with ErrClosed.
+	Close() error
+}
+
+// Overlay serves the host's unsaved editor buffers. Buffer is called with the
+// cleaned requested path, and again with the symlink-resolved path when that
+// differs; ok=false means no open buffer, so the read goes to disk.
+type Overlay interface {
+	Buffer(path string) (text string, ok bool)
+}
+
+// Default limits used when the matching Options field is zero.
+const (
+	DefaultMaxFileSize    = 16 << 20
+	DefaultFileMode       = fs.FileMode(0o644)
+	DefaultDirMode        = fs.FileMode(0o755)
+	DefaultDebounce       = 100 * time.Millisecond
+	DefaultPollInterval   = 2 * time.Second
+	DefaultPollMaxEntries = 10000
+)
+
+// Options configures a root. The zero value is usable: no grants, 16 MiB
+// reads, 0644 files, 0755 directories, writes allowed, no overlay.
+type Options struct {
+	// Grants are external directories the agent may use besides the cwd.
+	Grants []string
+	// MaxFileSize caps reads in bytes (0 = DefaultMaxFileSize).
+	MaxFileSize int64
+	// FileMode is the mode of newly created files (0 = 0644). Existing files
+	// keep their mode.
+	FileMode fs.FileMode
+	// DirMode is the mode of parent directories a write creates (0 = 0755).
+	DirMode fs.FileMode
+	// ReadOnly starts the root with writes refused, for ReadOnlyReason.
+	ReadOnly       bool
+	ReadOnlyReason string
+	// Overlay, when set, is consulted before disk on every read.
+	Overlay Overlay
+	// OnWrite, when set, is called with the cleaned path after each
+	// successful write so the host can refresh an open editor.
+	OnWrite func(path string)
+	// Debounce is how long Local.Watch gathers a burst of events before
+	// reporting it (0 = DefaultDebounce).
+	Debounce time.Duration
+	// PollInterval is how often SFTP.Watch polls (0 = DefaultPollInterval).
+	PollInterval time.Duration
+	// PollMaxEntries bounds the directory entries SFTP.Watch lists per poll
+	// (0 = DefaultPollMaxEntries); a large tree is covered over several polls.
+	PollMaxEntries int
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxFileSize <= 0 {
+		o.MaxFileSize = DefaultMaxFileSize
+	}
+	if o.FileMode == 0 {
+		o.FileMode = DefaultFileMode
+	}
+	if o.DirMode == 0 {
+		o.DirMode = DefaultDirMode
+	}
+	if o.Debounce <= 0 {
+		o.Debounce = DefaultDebounce
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = DefaultPollInterval
+	}
+	if o.PollMaxEntries <= 0 {
+		o.PollMaxEntries = DefaultPollMaxEntries
+	}
+	return o
+}
+
+// target is a confined, symlink-free location: base is the resolved root
+// directory that contains it, rel the slash path below base ("." for base).
+type target struct {
+	base string
+	rel  string
+}
+
+func (t target) abs() string { return path.Join(t.base, t.rel) }
+
+func (t target) dir() target { return target{t.base, path.Dir(t.rel)} }
+
+func (t target) child(name string) target { return target{t.base, path.Join(t.rel, name)} }
+
+// tempFile is the part of *os.File and *sftp.File an atomic write uses.
+type tempFile interface {
+	io.Writer
+	Sync() error
+	Chmod(mode fs.FileMode) error
+	Close() error
+}
+
+// fsys is one storage backend. lstat and readlink take absolute paths (they
+// are used to resolve symlinks); the rest take confined targets.
+type fsys interface {
+	lstat(ctx context.Context, abs string) (fs.FileInfo, error)
+	readlink(ctx context.Context, abs string) (string, error)
+	readFile(ctx context.Context, t target, max int64) ([]byte, error)
+	mkdir(ctx context.Context, t target, perm fs.FileMode) error
+	create(ctx context.Context, t target) (tempFile, error)
+	rename(ctx context.Context, from, to target) error
+	remove(ctx context.Context, t target) error
+	syncDir(ctx context.Context, t target) error
+}
+
+// rootDir is the cwd or a grant, as given and as resolved.
+type rootDir struct {
+	given, resolved string
+}
+
+// core holds what Local and SFTP share: confinement, grants, the write gate,
+// line slicing, the overlay and the atomic write procedure.
+type core struct {
+	fs   fsys
+	opts Options
+	cwd  rootDir
+
+	mu       sync.RWMutex
+	grants   []rootDir
+	readOnly bool
+	reason   string
+	// grantsChanged is closed and replaced whenever the grants change, so
+	// watchers can pick up new directories.
+	grantsChanged chan struct{}
+
+	closeOnce sync.Once
+	done      chan struct{}
+
+	// wrapWriter is a test seam: it wraps the temporary file's writer so a
+	// test can fail a write half-way.
+	wrapWriter func(io.Writer) io.Writer
+}
+
+func newCore(ctx context.Context, backend fsys, cwd string, opts Options) (*core, error) {
+	c := &core{
+		fs:            backend,
+		opts:          opts.withDefaults(),
+		grantsChanged: make(chan struct{}),
+		done:          make(chan struct{}),
+		readOnly:      opts.ReadOnly,
+		reason:        opts.ReadOnlyReason,
+	}
+	dir, err := c.resolveDir(ctx, "cwd", cwd)
+	if err != nil {
+		return nil, err
+	}
+	c.cwd = dir
+	if err := c.SetGrants(ctx, opts.Grants); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Cwd returns the session directory with symlinks resolved.
+func (c *core) Cwd() string { return c.cwd.resolved }
+
+// resolveDir checks that dir is an absolute path to an existing directory
+// and resolves its symlinks, so confinement compares real locations.
+func (c *core) resolveDir(ctx context.Context, op, dir string) (rootDir, error) {
+	if !path.IsAbs(dir) {
+		return rootDir{}, pathErr(op, dir, ErrNotAbsolute)
+	}
+	clean := path.Clean(dir)
+	resolved, exists, err := resolve(ctx, c.fs, clean)
+	if err != nil {
+		return rootDir{}, pathErr(op, dir, err)
+	}
+	if !exists {
+		return rootDir{}, pathErr(op, dir, fs.ErrNotExist)
+	}
+	info, err := c.fs.lstat(ctx, resolved)
+	if err != nil {
+		return rootDir{}, pathErr(op, dir, err)
+	}
+	if !info.IsDir() {
+		return rootDir{}, pathErr(op, dir, errors.New("not a directory"))
+	}
+	return rootDir{given: clean, resolved: resolved}, nil
+}
+
+// SetGrants replaces the complete list of granted external directories; an
+// empty list removes every grant. Each must be an existing directory. On
+// error the previous grants stay in force.
+func (c *core) SetGrants(ctx context.Context, dirs []string) error {
+	resolved := make([]rootDir, 0, len(dirs))
+	for _, d := range dirs {
+		rd, err := c.resolveDir(ctx, "grant", d)
+		if err != nil {
+			return err
+		}
+		resolved = append(resolved, rd)
+	}
+	c.mu.Lock()
+	c.grants = resolved
+	c.notifyGrantsLocked()
+	c.mu.Unlock()
+	return nil
+}
+
+// AddGrant grants one more external directory, which must exist.
+func (c *core) AddGrant(ctx context.Context, dir string) error {
+	rd, err := c.resolveDir(ctx, "grant", dir)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !slices.Contains(c.grants, rd) {
+		c.grants = append(c.grants, rd)
+		c.notifyGrantsLocked()
+	}
+	return nil
+}
+
+// RemoveGrant withdraws the grant named by dir (as given or as resolved).
+// It takes effect for every operation that starts after it returns.
+func (c *core) RemoveGrant(dir string) bool {
+	clean := path.Clean(dir)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(c.grants)
+	c.grants = slices.DeleteFunc(slices.Clone(c.grants), func(g rootDir) bool {
+		return g.given == clean || g.resolved == clean
+	})
+	if len(c.grants) == n {
+		return false
+	}
+	c.notifyGrantsLocked()
+	return true
+}
+
+// Grants returns the granted directories, symlinks resolved.
+func (c *core) Grants() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]string, len(c.grants))
+	for i, g := range c.grants {
+		out[i] = g.resolved
+	}
+	return out
+}
+
+func (c *core) notifyGrantsLocked() {
+	close(c.grantsChanged)
+	c.grantsChanged = make(chan struct{})
+}
+
+// roots returns the cwd and grants, plus a channel closed on the next change.
+func (c *core) roots() ([]rootDir, <-chan struct{}) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return append([]rootDir{c.cwd}, c.grants...), c.grantsChanged
+}
+
+// SetReadOnly turns the write gate on or off. reason (e.g. "Ask mode") is
+// quoted in refusals: "write refused: session is read-only (Ask mode)".
+func (c *core) SetReadOnly(readOnly bool, reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.readOnly = readOnly
+	c.reason = reason
+}
+
+func (c *core) isClosed() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// within reports whether p is dir or lies below it (both clean).
+func within(p, dir string) bool {
+	if dir == "/" {
+		return true
+	}
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// confine cleans an absolute path, resolves its symlinks and finds the root
+// that contains it. A path that does not even lexically start inside a root
+// is refused before any file-system access, so refusals reveal nothing about
+// what exists outside.
+func (c *core) confine(ctx context.Context, op, p string) (clean string, t target, err error) {
+	if c.isClosed() {
+		return "", target{}, pathErr(op, p, ErrClosed)
+	}
+	if !path.IsAbs(p) {
+		return "", target{}, pathErr(op, p, ErrNotAbsolute)
+	}
+	clean = path.Clean(p)
+	roots, _ := c.roots()
+	inside := false
+	for _, r := range roots {
+		if within(clean, r.given) || within(clean, r.resolved) {
+			inside = true
+			break
+		}
+	}
+	if !inside {
+		return clean, target{}, pathErr(op, p, ErrOutsideRoot)
+	}
+	resolved, _, err := resolve(ctx, c.fs, clean)
+	if err != nil {
+		return clean, target{}, pathErr(op, p, err)
+	}
+	// Re-read the roots: a grant removed while we resolved must not count.
+	roots, _ = c.roots()
+	for _, r := range roots {
+		if within(resolved, r.resolved) {
+			rel := "."
+			if resolved != r.resolved {
+				rel = strings.TrimPrefix(strings.TrimPrefix(resolved, r.resolved), "/")
+			}
+			return clean, target{base: r.resolved, rel: rel}, nil
+		}
+	}
+	return clean, target{}, pathErr(op, p, outsideErr(clean, resolved))
+}
+
+// ReadTextFile returns the file's text exactly as stored (BOM, CRLF and all),
+// from 1-based line `line` (0 = from the start), at most `limit` lines
+// (0 = all). An overlay buffer wins over disk. A missing file gives an error
+// satisfying errors.Is(err, fs.ErrNotExist).
+func (c *core) ReadTextFile(ctx context.Context, p string, line, limit int) (string, error) {
+	if line < 0 || limit < 0 {
+		return "", pathErr("read", p, ErrInvalidRange)
+	}
+	clean, t, err := c.confine(ctx, "read", p)
+	if err != nil {
+		return "", err
+	}
+	if c.opts.Overlay != nil {
+		text, ok := c.opts.Overlay.Buffer(clean)
+		if !ok && t.abs() != clean {
+			text, ok = c.opts.Overlay.Buffer(t.abs())
+		}
+		if ok {
+			if int64(len(text)) > c.opts.MaxFileSize {
+				return "", pathErr("read", p, tooLarge(int64(len(text)), c.opts.MaxFileSize))
+			}
+			return sliceLines(text, line, limit), nil
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return "", pathErr("read", p, err)
+	}
+	data, err := c.fs.readFile(ctx, t, c.opts.MaxFileSize)
+	if err != nil {
+		return "", pathErr("read", p, err)
+	}
+	return sliceLines(string(data), line, limit), nil
+}
+
+func tooLarge(size, max int64) error {
+	return fmt.Errorf("%w (%d bytes, limit %d)", ErrTooLarge, size, max)
+}
+
+// WriteTextFile atomically replaces (or creates) the file: the content goes
+// to a temporary file in the same directory, is synced, given the old file's
+// mode (or FileMode), and renamed over the target. Missing parent directories
+// are created, only inside the root. On failure the old content is intact
+// and the temporary file is removed.
+func (c *core) WriteTextFile(ctx context.Context, p, content string) error {
+	c.mu.RLock()
+	readOnly, reason := c.readOnly, c.reason
+	c.mu.RUnlock()
+	if readOnly {
+		return pathErr("write", p, readOnlyErr(reason))
+	}
+	clean, t, err := c.confine(ctx, "write", p)
+	if err != nil {
+		return err
+	}
+	if err := c.writeAtomic(ctx, t, content); err != nil {
+		return pathErr("write", p, err)
+	}
+	if c.opts.OnWrite != nil {
+		c.opts.OnWrite(clean)
+	}
+	return nil
+}
+
+func (c *core) writeAtomic(ctx context.Context, t target, content string) error {
+	if t.rel == "." {
+		return ErrNotRegular
+	}
+	mode := c.opts.FileMode
+	info, err := c.fs.lstat(ctx, t.abs())
+	switch {
+	case err == nil && !info.Mode().IsRegular():
+		return ErrNotRegular
+	case err == nil:
+		mode = info.Mode().Perm()
+	case errors.Is(err, fs.ErrNotExist):
+		if err := c.mkdirParents(ctx, t.dir()); err != nil {
+			return err
+		}
+	default:
+		return err
+	}
+
+	tmp := t.dir().child("." + path.Base(t.rel) + ".acphost-" + randomSuffix())
+	f, err := c.fs.create(ctx, tmp)
+	if err != nil {
+		return err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = f.Close()
+			_ = c.fs.remove(context.WithoutCancel(ctx), tmp)
+		}
+	}()
+	// The mode is set before any byte is written, so the content of a
+	// private file is never readable through the temporary.
+	if err := f.Chmod(mode); err != nil {
+		return err
+	}
+	var w io.Writer = f
+	if c.wrapWriter != nil {
+		w = c.wrapWriter(f)
+	}
+	if _, err := io.Copy(w, strings.NewReader(content)); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := c.fs.rename(ctx, tmp, t); err != nil {
+		return err
+	}
+	committed = true
+	// The rename is done and visible; a directory sync that the platform or
+	// server cannot do only weakens durability, so it is best effort.
+	_ = c.fs.syncDir(ctx, t.dir())
+	return nil
+}
+
+// mkdirParents creates the missing directories of dir from its root down.
+// dir is confined and symlink-free, so every directory made is in the root.
+func (c *core) mkdirParents(ctx context.Context, dir target) error {
+	if dir.rel == "." {
+		return nil
+	}
+	parts := strings.Split(dir.rel, "/")
+	cur := target{base: dir.base, rel: "."}
+	for _, part := range parts {
+		cur = cur.child(part)
+		info, err := c.fs.lstat(ctx, cur.abs())
+		if err == nil {
+			if !info.IsDir() {
+				return fmt.Errorf("%s is not a directory", cur.abs())
+			}
+			continue
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if err := c.fs.mkdir(ctx, cur, c.opts.DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+func randomSuffix() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:]) + ".tmp"
+}
+
+// capWriter collects at most max bytes and fails beyond that, so a file that
+// grows after it was measured still cannot exceed the cap.
+type capWriter struct {
+	buf []byte
+	max int64
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	if int64(len(w.buf))+int64(len(p)) > w.max {
+		return 0, tooLarge(int64(len(w.buf))+int64(len(p)), w.max)
+	}
+	w.buf = append(w.buf, p...)
+	return len(p), nil
+}

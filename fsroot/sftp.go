@@ -1,0 +1,283 @@
+package fsroot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pkg/sftp"
+	"golang.org/x/crypto/ssh"
+)
+
+// SFTP is a Root on an SSH host, served over the SFTP subsystem.
+//
+// Confinement resolves symlinks itself, one lstat/readlink per path
+// component, because not every server's realpath follows links. Unlike
+// Local, SFTP offers no openat-style confinement, so a symlink swapped in on
+// the server between the check and the use is not caught; the agent runs on
+// that host anyway and can touch its files directly.
+type SFTP struct {
+	*core
+	source func(context.Context) (*ssh.Client, error)
+
+	mu        sync.Mutex
+	sshClient *ssh.Client
+	client    *sftp.Client
+
+	watchers sync.WaitGroup
+
+	// Test seams: noPosixRename pretends the server lacks
+	// posix-rename@openssh.com; pollTicker replaces the Watch poll ticker.
+	noPosixRename bool
+	pollTicker    func(time.Duration) (<-chan time.Time, func())
+}
+
+var _ Root = (*SFTP)(nil)
+
+// NewSFTP returns a root for the directory cwd on the host of client. The
+// client is used as is: if it dies, operations fail with ErrConnectionLost.
+// The caller keeps ownership of client; Close does not close it. opts may
+// be nil.
+func NewSFTP(ctx context.Context, client *ssh.Client, cwd string, opts *Options) (*SFTP, error) {
+	return newSFTP(ctx, func(context.Context) (*ssh.Client, error) { return client, nil }, cwd, opts)
+}
+
+// NewSFTPConn returns a root for the directory cwd on the host of conn. An
+// operation that finds the connection dropped fails with ErrConnectionLost
+// and the next one dials again. Close does not close conn. opts may be nil.
+func NewSFTPConn(ctx context.Context, conn *SSHConn, cwd string, opts *Options) (*SFTP, error) {
+	return newSFTP(ctx, conn.Client, cwd, opts)
+}
+
+func newSFTP(ctx context.Context, source func(context.Context) (*ssh.Client, error), cwd string, opts *Options) (*SFTP, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	s := &SFTP{source: source}
+	c, err := newCore(ctx, sftpFS{s}, cwd, o)
+	if err != nil {
+		s.closeClient()
+		return nil, err
+	}
+	s.core = c
+	return s, nil
+}
+
+// Close stops every watcher and ends the SFTP session (not the SSH client).
+func (s *SFTP) Close() error {
+	s.closeOnce.Do(func() { close(s.done) })
+	s.watchers.Wait()
+	return s.closeClient()
+}
+
+func (s *SFTP) closeClient() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.client == nil {
+		return nil
+	}
+	err := s.client.Close()
+	s.client, s.sshClient = nil, nil
+	return err
+}
+
+// sftpClient returns an SFTP session on the current SSH client, opening a
+// new one when the SSH client changed (after a re-dial).
+func (s *SFTP) sftpClient(ctx context.Context) (*sftp.Client, error) {
+	if s.core != nil && s.isClosed() {
+		return nil, ErrClosed
+	}
+	sshClient, err := s.source(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.client != nil && s.sshClient == sshClient {
+		return s.client, nil
+	}
+	if s.client != nil {
+		_ = s.client.Close()
+		s.client = nil
+	}
+	client, err := sftp.NewClient(sshClient, sftp.UseConcurrentWrites(true))
+	if err != nil {
+		return nil, s.lost(nil, err)
+	}
+	s.client, s.sshClient = client, sshClient
+	return client, nil
+}
+
+// lost turns an error that means the connection is gone into one wrapping
+// ErrConnectionLost, and drops the broken session so the next operation
+// starts a new one. Other errors pass through.
+func (s *SFTP) lost(client *sftp.Client, err error) error {
+	if err == nil || !isConnectionError(err) {
+		return err
+	}
+	s.mu.Lock()
+	if client != nil && s.client == client {
+		_ = s.client.Close()
+		s.client, s.sshClient = nil, nil
+	}
+	s.mu.Unlock()
+	return fmt.Errorf("%w: %v", ErrConnectionLost, err)
+}
+
+func isConnectionError(err error) bool {
+	return errors.Is(err, sftp.ErrSSHFxConnectionLost) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrClosed)
+}
+
+// do runs op on the current SFTP session and classifies its error.
+func (s *SFTP) do(ctx context.Context, op func(*sftp.Client) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	client, err := s.sftpClient(ctx)
+	if err != nil {
+		return err
+	}
+	return s.lost(client, op(client))
+}
+
+// sftpFS is the fsys of an SFTP root.
+type sftpFS struct{ s *SFTP }
+
+func (b sftpFS) lstat(ctx context.Context, abs string) (info fs.FileInfo, err error) {
+	err = b.s.do(ctx, func(c *sftp.Client) error {
+		info, err = c.Lstat(abs)
+		return err
+	})
+	return info, err
+}
+
+func (b sftpFS) readlink(ctx context.Context, abs string) (dest string, err error) {
+	err = b.s.do(ctx, func(c *sftp.Client) error {
+		dest, err = c.ReadLink(abs)
+		return err
+	})
+	return dest, err
+}
+
+func (b sftpFS) readFile(ctx context.Context, t target, max int64) (data []byte, err error) {
+	err = b.s.do(ctx, func(c *sftp.Client) error {
+		// Stat before open: opening a FIFO would stall the server.
+		info, err := c.Stat(t.abs())
+		if err != nil {
+			return err
+		}
+		if !info.Mode().IsRegular() {
+			return ErrNotRegular
+		}
+		if info.Size() > max {
+			return tooLarge(info.Size(), max)
+		}
+		f, err := c.Open(t.abs())
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w := &capWriter{buf: make([]byte, 0, info.Size()), max: max}
+		// WriteTo pipelines many read requests; a plain read loop would
+		// wait one round trip per 32 KiB.
+		if _, err := f.WriteTo(w); err != nil {
+			return err
+		}
+		data = w.buf
+		return nil
+	})
+	return data, err
+}
+
+func (b sftpFS) mkdir(ctx context.Context, t target, perm fs.FileMode) error {
+	return b.s.do(ctx, func(c *sftp.Client) error {
+		if err := c.Mkdir(t.abs()); err != nil {
+			return err
+		}
+		return c.Chmod(t.abs(), perm)
+	})
+}
+
+func (b sftpFS) create(ctx context.Context, t target) (f tempFile, err error) {
+	err = b.s.do(ctx, func(c *sftp.Client) error {
+		file, err := c.OpenFile(t.abs(), os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+		if err != nil {
+			return err
+		}
+		f = sftpTemp{file}
+		return nil
+	})
+	return f, err
+}
+
+// sftpTemp adapts *sftp.File: fsync is an OpenSSH extension, and a server
+// without it (the pkg/sftp server, for one) still gets the atomic rename.
+type sftpTemp struct{ *sftp.File }
+
+func (f sftpTemp) Sync() error {
+	err := f.File.Sync()
+	var status *sftp.StatusError
+	if errors.As(err, &status) && status.FxCode() == sftp.ErrSSHFxOpUnsupported {
+		return nil
+	}
+	return err
+}
+
+func (f sftpTemp) Write(p []byte) (int, error) { return f.File.Write(p) }
+
+func (f sftpTemp) ReadFrom(r io.Reader) (int64, error) { return f.File.ReadFrom(r) }
+
+func (b sftpFS) rename(ctx context.Context, from, to target) error {
+	return b.s.do(ctx, func(c *sftp.Client) error {
+		if _, ok := c.HasExtension("posix-rename@openssh.com"); ok && !b.s.noPosixRename {
+			return c.PosixRename(from.abs(), to.abs())
+		}
+		return renameFallback(c, from.abs(), to.abs())
+	})
+}
+
+// renameFallback replaces newPath without posix-rename. A plain SFTP rename
+// refuses to overwrite on OpenSSH (it links, then unlinks), so when it fails
+// and newPath exists, the old file is first moved aside to a backup name in
+// the same directory, the new one renamed in, and the backup removed. A
+// reader may briefly find no file, but never a partial one, and if the
+// second rename fails the backup is moved back, so the old content survives.
+func renameFallback(c *sftp.Client, oldPath, newPath string) error {
+	err := c.Rename(oldPath, newPath)
+	if err == nil {
+		return nil
+	}
+	if _, statErr := c.Lstat(newPath); statErr != nil {
+		return err
+	}
+	backup := strings.TrimSuffix(oldPath, ".tmp") + ".old.tmp"
+	if err := c.Rename(newPath, backup); err != nil {
+		return err
+	}
+	if err := c.Rename(oldPath, newPath); err != nil {
+		if restoreErr := c.Rename(backup, newPath); restoreErr != nil {
+			return fmt.Errorf("%w; restoring %s from %s also failed: %v", err, newPath, backup, restoreErr)
+		}
+		return err
+	}
+	_ = c.Remove(backup)
+	return nil
+}
+
+func (b sftpFS) remove(ctx context.Context, t target) error {
+	return b.s.do(ctx, func(c *sftp.Client) error { return c.Remove(t.abs()) })
+}
+
+// syncDir has no SFTP request; the server's rename is as durable as the
+// server makes it.
+func (b sftpFS) syncDir(context.Context, target) error { return nil }

@@ -1,0 +1,219 @@
+package fsroot
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/acphost/acphost/internal/sshtest"
+)
+
+// manualTicker is a poll ticker the test drives; an unbuffered send returns
+// only when the watcher takes the tick, i.e. after the previous poll.
+type manualTicker chan time.Time
+
+func (m manualTicker) newTicker(time.Duration) (<-chan time.Time, func()) { return m, func() {} }
+
+func (m manualTicker) tick(t *testing.T) {
+	t.Helper()
+	select {
+	case m <- time.Now():
+	case <-time.After(10 * time.Second):
+		t.Fatal("watcher did not take the tick")
+	}
+}
+
+func newSFTPRoot(t *testing.T, cwd string, opts *Options) (*SFTP, *sshtest.Server) {
+	t.Helper()
+	srv := sshtest.Start(t, nil)
+	r, err := NewSFTP(ctx, srv.Dial(t), cwd, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return r, srv
+}
+
+func TestSFTPWatchPolls(t *testing.T) {
+	cwd := tempDir(t)
+	existing := filepath.Join(cwd, "existing.txt")
+	writeFile(t, existing, "v1")
+	writeFile(t, filepath.Join(cwd, "old", "gone.txt"), "g")
+	r, _ := newSFTPRoot(t, cwd, nil)
+	ticks := make(manualTicker)
+	r.pollTicker = ticks.newTicker
+	ch, err := r.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	created := filepath.Join(cwd, "new.txt")
+	writeFile(t, created, "x")
+	if err := os.WriteFile(existing, []byte("version 2"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(cwd, "old")); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(cwd, "sub")
+	writeFile(t, filepath.Join(sub, "inner.txt"), "in")
+	ticks.tick(t)
+	expectEvents(t, ch,
+		Event{Created, created}, Event{Changed, existing}, Event{Removed, filepath.Join(cwd, "old")}, Event{Created, sub})
+	// The new directory is listed on the next poll, its content all new.
+	ticks.tick(t)
+	expectEvents(t, ch, Event{Created, filepath.Join(sub, "inner.txt")})
+	// Nothing changed: the next poll reports nothing (the tick after it
+	// returns only once that poll is done).
+	ticks.tick(t)
+	ticks.tick(t)
+	select {
+	case e := <-ch:
+		t.Fatalf("unexpected event %v", e)
+	default:
+	}
+}
+
+func TestSFTPWatchBoundsEntriesPerPoll(t *testing.T) {
+	cwd := tempDir(t)
+	for _, d := range []string{"a", "b", "c"} {
+		writeFile(t, filepath.Join(cwd, d, "f.txt"), "1")
+	}
+	r, _ := newSFTPRoot(t, cwd, &Options{PollMaxEntries: 1})
+	ticks := make(manualTicker)
+	r.pollTicker = ticks.newTicker
+	ch, err := r.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Budget 1: the first pass lists only cwd (3 entries); a, b, c are
+	// listed one per poll. A change in c is seen only on the poll that
+	// reaches c.
+	if err := os.WriteFile(filepath.Join(cwd, "c", "f.txt"), []byte("22"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		ticks.tick(t) // a, b, c are baselined
+	}
+	if err := os.WriteFile(filepath.Join(cwd, "c", "f.txt"), []byte("333"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 { // cwd, a, b: nothing; c: the change
+		ticks.tick(t)
+		if i < 3 {
+			select {
+			case e := <-ch:
+				t.Fatalf("poll %d reported %v before reaching c", i, e)
+			default:
+			}
+		}
+	}
+	expectEvents(t, ch, Event{Changed, filepath.Join(cwd, "c", "f.txt")})
+}
+
+func TestSFTPRenameFallbackWithoutPosixRename(t *testing.T) {
+	cwd := tempDir(t)
+	p := filepath.Join(cwd, "f.txt")
+	writeFile(t, p, "old")
+	r, _ := newSFTPRoot(t, cwd, nil)
+	r.noPosixRename = true
+	if err := r.WriteTextFile(ctx, p, "new"); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, p); got != "new" {
+		t.Fatalf("content = %q", got)
+	}
+	noTempFiles(t, cwd)
+}
+
+func TestSFTPFixedClientReportsLostConnection(t *testing.T) {
+	cwd := tempDir(t)
+	p := filepath.Join(cwd, "f.txt")
+	writeFile(t, p, "x")
+	srv := sshtest.Start(t, nil)
+	client := srv.Dial(t)
+	r, err := NewSFTP(ctx, client, cwd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	srv.DropConnections()
+	_ = client.Wait()
+	_, err = r.ReadTextFile(ctx, p, 0, 0)
+	if !errors.Is(err, ErrConnectionLost) {
+		t.Fatalf("error = %v, want ErrConnectionLost", err)
+	}
+}
+
+func TestSFTPConnRedialsAfterDrop(t *testing.T) {
+	cwd := tempDir(t)
+	p := filepath.Join(cwd, "f.txt")
+	writeFile(t, p, "hello")
+	srv := sshtest.Start(t, nil)
+	conn := NewSSHConn(DialConfig{
+		User: srv.User, Addr: srv.Addr, KeyFiles: []string{srv.UserKeyFile},
+		KnownHostsFiles: []string{srv.KnownHostsFile}, NoAgent: true,
+	})
+	defer conn.Close()
+	r, err := NewSFTPConn(ctx, conn, cwd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got, err := r.ReadTextFile(ctx, p, 0, 0); err != nil || got != "hello" {
+		t.Fatalf("first read %q, %v", got, err)
+	}
+	dead := conn.Dead()
+	srv.DropConnections()
+	<-dead
+	if got, err := r.ReadTextFile(ctx, p, 0, 0); err != nil || got != "hello" {
+		t.Fatalf("read after drop %q, %v", got, err)
+	}
+	if err := r.WriteTextFile(ctx, p, "again"); err != nil {
+		t.Fatal(err)
+	}
+	if srv.Accepted() != 2 {
+		t.Fatalf("server accepted %d connections, want 2 (one re-dial)", srv.Accepted())
+	}
+}
+
+func TestSFTPConnMidOperationDropThenRecovers(t *testing.T) {
+	cwd := tempDir(t)
+	p := filepath.Join(cwd, "f.txt")
+	writeFile(t, p, "hello")
+	srv := sshtest.Start(t, nil)
+	conn := NewSSHConn(DialConfig{
+		User: srv.User, Addr: srv.Addr, KeyFiles: []string{srv.UserKeyFile},
+		KnownHostsFiles: []string{srv.KnownHostsFile}, NoAgent: true,
+	})
+	defer conn.Close()
+	r, err := NewSFTPConn(ctx, conn, cwd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// Whether the drop is noticed before or during the next read, at most
+	// that one read fails, with ErrConnectionLost; the one after works.
+	dead := conn.Dead()
+	srv.DropConnections()
+	if _, err := r.ReadTextFile(ctx, p, 0, 0); err != nil && !errors.Is(err, ErrConnectionLost) {
+		t.Fatalf("read during drop: %v", err)
+	}
+	<-dead
+	if got, err := r.ReadTextFile(ctx, p, 0, 0); err != nil || got != "hello" {
+		t.Fatalf("read after drop %q, %v", got, err)
+	}
+}
+
+func TestSSHConnClosed(t *testing.T) {
+	conn := NewSSHConn(DialConfig{})
+	if err := conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Client(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Client after Close: %v", err)
+	}
+}
