@@ -71,6 +71,15 @@ type span struct {
 	plain      bool
 }
 
+// rawValue skips one value and returns where it lies.
+func (s *chunkScan) rawValue() (span, bool) {
+	start := s.i
+	if !s.skip() {
+		return span{}, false
+	}
+	return span{start: start, end: s.i}, true
+}
+
 // chunkScan holds the scanner's position and what it has extracted.
 type chunkScan struct {
 	b []byte
@@ -333,11 +342,9 @@ func (s *chunkScan) params() bool {
 			}
 		case "_meta":
 			bit = 4
-			start := s.i
-			if !s.skip() {
+			if s.paramsMeta, s.hasParamsMeta = s.rawValue(); !s.hasParamsMeta {
 				return false
 			}
-			s.paramsMeta, s.hasParamsMeta = span{start: start, end: s.i}, true
 		default:
 			return s.unknownKey(key, simple, paramsKeys)
 		}
@@ -390,11 +397,9 @@ func (s *chunkScan) update() bool {
 			s.messageID, s.hasMsgID = sp, true
 		case "_meta":
 			bit = 8
-			start := s.i
-			if !s.skip() {
+			if s.updateMeta, s.hasUpdateMeta = s.rawValue(); !s.hasUpdateMeta {
 				return false
 			}
-			s.updateMeta, s.hasUpdateMeta = span{start: start, end: s.i}, true
 		default:
 			return s.unknownKey(key, simple, updateKeys)
 		}
@@ -458,11 +463,9 @@ func (s *chunkScan) content() bool {
 			s.text = sp
 		case "_meta":
 			bit = 4
-			start := s.i
-			if !s.skip() {
+			if s.contentMeta, s.hasContentMeta = s.rawValue(); !s.hasContentMeta {
 				return false
 			}
-			s.contentMeta, s.hasContentMeta = span{start: start, end: s.i}, true
 		default:
 			if !simple || foldsToAny(key, contentKeys) {
 				s.fallback = true
