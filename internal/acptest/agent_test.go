@@ -748,3 +748,17 @@ func (s *syncBuffer) String() string {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+func TestQuietReportsSilencesOutcomeChunks(t *testing.T) {
+	c := start(t, acptest.Script{QuietReports: true, Prompts: []acptest.Turn{{Steps: []acptest.Step{
+		{Permission: &acptest.Permission{}}, {Text: "done"},
+	}}}})
+	c.initialize()
+	sid := c.newSession()
+	id := c.prompt(sid, "x")
+	req := c.request("session/request_permission")
+	c.reply(req.ID, `{"outcome":{"outcome":"selected","optionId":"allow"}}`)
+	if reason, texts := c.stopReason(id); reason != "end_turn" || !slices.Equal(texts, []string{"done"}) {
+		t.Fatalf("texts %q (%s)", texts, reason)
+	}
+}

@@ -42,6 +42,10 @@ type Script struct {
 	// that ignore stdin close; it then stops only when Serve's context ends
 	// or the process is killed.
 	StayAfterEOF bool `json:"stayAfterEOF,omitempty"`
+	// QuietReports stops the text chunks that report what the client
+	// answered to the agent's requests ("permission: selected allow", "write
+	// PATH: ok", …), for demos; tests normally want them.
+	QuietReports bool `json:"quietReports,omitempty"`
 	// IgnoreSIGTERM makes the fakeagent binary ignore SIGTERM, so a client
 	// must escalate to SIGKILL. In-process agents ignore it.
 	IgnoreSIGTERM bool `json:"ignoreSIGTERM,omitempty"`

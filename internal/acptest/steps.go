@@ -161,6 +161,15 @@ type textContent struct {
 	Text string `json:"text"`
 }
 
+// report tells the client what a step's request got back, as a text chunk,
+// unless the script asks for quiet reports.
+func (c *conn) report(session, text string) error {
+	if c.script.QuietReports {
+		return nil
+	}
+	return c.sendText(session, text)
+}
+
 func (c *conn) sendText(session, text string) error {
 	return c.sendUpdate(session, textChunk{SessionUpdate: "agent_message_chunk", Content: textContent{Type: "text", Text: text}})
 }
@@ -267,7 +276,7 @@ func (c *conn) requestStep(session string, r *Request) error {
 		json.Compact(&b, m.Result)
 		report += "result " + b.String()
 	}
-	return c.sendText(session, report)
+	return c.report(session, report)
 }
 
 type permissionRequest struct {
@@ -316,7 +325,7 @@ func (c *conn) permissionStep(rn runner, session string, p *Permission) error {
 		json.Compact(&b, m.Result)
 		report = "permission: unknown " + b.String()
 	}
-	if err := c.sendText(session, report); err != nil {
+	if err := c.report(session, report); err != nil {
 		return err
 	}
 	rn.finish = true
@@ -357,7 +366,7 @@ func (c *conn) readFileStep(session string, r *ReadFile) error {
 	default:
 		report += result.Content
 	}
-	return c.sendText(session, report)
+	return c.report(session, report)
 }
 
 type writeFileRequest struct {
@@ -375,7 +384,7 @@ func (c *conn) writeFileStep(session string, w *WriteFile) error {
 	if m.Error != nil {
 		report = "write " + w.Path + ": " + describeError(m.Error)
 	}
-	return c.sendText(session, report)
+	return c.report(session, report)
 }
 
 type createTerminalRequest struct {
@@ -417,10 +426,10 @@ func (c *conn) terminalStep(session string, t *Terminal) error {
 			return false, err
 		}
 		if m.Error != nil {
-			return false, c.sendText(session, "terminal: "+method+" "+describeError(m.Error))
+			return false, c.report(session, "terminal: "+method+" "+describeError(m.Error))
 		}
 		if err := json.Unmarshal(m.Result, result); err != nil {
-			return false, c.sendText(session, "terminal: "+method+" unknown "+string(m.Result))
+			return false, c.report(session, "terminal: "+method+" unknown "+string(m.Result))
 		}
 		return true, nil
 	}
@@ -463,5 +472,5 @@ func (c *conn) terminalStep(session string, t *Terminal) error {
 	if ok, err := call("terminal/release", term, &released); !ok {
 		return err
 	}
-	return c.sendText(session, fmt.Sprintf("terminal: %s truncated %t output %q", exited, output.Truncated, output.Output))
+	return c.report(session, fmt.Sprintf("terminal: %s truncated %t output %q", exited, output.Truncated, output.Output))
 }
