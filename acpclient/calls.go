@@ -269,7 +269,7 @@ func (c *Conn) PromptThen(ctx context.Context, req *PromptRequest, then func(*Pr
 		err = w.Wait(c.ctx, &raw)
 	}
 	if err != nil {
-		return nil, c.callError("session/prompt", id, err)
+		return nil, c.answerError(context.WithoutCancel(ctx), "session/prompt", id, err)
 	}
 	c.awaitBarrier(context.Background(), id)
 	var resp PromptResponse

@@ -216,7 +216,7 @@ func (c *Conn) call(ctx context.Context, method string, params, result any) erro
 			c.forgetBarrier(id)
 			return fmt.Errorf("acpclient: %s: %w", method, ctx.Err())
 		}
-		return c.callError(method, id, err)
+		return c.answerError(ctx, method, id, err)
 	}
 	c.awaitBarrier(ctx, id)
 	if result != nil && len(raw) > 0 {
@@ -251,6 +251,17 @@ func (c *Conn) sendWithHook(method string, params any, hook func(json.RawMessage
 		return w, id, c.callError(method, id, err)
 	}
 	return w, id, nil
+}
+
+// answerError is callError for a call whose answer may have arrived: an
+// error answer keeps the ordering promise of a result, so the caller sees
+// it only once everything the agent sent before it has been delivered.
+func (c *Conn) answerError(ctx context.Context, method string, id uint64, err error) error {
+	var rpcErr *jsonrpc2.Error
+	if errors.As(err, &rpcErr) {
+		c.awaitBarrier(ctx, id)
+	}
+	return c.callError(method, id, err)
 }
 
 // callError turns jsonrpc2's errors into ours: an agent error becomes a

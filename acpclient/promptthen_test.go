@@ -36,3 +36,38 @@ func TestPromptThenRunsAtTheAnswersPlace(t *testing.T) {
 	<-done
 	rec.waitUpdates(t, 3)
 }
+
+// TestErrorAnswerKeepsOrdering: a prompt answered with an error returns
+// only after its hook and every earlier update have been delivered.
+func TestErrorAnswerKeepsOrdering(t *testing.T) {
+	rec := newRecorder()
+	c, p := newPair(t, rec, nil)
+	p.handshake(c, fullCaps)
+	hookRan := make(chan struct{})
+	type result struct {
+		count int
+		hook  bool
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, err := c.PromptThen(context.Background(), &PromptRequest{SessionID: "s", Prompt: []ContentBlock{TextBlock("x")}},
+			func(_ *PromptResponse, err error) { close(hookRan) })
+		hook := false
+		select {
+		case <-hookRan:
+			hook = true
+		default:
+		}
+		done <- result{rec.count(), hook, err}
+	}()
+	m := p.recv()
+	for i := 0; i < 50; i++ {
+		p.send(chunkLineJSON("s", "x"))
+	}
+	p.sendf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"backend failed"}}`, m.ID)
+	r := <-done
+	if r.err == nil || !r.hook || r.count < 50 {
+		t.Fatalf("error answer returned with hook=%v after %d/50 updates: %v", r.hook, r.count, r.err)
+	}
+}

@@ -52,6 +52,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Conn configures the wire (line caps, queue budget).
 	Conn *acpclient.ConnOptions
+	// TerminalLogin runs an agent's own login command in a terminal the
+	// user can type in, for terminal sign-in methods (see AuthRequest); it
+	// returns nil when the command exited 0. Nil means the app cannot run
+	// them, and they are not offered.
+	TerminalLogin func(ctx context.Context, cmd TerminalLogin) error
 }
 
 // Bridge is one agent process and its sessions. When the process dies the
@@ -75,6 +80,8 @@ type Bridge struct {
 	running  sync.WaitGroup // exit watchers
 
 	permSeq atomic.Uint64
+	authMu  sync.Mutex // one sign-in at a time
+	authSeq atomic.Uint64
 }
 
 func newBridge(h *Host, cfg Config) *Bridge {
@@ -152,7 +159,14 @@ func (b *Bridge) start(ctx context.Context) (*acpclient.Conn, error) {
 	if info == nil {
 		info = &acpclient.Implementation{Name: "acphost", Version: "0.1.0"}
 	}
-	resp, err := conn.Initialize(ctx, &acpclient.InitializeRequest{ClientInfo: info, Meta: b.cfg.InitializeMeta})
+	req := &acpclient.InitializeRequest{ClientInfo: info, Meta: b.cfg.InitializeMeta}
+	if b.cfg.TerminalLogin != nil {
+		// The standard capability, and the _meta flag agents that predate
+		// it check before they list their terminal login.
+		req.ClientCapabilities.Auth = &acpclient.AuthCapabilities{Terminal: true}
+		req.ClientCapabilities.Meta = json.RawMessage(`{"terminal-auth":true}`)
+	}
+	resp, err := conn.Initialize(ctx, req)
 	if err != nil {
 		conn.Close()
 		<-conn.Done()
@@ -196,7 +210,12 @@ func (b *Bridge) watchExit(conn *acpclient.Conn) {
 	} else {
 		b.emit(Event{Kind: KindExited})
 	}
-	b.host.unregister(b)
+	b.mu.Lock()
+	replaced := b.conn != nil // a restart (sign-in, relaunch) already runs its successor
+	b.mu.Unlock()
+	if !replaced {
+		b.host.unregister(b)
+	}
 }
 
 // Close ends the agent process and its sessions; it returns when the
@@ -329,7 +348,7 @@ func (c *agentClient) HandleExtensionNotification(ctx context.Context, method st
 			s := b.session(sid)
 			for _, ev := range events {
 				if s != nil {
-					s.emitFromAgent(ev)
+					s.emitProviderEvent(ev)
 				} else {
 					ev.Session = sid
 					b.emit(ev)

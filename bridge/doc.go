@@ -36,4 +36,28 @@
 //
 // Vendor differences live in Provider values (hooks and data), never in
 // forks of the bridge.
+//
+// # Profiles
+//
+// A Profile names an agent program ("crewcoder", "kiro", "claude", "codex",
+// "gemini", "opencode", "qwen", "copilot", "codey"): where to find it, the
+// flags that carry the app's launch choices, and its Provider.
+// Host.StartProfile resolves the binary the way a GUI app must (a Resolver:
+// override, PATH, the login shell's PATH, npm, ~/.local/bin, Homebrew) and
+// executes it directly, never through a shell; Bridge.Relaunch restarts it
+// with new choices and resumes its sessions; Doctor reports on each
+// configured one. Launch options that change authority (CrewCoder's agent
+// profile and approval policy) restart the process instead of being sent
+// live, and are refused while a turn runs.
+//
+// # Signing in
+//
+// Agents ask for sign-in in different ways: session/new or the prompt
+// failing with -32000, methods in initialize or in error.data, env_var
+// methods, terminal logins in _meta. The bridge turns all of them into one
+// auth_required Event whose AuthRequest the app answers; it then signs in
+// (restarting the agent with new environment variables, or running the
+// agent's login command through Config.TerminalLogin) and retries the call
+// that failed. Values given for sign-in are secrets: they reach the agent's
+// environment only, and are masked in errors and logs.
 package bridge

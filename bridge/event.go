@@ -33,6 +33,15 @@ const (
 	KindError       Kind = "error"        // something failed (Err)
 	KindExited      Kind = "exited"       // the agent process ended (Err says why)
 	KindExt         Kind = "ext"          // an update or vendor notification without a kind of its own (Method, Raw)
+	// KindAuthRequired: the agent needs the user to sign in; answer Auth
+	// with one of its methods and the bridge retries what failed.
+	KindAuthRequired Kind = "auth_required"
+	// KindTodos: the agent's task list, rebuilt from its task tools and
+	// replaced whole (Todos, and Plan for hosts that show plans).
+	KindTodos Kind = "todos"
+	// KindNotice: a message for the user that is neither agent output nor
+	// an error, such as a recovered backend failure (Text).
+	KindNotice Kind = "notice"
 )
 
 // Event is everything a host shows about its agents, in one type. Events of
@@ -69,6 +78,10 @@ type Event struct {
 	SessionInfo   *SessionInfo                 `json:"sessionInfo,omitempty"`
 	SessionReady  *SessionReady                `json:"sessionReady,omitempty"`
 	StopReason    string                       `json:"stopReason,omitempty"`
+	// Auth is the sign-in request of an auth_required event.
+	Auth *AuthRequest `json:"auth,omitempty"`
+	// Todos is the task list of a todos event.
+	Todos []Todo `json:"todos,omitempty"`
 	// Err is the failure of an error, turn_end or exited event.
 	Err error `json:"-"`
 	// Method is the vendor notification of an ext event.
@@ -128,6 +141,9 @@ type Compaction struct {
 	Automatic bool   `json:"automatic,omitempty"`
 	Summary   string `json:"summary,omitempty"`
 	Message   string `json:"message,omitempty"`
+	// Progress is the agent's progress figure (0-100) while it compacts,
+	// when it reports one.
+	Progress float64 `json:"progress,omitempty"`
 }
 
 // SessionInfo is session metadata the agent reported. Cleared fields are

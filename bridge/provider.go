@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/acphost/acphost/acpclient"
 )
@@ -41,4 +42,44 @@ type Provider struct {
 	// Compact compacts the session's context natively and returns the
 	// summary, for agents that advertise a method for it.
 	Compact func(ctx context.Context, conn *acpclient.Conn, sessionID string) (summary string, err error)
+
+	// CompactAvailable reports whether the running agent advertised the
+	// native compaction Compact uses; nil means it always has. Without it
+	// Session.Compact fails with acpclient.ErrUnsupported before sending
+	// anything, so the app can fall back to its own summary-reset path.
+	CompactAvailable func(agent *acpclient.InitializeResponse) bool
+	// ReportsCompaction is set when the agent reports compaction itself
+	// (vendor notifications the Notification hook maps to compaction
+	// events); Session.Compact then adds no events of its own.
+	ReportsCompaction bool
+
+	// ContextWindow returns the context window of a model from a static
+	// table (0 when unknown). A window the agent reports wins over it; it
+	// is used to turn a percentage into tokens and to rebase the meter
+	// when the model changes.
+	ContextWindow func(model string) int64
+	// ModelsFromInitialize returns the models an agent lists in its
+	// initialize answer (for agents that put them there), used when
+	// session/new lists none.
+	ModelsFromInitialize func(agent *acpclient.InitializeResponse) *acpclient.ModelState
+
+	// TransientError reports a prompt failure worth retrying (a backend
+	// hiccup, not an auth or validation error). Before the turn produced
+	// output the prompt is sent again after each RetryBackoff delay; after
+	// output it is recovered once per user turn by sending ContinuePrompt
+	// to the same session, keeping what was streamed.
+	TransientError func(err error) bool
+	RetryBackoff   []time.Duration
+	ContinuePrompt string
+
+	// LockedMode returns the execution mode the agent's current launch
+	// forces on its sessions ("" for none); SetPolicy keeps it.
+	LockedMode func() Mode
+
+	// OnTurnStart and OnToolEnd return extra events derived from the
+	// session's activity (for example a task list rebuilt from task
+	// tools). OnTurnStart runs after turn_start, OnToolEnd after a tool
+	// call ends.
+	OnTurnStart func(sessionID string) []Event
+	OnToolEnd   func(sessionID string, call *ToolCall) []Event
 }

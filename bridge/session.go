@@ -46,9 +46,10 @@ type SessionConfig struct {
 
 // Session is one agent session. Its methods are safe for concurrent use.
 type Session struct {
-	b   *Bridge
-	cfg SessionConfig
-	id  string
+	b    *Bridge
+	cfg  SessionConfig
+	id   string
+	conn *acpclient.Conn // the process the session is attached to
 
 	turnMu sync.Mutex // held for the whole of a turn
 
@@ -69,6 +70,12 @@ type turnState struct {
 	watchdog  *watchdog
 	timedOut  bool // guarded by Session.mu
 	cancelled bool // guarded by Session.mu
+
+	// Guarded by Session.mu: whether the turn produced output, and the
+	// failure held back for a retry (see holdForRetry).
+	emitted bool
+	held    error
+	retries turnRetries
 
 	finish     sync.Once
 	stopReason string
@@ -91,6 +98,7 @@ func (s *Session) Policy() Policy {
 // SetPolicy changes the execution policy. It applies to the next permission
 // request and file write, also in a running turn.
 func (s *Session) SetPolicy(p Policy) {
+	p = s.b.lockPolicy(p)
 	s.mu.Lock()
 	s.policy = p
 	s.mu.Unlock()
@@ -106,7 +114,7 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{b: b, cfg: cfg, policy: cfg.Policy, tools: newToolTracker(b.provider.ToolName),
+	s := &Session{b: b, cfg: cfg, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider.ToolName),
 		permissions: map[string]*PermissionRequest{}}
 	ready, err := s.attach(ctx, conn, cfg.ResumeID)
 	if err != nil {
@@ -139,6 +147,9 @@ func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID str
 			req.AdditionalDirectories = s.cfg.ExternalDirectories
 		}
 		resp, err := conn.NewSession(ctx, req)
+		if acpclient.IsAuthRequired(err) {
+			conn, resp, err = b.newSessionSignedIn(ctx, conn, req, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("bridge %s: session/new: %w", b.cfg.ID, err)
 		}
@@ -146,7 +157,11 @@ func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID str
 		b.register(s)
 		setup = &resp.SessionSetup
 	}
+	s.conn = conn
 	ready.Modes, ready.Models, ready.ConfigOptions = setup.Modes, setup.Models, setup.ConfigOptions
+	if ready.Models == nil && b.provider.ModelsFromInitialize != nil {
+		ready.Models = b.provider.ModelsFromInitialize(conn.Agent())
+	}
 
 	if b.provider.SetExternalDirectories != nil {
 		dirs := s.cfg.ExternalDirectories
@@ -283,6 +298,7 @@ func (s *Session) emitFromAgent(ev Event) {
 	ev.Late = s.turn == nil && s.turnsEnded > 0 && !s.replaying
 	if s.turn != nil {
 		s.turn.watchdog.kick()
+		s.turn.emitted = s.turn.emitted || isOutput(ev.Kind)
 	}
 	s.mu.Unlock()
 	s.emit(ev)
@@ -361,6 +377,10 @@ func (s *Session) save() {
 	p := s.Policy()
 	rec := Record{NativeSessionID: s.id, Provider: s.b.provider.Name, Cwd: s.cfg.Cwd, Model: s.cfg.Model,
 		Effort: s.cfg.Effort, Mode: string(p.Mode), ReadOnly: p.ReadOnly, ExternalDirectories: s.cfg.ExternalDirectories}
+	if l := s.b.Launch(); l != nil {
+		o := l.Options()
+		rec.ApprovalPolicy, rec.AgentMode = o.Approval, o.AgentProfile
+	}
 	if err := s.cfg.Store.Save(key, rec); err != nil {
 		s.emit(Event{Kind: KindError, Err: fmt.Errorf("saving session state: %w", err)})
 	}

@@ -36,6 +36,9 @@ func (s *Session) Prompt(ctx context.Context, content ...acpclient.ContentBlock)
 	}
 
 	s.emit(Event{Kind: KindTurnStart, Text: promptText(content)})
+	if s.b.provider.OnTurnStart != nil {
+		s.emitAll(s.b.provider.OnTurnStart(s.id))
+	}
 	turn := &turnState{conn: conn}
 	turn.watchdog = startWatchdog(s.b.clock, s.b.cfg.InactivityTimeout, func() { s.expire(turn) })
 	s.mu.Lock()
@@ -54,8 +57,33 @@ func (s *Session) Prompt(ctx context.Context, content ...acpclient.ContentBlock)
 	// cancelTurn, and the turn ends only when the agent answers (or dies).
 	// The answer is handled in stream order (finishTurn via PromptThen), so
 	// turn_end follows every update sent before it and precedes late ones.
-	_, err = conn.PromptThen(context.WithoutCancel(ctx), &acpclient.PromptRequest{SessionID: s.id, Prompt: content},
-		func(resp *acpclient.PromptResponse, err error) { s.finishTurn(turn, resp, err) })
+	// A failure the bridge can repair (sign-in, a transient backend error)
+	// is held back instead of ending the turn, repaired, and the prompt
+	// sent again (see recoverTurn).
+	for {
+		answered := make(chan struct{})
+		_, err = conn.PromptThen(context.WithoutCancel(ctx), &acpclient.PromptRequest{SessionID: s.id, Prompt: content},
+			func(resp *acpclient.PromptResponse, err error) {
+				defer close(answered)
+				if err == nil || !s.holdForRetry(turn, err) {
+					s.finishTurn(turn, resp, err)
+				}
+			})
+		if _, agentAnswered := errors.AsType[*acpclient.CallError](err); agentAnswered {
+			// An error answer returns before its in-order hook has run.
+			select {
+			case <-answered:
+			case <-conn.Done():
+			}
+		}
+		held := s.takeHeld(turn)
+		if held == nil {
+			break
+		}
+		if conn, content, err = s.recoverTurn(ctx, turn, held, content); err != nil {
+			break
+		}
+	}
 	close(settled)
 	s.finishTurn(turn, nil, err) // no answer came: the agent died or the send failed
 	return turn.stopReason, turn.err
@@ -100,7 +128,7 @@ func (s *Session) reattach(ctx context.Context) (*acpclient.Conn, error) {
 	s.b.mu.Lock()
 	conn := s.b.conn
 	s.b.mu.Unlock()
-	if conn != nil {
+	if conn != nil && conn == s.conn {
 		return conn, nil
 	}
 	conn, err := s.b.ensure(ctx)
@@ -118,7 +146,7 @@ func (s *Session) reattach(ctx context.Context) (*acpclient.Conn, error) {
 	s.mu.Lock()
 	unusable := s.unusable
 	s.mu.Unlock()
-	return conn, unusable
+	return s.conn, unusable
 }
 
 // promptError explains a failed turn: the agent's detailed message when it
@@ -174,9 +202,10 @@ func (s *Session) Cancel() {
 func (s *Session) cancelTurn(turn *turnState) {
 	s.mu.Lock()
 	turn.cancelled = true
+	conn := turn.conn
 	s.mu.Unlock()
 	s.cancelPermissions()
-	if err := turn.conn.Cancel(context.Background(), s.id); err != nil {
+	if err := conn.Cancel(context.Background(), s.id); err != nil {
 		s.b.logger.Debug("bridge: session/cancel failed", "err", err)
 	}
 }
@@ -225,6 +254,12 @@ func (s *Session) Compact(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("bridge: compact: %w", acpclient.ErrUnsupported)
 	}
 	return withIdle(s, ctx, func(conn *acpclient.Conn) (string, error) {
+		if avail := s.b.provider.CompactAvailable; avail != nil && !avail(conn.Agent()) {
+			return "", fmt.Errorf("bridge %s: compact: the agent does not advertise native compaction: %w", s.b.cfg.ID, acpclient.ErrUnsupported)
+		}
+		if s.b.provider.ReportsCompaction {
+			return s.b.provider.Compact(ctx, conn, s.id)
+		}
 		s.emit(Event{Kind: KindCompaction, Compaction: &Compaction{Status: CompactionStarted}})
 		summary, err := s.b.provider.Compact(ctx, conn, s.id)
 		if err != nil {
@@ -268,6 +303,7 @@ func (s *Session) SetModel(ctx context.Context, model string, ready *SessionRead
 		}
 		opts, err := s.setModel(ctx, conn, model, ready)
 		if err == nil {
+			s.rebaseWindow(model)
 			s.cfg.Model = model
 			if opts != nil {
 				s.emit(Event{Kind: KindConfig, ConfigOptions: opts})

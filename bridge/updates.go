@@ -97,6 +97,9 @@ func (s *Session) emitTool(ev Event, snap *ToolCall, kinds []Kind) {
 			e.Raw = nil // one agent message, reported once
 		}
 		s.emitFromAgent(e)
+		if k == KindToolEnd && s.b.provider.OnToolEnd != nil {
+			s.emitAll(s.b.provider.OnToolEnd(s.id, snap))
+		}
 	}
 }
 

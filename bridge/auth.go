@@ -1,0 +1,432 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/acphost/acphost/acpclient"
+)
+
+// ErrAuthRequired is wrapped by the error of a call that failed because the
+// agent needs a sign-in the app did not (or could not) provide.
+var ErrAuthRequired = errors.New("bridge: sign-in required")
+
+// ErrAuthDeclined is wrapped when the app declined an AuthRequest.
+var ErrAuthDeclined = errors.New("bridge: sign-in declined")
+
+// Auth method types an AuthOption can have.
+const (
+	// AuthTypeAgent: the agent signs in by itself (browser, cached token);
+	// answer with the method id.
+	AuthTypeAgent = "agent"
+	// AuthTypeEnvVar: the agent reads credentials from environment
+	// variables (Vars); answer with their values in AuthAnswer.Env. The
+	// bridge restarts the agent with them.
+	AuthTypeEnvVar = "env_var"
+	// AuthTypeTerminal: the agent's own login command must run in a
+	// terminal (Command, Args); the bridge runs it through
+	// Config.TerminalLogin and restarts the agent.
+	AuthTypeTerminal = "terminal"
+)
+
+// AuthOption is one way to sign in that the bridge can carry out.
+type AuthOption struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Type is AuthTypeAgent, AuthTypeEnvVar or AuthTypeTerminal.
+	Type string `json:"type"`
+	// Vars are the environment variables an env_var method asks for.
+	Vars []acpclient.AuthVar `json:"vars,omitempty"`
+	// Link is where the user gets a key (env_var methods).
+	Link string `json:"link,omitempty"`
+	// Command, Args and Env are the login command of a terminal method.
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+}
+
+// AuthAnswer is the app's answer to an AuthRequest.
+type AuthAnswer struct {
+	// MethodID is the id of one of the request's Methods.
+	MethodID string
+	// Env holds the values of an env_var method's variables. They are
+	// secrets: the bridge passes them to the agent's environment only and
+	// masks them in every error and log.
+	Env map[string]string
+	// Meta is sent as authenticate's _meta, for agents that take extra
+	// values there.
+	Meta json.RawMessage
+}
+
+// AuthRequest is an agent's demand to sign in, carried by an auth_required
+// event. Answer it (from any goroutine) with one of Methods; the bridge
+// signs in and retries the call that failed. Decline, or cancelling the
+// call's context, fails that call with ErrAuthRequired.
+type AuthRequest struct {
+	// ID identifies the request within its Bridge.
+	ID string `json:"id"`
+	// Call is the ACP method that failed for want of sign-in.
+	Call string `json:"call"`
+	// Message is the agent's explanation.
+	Message string `json:"message,omitempty"`
+	// Methods are the ways to sign in the bridge can carry out; empty when
+	// the agent offered none (the user must sign in outside the app).
+	Methods []AuthOption `json:"methods"`
+
+	once    sync.Once
+	done    chan struct{}
+	answer  AuthAnswer
+	decline bool
+}
+
+// TerminalLogin is a login command for Config.TerminalLogin to run in an
+// interactive terminal. Env is the complete environment.
+type TerminalLogin struct {
+	Method  string
+	Command string
+	Args    []string
+	Env     []string
+}
+
+// Answer signs in with a method; it returns ErrAlreadyAnswered when the
+// request was answered or declined before.
+func (r *AuthRequest) Answer(a AuthAnswer) error { return r.settle(a, false) }
+
+// Decline refuses to sign in.
+func (r *AuthRequest) Decline() error { return r.settle(AuthAnswer{}, true) }
+
+// Done is closed once the request is answered or declined.
+func (r *AuthRequest) Done() <-chan struct{} { return r.done }
+
+func (r *AuthRequest) settle(a AuthAnswer, decline bool) error {
+	err := ErrAlreadyAnswered
+	r.once.Do(func() {
+		err = nil
+		r.answer, r.decline = a, decline
+		close(r.done)
+	})
+	return err
+}
+
+func (r *AuthRequest) method(id string) (AuthOption, bool) {
+	for _, m := range r.Methods {
+		if m.ID == id {
+			return m, true
+		}
+	}
+	return AuthOption{}, false
+}
+
+// terminalAuthMeta is the _meta["terminal-auth"] some agents attach to an
+// auth method: a login command to run in a terminal.
+type terminalAuthMeta struct {
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env"`
+	Label   string            `json:"label"`
+}
+
+// authOptions returns the sign-in methods the bridge can carry out, from
+// the initialize answer and from the failed call's error.data.authMethods
+// (agents put them in either place), without duplicates.
+func (b *Bridge) authOptions(agent *acpclient.InitializeResponse, cause error) []AuthOption {
+	var methods []acpclient.AuthMethod
+	if agent != nil {
+		methods = append(methods, agent.AuthMethods...)
+	}
+	if e := errorsAsCall(cause); e != nil && len(e.Data) > 0 {
+		var data struct {
+			AuthMethods []acpclient.AuthMethod `json:"authMethods"`
+		}
+		if json.Unmarshal(e.Data, &data) == nil {
+			methods = append(methods, data.AuthMethods...)
+		}
+	}
+	seen := map[string]bool{}
+	var out []AuthOption
+	for _, m := range methods {
+		if m.ID == "" || seen[m.ID] {
+			continue
+		}
+		opt, ok := b.authOption(m)
+		if !ok {
+			continue
+		}
+		seen[m.ID] = true
+		out = append(out, opt)
+	}
+	return out
+}
+
+func (b *Bridge) authOption(m acpclient.AuthMethod) (AuthOption, bool) {
+	opt := AuthOption{ID: m.ID, Name: m.Name, Description: m.Description}
+	var meta map[string]json.RawMessage
+	_ = json.Unmarshal(m.Meta, &meta)
+	var ta terminalAuthMeta
+	if raw, ok := meta["terminal-auth"]; ok && json.Unmarshal(raw, &ta) == nil && ta.Command != "" {
+		if b.cfg.TerminalLogin == nil {
+			return opt, false
+		}
+		opt.Type, opt.Command, opt.Args, opt.Env = AuthTypeTerminal, ta.Command, ta.Args, ta.Env
+		return opt, true
+	}
+	switch m.Type {
+	case "", acpclient.AuthAgent:
+		opt.Type = AuthTypeAgent
+	case acpclient.AuthEnvVar:
+		opt.Type, opt.Vars, opt.Link = AuthTypeEnvVar, m.Vars, m.Link
+	case acpclient.AuthTerminal:
+		if b.cfg.TerminalLogin == nil {
+			return opt, false
+		}
+		cmd, args := b.launchCommand()
+		opt.Type, opt.Command, opt.Args, opt.Env = AuthTypeTerminal, cmd, append(args, m.Args...), m.Env
+	default:
+		return opt, false // unknown types are not usable
+	}
+	return opt, true
+}
+
+// newSessionSignedIn runs the sign-in flow after session/new failed with
+// auth required, then retries session/new (on the restarted process when
+// the sign-in needed one).
+func (b *Bridge) newSessionSignedIn(ctx context.Context, conn *acpclient.Conn, req *acpclient.NewSessionRequest, cause error) (*acpclient.Conn, *acpclient.NewSessionResponse, error) {
+	err := cause
+	for round := 0; round < maxAuthRounds && acpclient.IsAuthRequired(err); round++ {
+		next, serr := b.signIn(ctx, nil, "session/new", err)
+		if serr != nil {
+			return conn, nil, serr
+		}
+		conn = next
+		var resp *acpclient.NewSessionResponse
+		resp, err = conn.NewSession(ctx, req)
+		if err == nil {
+			return conn, resp, nil
+		}
+	}
+	return conn, nil, err
+}
+
+// signIn asks the app to sign in (an auth_required event on s, or
+// agent-wide when s is nil), carries out the chosen method and returns the
+// connection to retry on.
+func (b *Bridge) signIn(ctx context.Context, s *Session, call string, cause error) (*acpclient.Conn, error) {
+	b.authMu.Lock()
+	defer b.authMu.Unlock()
+	conn, err := b.ensure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	req := &AuthRequest{ID: fmt.Sprintf("auth-%d", b.authSeq.Add(1)), Call: call,
+		Methods: b.authOptions(conn.Agent(), cause), done: make(chan struct{})}
+	if e := errorsAsCall(cause); e != nil {
+		req.Message = e.Message
+	}
+	ev := Event{Kind: KindAuthRequired, Auth: req}
+	if s != nil {
+		s.emit(ev)
+	} else {
+		b.emit(ev)
+	}
+	fail := func(why error) error {
+		return fmt.Errorf("bridge %s: %s: %w: %w", b.cfg.ID, call, ErrAuthRequired, why)
+	}
+	if len(req.Methods) == 0 {
+		req.Decline()
+		return nil, fail(fmt.Errorf("the agent offers no sign-in method the app can use (%v)", cause))
+	}
+	select {
+	case <-req.done:
+	case <-ctx.Done():
+		req.Decline()
+		return nil, fail(ctx.Err())
+	}
+	if req.decline {
+		return nil, fail(ErrAuthDeclined)
+	}
+	ans := req.answer
+	secrets := slices.Collect(maps.Values(ans.Env))
+	method, ok := req.method(ans.MethodID)
+	if !ok {
+		return nil, fail(fmt.Errorf("%q is not one of the offered methods", ans.MethodID))
+	}
+	next, err := b.carryOut(ctx, conn, method, ans)
+	if err != nil {
+		return nil, redactError(fmt.Errorf("bridge %s: signing in with %q: %w", b.cfg.ID, method.ID, err), secrets)
+	}
+	return next, nil
+}
+
+// carryOut performs one sign-in method.
+func (b *Bridge) carryOut(ctx context.Context, conn *acpclient.Conn, m AuthOption, ans AuthAnswer) (*acpclient.Conn, error) {
+	switch m.Type {
+	case AuthTypeEnvVar:
+		env := map[string]string{}
+		for _, v := range m.Vars {
+			val, ok := ans.Env[v.Name]
+			if (!ok || val == "") && !v.Optional {
+				return nil, fmt.Errorf("no value for %s", v.Name)
+			}
+			if ok {
+				env[v.Name] = val
+			}
+		}
+		for k, v := range ans.Env { // variables the method did not list are the app's choice
+			if _, listed := env[k]; !listed {
+				env[k] = v
+			}
+		}
+		next, err := b.restart(ctx, func(t acpclient.Transport) (acpclient.Transport, error) { return transportWithEnv(t, env) })
+		if err != nil {
+			return nil, err
+		}
+		if err := next.Authenticate(ctx, &acpclient.AuthenticateRequest{MethodID: m.ID, Meta: ans.Meta}); err != nil {
+			return nil, err
+		}
+		return next, nil
+	case AuthTypeTerminal:
+		env := b.launchEnv()
+		for k, v := range m.Env {
+			env = append(env, k+"="+v)
+		}
+		for k, v := range ans.Env {
+			env = append(env, k+"="+v)
+		}
+		if err := b.cfg.TerminalLogin(ctx, TerminalLogin{Method: m.ID, Command: m.Command, Args: m.Args, Env: env}); err != nil {
+			return nil, fmt.Errorf("login command %s: %w", m.Command, err)
+		}
+		return b.restart(ctx, func(t acpclient.Transport) (acpclient.Transport, error) { return t, nil })
+	default:
+		if err := conn.Authenticate(ctx, &acpclient.AuthenticateRequest{MethodID: m.ID, Meta: ans.Meta}); err != nil {
+			return nil, err
+		}
+		return conn, nil
+	}
+}
+
+// restart ends the running process and starts a new one on the transport
+// change returns; sessions attach to it when next used.
+func (b *Bridge) restart(ctx context.Context, change func(acpclient.Transport) (acpclient.Transport, error)) (*acpclient.Conn, error) {
+	b.startMu.Lock()
+	defer b.startMu.Unlock()
+	t, err := change(b.cfg.Transport)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	old, closed := b.conn, b.closed
+	b.conn = nil
+	b.cfg.Transport = t
+	b.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if old != nil {
+		old.Close()
+		<-old.Done()
+	}
+	return b.start(ctx)
+}
+
+// transportWithEnv returns a copy of t whose process gets env on top of its
+// environment, with the values masked in its error messages.
+func transportWithEnv(t acpclient.Transport, env map[string]string) (acpclient.Transport, error) {
+	switch ct := t.(type) {
+	case *profileTransport:
+		cp := *ct
+		inner, err := transportWithEnv(ct.inner, env)
+		if err != nil {
+			return nil, err
+		}
+		cp.inner = inner.(*acpclient.CommandTransport)
+		return &cp, nil
+	case *acpclient.CommandTransport:
+		cp := *ct
+		cp.Env = mergeEnv(ct.Env, env)
+		red := &acpclient.Redactor{}
+		if ct.Redactor != nil {
+			red.Values = append(red.Values, ct.Redactor.Values...)
+		}
+		red.Values = append(red.Values, slices.Collect(maps.Values(env))...)
+		cp.Redactor = red
+		return &cp, nil
+	}
+	return nil, fmt.Errorf("the agent's transport (%T) cannot be restarted with new environment variables", t)
+}
+
+// mergeEnv sets vars in base (nil base: this process's environment).
+func mergeEnv(base []string, vars map[string]string) []string {
+	if base == nil {
+		base = environ()
+	}
+	out := make([]string, 0, len(base)+len(vars))
+	for _, kv := range base {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, replaced := vars[name]; !replaced {
+			out = append(out, kv)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		out = append(out, k+"="+vars[k])
+	}
+	return out
+}
+
+// launchCommand returns the agent's program and arguments, for terminal
+// login methods that rerun it.
+func (b *Bridge) launchCommand() (string, []string) {
+	b.mu.Lock()
+	t := b.cfg.Transport
+	b.mu.Unlock()
+	if pt, ok := t.(*profileTransport); ok {
+		t = pt.inner
+	}
+	if ct, ok := t.(*acpclient.CommandTransport); ok {
+		return ct.Path, slices.Clone(ct.Args)
+	}
+	return "", nil
+}
+
+// launchEnv returns the environment the agent runs with.
+func (b *Bridge) launchEnv() []string {
+	b.mu.Lock()
+	t := b.cfg.Transport
+	b.mu.Unlock()
+	if pt, ok := t.(*profileTransport); ok {
+		t = pt.inner
+	}
+	if ct, ok := t.(*acpclient.CommandTransport); ok && ct.Env != nil {
+		return slices.Clone(ct.Env)
+	}
+	return environ()
+}
+
+// redactedError hides secrets in an error's text. It answers errors.Is
+// for the sentinels in its chain but does not unwrap, since the wrapped
+// errors' texts still hold the secrets.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string        { return e.msg }
+func (e *redactedError) Is(target error) bool { return errors.Is(e.err, target) }
+
+func redactError(err error, secrets []string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	red := (&acpclient.Redactor{Values: secrets}).Redact(msg)
+	if red == msg {
+		return err
+	}
+	return &redactedError{msg: red, err: err}
+}

@@ -1,0 +1,241 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/acphost/acphost/acpclient"
+)
+
+// CrewCoder's native approval policies (LaunchOptions.Approval).
+const (
+	CrewCoderReview     = "review" // the default: safe calls run, mutations and dangerous calls ask
+	CrewCoderAlways     = "always"
+	CrewCoderNever      = "never"
+	CrewCoderFullAccess = "full-access" // no requests at all: the host's policy cannot interpose
+	CrewCoderSandboxed  = "sandboxed"
+)
+
+// CrewCoderAgentProfiles are the values CrewCoder's --mode takes. They are
+// CrewCoder's agent profiles, unrelated to the host's Ask/Plan/Build/Full.
+var CrewCoderAgentProfiles = []string{"general", "crewcoder", "plugin", "extension"}
+
+// CrewCoderApproval returns the approval policy to pass for a persisted or
+// chosen value: one of the five policies, anything else (missing, old,
+// invalid) failing closed to review.
+func CrewCoderApproval(v string) string {
+	switch v = strings.TrimSpace(v); v {
+	case CrewCoderReview, CrewCoderAlways, CrewCoderNever, CrewCoderFullAccess, CrewCoderSandboxed:
+		return v
+	}
+	return CrewCoderReview
+}
+
+// CrewCoderAgentProfile returns the --mode value for a choice, or "" for the
+// configured default (also for anything that is not a CrewCoder profile,
+// the host's own modes included).
+func CrewCoderAgentProfile(v string) string {
+	v = strings.TrimSpace(v)
+	if slices.Contains(CrewCoderAgentProfiles, v) {
+		return v
+	}
+	return ""
+}
+
+// CrewCoder vendor names.
+const (
+	crewCoderCompactMeta     = "crewcoder/sessionCompact"
+	crewCoderUsageMeta       = "crewcoder/usage"
+	crewCoderToolMeta        = "crewcoder/tool"
+	crewCoderCompactionNotif = "_crewcoder/compaction_update"
+)
+
+// CrewCoderProfile runs "crewcoder acp --approval POLICY [--mode PROFILE]".
+// A concrete agent profile locks the host's execution mode to Build: the
+// profile owns the agent's behaviour, and Build keeps the host's permission
+// gate for what the approval policy still asks. Change the profile or the
+// approval policy with Bridge.Relaunch. CrewCoder's vendor protocol is
+// mapped as follows: usage from _meta["crewcoder/usage"], tool identity from
+// _meta["crewcoder/tool"].name, _crewcoder/compaction_update as the only
+// source of compaction events, directory grants through
+// session/set_external_directories, effort through
+// session/set_reasoning_effort, Session.FollowUp through session/follow_up,
+// Session.Compact through session/compact when initialize advertises it
+// (the session keeps its id), and Task* tool results as todos events.
+var CrewCoderProfile = &Profile{
+	Name: "crewcoder", Title: "CrewCoder",
+	Binaries:    []string{"crewcoder"},
+	Args:        crewCoderArgs,
+	NewProvider: newCrewCoderProvider,
+}
+
+func crewCoderArgs(o LaunchOptions) []string {
+	args := []string{"acp", "--approval", CrewCoderApproval(o.Approval)}
+	if p := CrewCoderAgentProfile(o.AgentProfile); p != "" {
+		args = append(args, "--mode", p)
+	}
+	return args
+}
+
+func newCrewCoderProvider(l *Launch) *Provider {
+	todos := newTodoBook()
+	return &Provider{
+		Name:                   "crewcoder",
+		ToolName:               crewCoderToolName,
+		UsageFromMeta:          crewCoderUsage,
+		Notification:           crewCoderNotification,
+		SetExternalDirectories: crewCoderSetExternalDirectories,
+		SetEffort:              crewCoderSetEffort,
+		FollowUp:               crewCoderFollowUp,
+		Compact:                crewCoderCompact,
+		CompactAvailable:       CrewCoderAdvertisesCompact,
+		ReportsCompaction:      true,
+		LockedMode: func() Mode {
+			if CrewCoderAgentProfile(l.Options().AgentProfile) != "" {
+				return ModeBuild
+			}
+			return ""
+		},
+		OnTurnStart: todos.clear,
+		OnToolEnd:   todos.toolEnded,
+	}
+}
+
+// CrewCoderAdvertisesCompact reports whether an initialize answer carries
+// exactly _meta["crewcoder/sessionCompact"].method == "session/compact".
+func CrewCoderAdvertisesCompact(agent *acpclient.InitializeResponse) bool {
+	if agent == nil {
+		return false
+	}
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(agent.Meta, &meta) != nil {
+		return false
+	}
+	var adv struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(meta[crewCoderCompactMeta], &adv) == nil && adv.Method == "session/compact"
+}
+
+func crewCoderToolName(meta json.RawMessage) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(meta, &m) != nil {
+		return ""
+	}
+	var tool struct {
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(m[crewCoderToolMeta], &tool) != nil {
+		return ""
+	}
+	return tool.Name
+}
+
+func crewCoderUsage(meta json.RawMessage) (used, size int64, ok bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(meta, &m) != nil || m[crewCoderUsageMeta] == nil {
+		return 0, 0, false
+	}
+	var u struct {
+		LastInputTokens *int64 `json:"lastInputTokens"`
+		ContextWindow   int64  `json:"contextWindow"`
+	}
+	if json.Unmarshal(m[crewCoderUsageMeta], &u) != nil || u.LastInputTokens == nil {
+		return 0, 0, false
+	}
+	return *u.LastInputTokens, u.ContextWindow, true
+}
+
+// crewCoderCompactionUpdate is the params of _crewcoder/compaction_update.
+type crewCoderCompactionUpdate struct {
+	SessionID    string          `json:"sessionId"`
+	CompactionID string          `json:"compactionId"`
+	Status       string          `json:"status"`
+	Automatic    bool            `json:"automatic"`
+	Intent       string          `json:"intent"`
+	Progress     float64         `json:"progress"`
+	Message      string          `json:"message"`
+	Summary      json.RawMessage `json:"summary"`
+}
+
+func crewCoderNotification(method string, params json.RawMessage) (string, []Event, bool) {
+	if method != crewCoderCompactionNotif {
+		return "", nil, false
+	}
+	var u crewCoderCompactionUpdate
+	if err := json.Unmarshal(params, &u); err != nil {
+		return "", nil, false
+	}
+	c := &Compaction{ID: u.CompactionID, Status: compactionStatus(u.Status),
+		Automatic: u.Automatic || u.Intent == "automatic", Progress: u.Progress, Message: u.Message,
+		Summary: summaryText(u.Summary)}
+	return u.SessionID, []Event{{Kind: KindCompaction, Compaction: c, Method: method, Raw: params}}, true
+}
+
+// summaryText reads a summary sent as a string or as content blocks.
+func summaryText(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []acpclient.ContentBlock
+	if json.Unmarshal(raw, &blocks) == nil {
+		var b strings.Builder
+		for _, blk := range blocks {
+			b.WriteString(blk.Text)
+		}
+		return b.String()
+	}
+	return ""
+}
+
+func crewCoderSetExternalDirectories(ctx context.Context, conn *acpclient.Conn, sessionID string, dirs []string) error {
+	params := struct {
+		SessionID   string   `json:"sessionId"`
+		Directories []string `json:"directories"`
+	}{sessionID, dirs}
+	if err := conn.Call(ctx, "session/set_external_directories", params, nil); err != nil {
+		return fmt.Errorf("crewcoder: session/set_external_directories: %w", err)
+	}
+	return nil
+}
+
+func crewCoderSetEffort(ctx context.Context, conn *acpclient.Conn, sessionID, effort string) error {
+	params := struct {
+		SessionID string `json:"sessionId"`
+		Effort    string `json:"effort"`
+	}{sessionID, effort}
+	if err := conn.Call(ctx, "session/set_reasoning_effort", params, nil); err != nil {
+		return fmt.Errorf("crewcoder: session/set_reasoning_effort: %w", err)
+	}
+	return nil
+}
+
+func crewCoderFollowUp(ctx context.Context, conn *acpclient.Conn, sessionID, text string) error {
+	params := struct {
+		SessionID string                   `json:"sessionId"`
+		Prompt    []acpclient.ContentBlock `json:"prompt"`
+	}{sessionID, []acpclient.ContentBlock{acpclient.TextBlock(text)}}
+	if err := conn.Call(ctx, "session/follow_up", params, nil); err != nil {
+		return fmt.Errorf("crewcoder: session/follow_up: %w", err)
+	}
+	return nil
+}
+
+// crewCoderCompact calls the advertised session/compact. CrewCoder rewrites
+// the durable session in place: the session id stays, nothing restarts.
+func crewCoderCompact(ctx context.Context, conn *acpclient.Conn, sessionID string) (string, error) {
+	var result struct {
+		Summary json.RawMessage `json:"summary"`
+	}
+	if err := conn.Call(ctx, "session/compact", acpclient.SessionRef{SessionID: sessionID}, &result); err != nil {
+		return "", fmt.Errorf("crewcoder: session/compact: %w", err)
+	}
+	return summaryText(result.Summary), nil
+}

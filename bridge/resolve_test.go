@@ -1,0 +1,124 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acphost/acphost/acpclient"
+)
+
+// exe writes an executable file.
+func exe(t *testing.T, path, body string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestResolverOrder(t *testing.T) {
+	// Each case installs the binary in some places; the first place in the
+	// resolver's order must win.
+	type where int
+	const (
+		inPATH where = iota
+		inShell
+		inNPM
+		inNVM
+		inLocal
+		inBrew
+	)
+	tests := []struct {
+		name   string
+		places []where
+		source string
+		second bool // installed under the second name only
+	}{
+		{"PATH first", []where{inPATH, inShell, inLocal}, FoundPATH, false},
+		{"login shell PATH next", []where{inShell, inNPM, inLocal}, FoundLoginShell, false},
+		{"npm global bin", []where{inNPM, inLocal, inBrew}, FoundNPM, false},
+		{"nvm bin counts as npm", []where{inNVM, inBrew}, FoundNPM, false},
+		{"~/.local/bin", []where{inLocal, inBrew}, FoundLocalBin, false},
+		{"homebrew last", []where{inBrew}, FoundHomebrew, false},
+		{"the second name", []where{inLocal}, FoundLocalBin, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			home := filepath.Join(root, "home")
+			dirs := map[where]string{
+				inPATH:  filepath.Join(root, "path"),
+				inShell: filepath.Join(root, "shellpath"),
+				inNPM:   filepath.Join(home, ".npm-global", "bin"),
+				inNVM:   filepath.Join(home, ".nvm", "versions", "node", "v22.1.0", "bin"),
+				inLocal: filepath.Join(home, ".local", "bin"),
+				inBrew:  filepath.Join(root, "brew", "bin"),
+			}
+			os.MkdirAll(dirs[inPATH], 0o755)
+			name := "claude-agent-acp"
+			if tt.second {
+				name = "claude-code-acp"
+			}
+			for _, w := range tt.places {
+				exe(t, filepath.Join(dirs[w], name), "#!/bin/sh\n")
+			}
+			shell := exe(t, filepath.Join(root, "fakeshell"), "#!/bin/sh\necho 'welcome banner'\nprintf '__ACPHOST_PATH__%s__ACPHOST_PATH__' '"+dirs[inShell]+"'\n")
+			r := &Resolver{Env: []string{"PATH=" + dirs[inPATH] + ":relative/dir", "HOME=" + home, "SHELL=" + shell},
+				HomebrewPrefixes: []string{filepath.Join(root, "brew")}}
+			res, err := r.Resolve(context.Background(), "", "claude-agent-acp", "claude-code-acp")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Source != tt.source || res.Name != name || filepath.Dir(res.Path) == "" || !isExecutable(res.Path) {
+				t.Fatalf("resolution %+v, want source %s", res, tt.source)
+			}
+		})
+	}
+}
+
+func TestResolverOverrideAndErrors(t *testing.T) {
+	root := t.TempDir()
+	bin := exe(t, filepath.Join(root, "custom", "my-kiro"), "#!/bin/sh\n")
+	r := &Resolver{Env: []string{"PATH=" + root, "HOME=" + root}, NoLoginShell: true, HomebrewPrefixes: []string{}}
+
+	res, err := r.Resolve(context.Background(), bin, "kiro-cli")
+	if err != nil || res.Source != FoundOverride || res.Path != bin {
+		t.Fatalf("override: %+v, %v", res, err)
+	}
+	// A bad override is an error, not a silent fallback to another binary.
+	exe(t, filepath.Join(root, "kiro-cli"), "#!/bin/sh\n")
+	if _, err := r.Resolve(context.Background(), filepath.Join(root, "missing"), "kiro-cli"); !errors.Is(err, acpclient.ErrAgentNotFound) || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("bad override: %v", err)
+	}
+	_, err = r.Resolve(context.Background(), "", "crewcoder")
+	if !errors.Is(err, acpclient.ErrAgentNotFound) {
+		t.Fatalf("missing binary: %v", err)
+	}
+	for _, want := range []string{"crewcoder", "PATH:" + root, "local-bin:" + filepath.Join(root, ".local", "bin"), "npm-global:"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+}
+
+func TestResolverLoginShellTimeout(t *testing.T) {
+	root := t.TempDir()
+	shell := exe(t, filepath.Join(root, "slowshell"), "#!/bin/sh\nwhile :; do :; done\n")
+	r := &Resolver{Env: []string{"PATH=", "HOME=" + root, "SHELL=" + shell}, ShellTimeout: 200 * time.Millisecond, HomebrewPrefixes: []string{}}
+	start := time.Now()
+	_, err := r.Resolve(context.Background(), "", "opencode")
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("resolving took %v despite the timeout", took)
+	}
+	if err == nil || !strings.Contains(err.Error(), "did not print its PATH within") {
+		t.Fatalf("error %v does not explain the login shell", err)
+	}
+}

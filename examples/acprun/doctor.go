@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/acphost/acphost/bridge"
+)
+
+// runDoctor checks the named profiles (all of them when none is named) and
+// prints one row per provider, then what is missing. It fails when a
+// provider named on the command line is not ready.
+func runDoctor(o *options, w io.Writer) error {
+	var checks []bridge.DoctorCheck
+	for _, name := range o.args {
+		p, ok := bridge.LookupProfile(name)
+		if !ok {
+			return fail(exitUsage, "doctor: unknown provider %q; the profiles are %s", name, strings.Join(profileNames(), ", "))
+		}
+		checks = append(checks, bridge.DoctorCheck{Profile: p, Timeout: o.timeout})
+	}
+	if len(checks) == 0 {
+		for _, p := range bridge.Profiles() {
+			checks = append(checks, bridge.DoctorCheck{Profile: p, Timeout: min(o.timeout, bridge.DefaultDoctorTimeout)})
+		}
+	}
+	reports := bridge.Doctor(context.Background(), checks...)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROVIDER\tSTATUS\tBINARY\tVERSION\tACP\tSIGN-IN")
+	var notes []string
+	failed := 0
+	for _, r := range reports {
+		status := "ok"
+		switch {
+		case !r.OK():
+			status = "missing"
+			failed++
+		case hasWarning(r):
+			status = "warn"
+		}
+		binary := "-"
+		if r.Binary != nil {
+			binary = r.Binary.Path + " (" + r.Binary.Source + ")"
+		}
+		acp := "no"
+		if r.ACP {
+			acp = "yes"
+			if r.Agent != nil {
+				acp = "yes: " + r.Agent.Name + " " + r.Agent.Version
+			}
+		}
+		var auth []string
+		for _, m := range r.AuthMethods {
+			auth = append(auth, m.ID)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Provider, status, binary, orDash(r.Version), acp, orDash(strings.Join(auth, ", ")))
+		for _, m := range r.Missing {
+			notes = append(notes, r.Provider+": "+m)
+		}
+		for _, f := range r.Findings {
+			if f.Status != bridge.FindingOK && r.Binary != nil {
+				notes = append(notes, fmt.Sprintf("%s: %s %s: %s", r.Provider, f.Check, f.Status, oneLine(f.Message)))
+			}
+		}
+	}
+	tw.Flush()
+	if len(notes) > 0 {
+		fmt.Fprintln(w)
+		for _, n := range notes {
+			fmt.Fprintln(w, "  "+n)
+		}
+	}
+	if len(o.args) > 0 && failed > 0 {
+		return fail(exitFailed, "doctor: %d of %d providers not ready", failed, len(reports))
+	}
+	return nil
+}
+
+func hasWarning(r bridge.DoctorReport) bool {
+	for _, f := range r.Findings {
+		if f.Status == bridge.FindingWarn {
+			return true
+		}
+	}
+	return false
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,627 @@
+// Command acprun runs one turn of a coding agent that speaks the Agent
+// Client Protocol (ACP) and shows it in the terminal, or as JSON lines for
+// another program. It is the front door of acphost: everything it does goes
+// through the public API of the bridge, acpclient and fsroot packages, so
+// its source is also a guide to embedding them.
+//
+//	go run ./examples/acprun "Add a README to this folder"
+//
+// With no agent flag it runs a built-in demo agent in-process: the agent
+// thinks, streams text, announces a tool call, asks permission, writes
+// acprun-demo.txt in the workspace through fs/write_text_file, reads it back
+// and ends the turn. Pick a real agent with --provider NAME (a built-in
+// profile: crewcoder, kiro, claude, codex, gemini, opencode, qwen, copilot,
+// codey) or --agent 'COMMAND ARGS…' (any ACP agent; split like a shell
+// would, but no shell runs). "acprun doctor [NAME…]" checks the profiles'
+// agents and prints a table.
+//
+// --ssh user@host[:port] starts the agent on that host, in the absolute
+// remote directory --cwd, and serves its files over SFTP on the same
+// connection (keys from ssh-agent, --ssh-key or unencrypted ~/.ssh/id_*;
+// the host is verified against --ssh-known-hosts or ~/.ssh/known_hosts).
+// Profiles with vendor hooks (crewcoder, kiro, codey) run locally only for
+// now; the plain-ACP profiles and --agent work remotely. --resume loads a
+// saved session, --model and --effort select them after it opens,
+// --agent-mode picks the agent's own mode (CrewCoder's profile and kiro's
+// agent are launch options), --auth answers a sign-in request with that
+// method, --timeout bounds the agent's silence, -v logs the library's
+// diagnostics.
+//
+// The agent may read and write files only inside --cwd (the current
+// directory by default). --mode sets the host's policy: ask and plan refuse
+// every permission request and file write, build (the default) lets acprun
+// answer each request as --approve says, full allows them. --approve ask
+// asks on the terminal; without a terminal on stdin the default is reject.
+//
+// # Output
+//
+// By default: the reply as it streams, reasoning dimmed, one line per tool
+// call (kept up to date in place on a terminal), the plan, permission
+// questions, a spinner while the agent is silent, and the usage at the end.
+// Colours only on a terminal, and never when NO_COLOR is set. With --events
+// stdout carries one JSON object per event instead, with the keys agent,
+// session, seq, kind, text, tool {id, title, kind, status, name},
+// stopReason, replay and error where they apply (plus permission, plan,
+// usage, … for those kinds). Kinds: text, thinking, tool_start,
+// tool_update, tool_end, permission, plan, usage, compaction, mode, config,
+// commands, session_info, turn_start, turn_end, error, exited, ext. Host
+// events without a kind of their own (session ready, sign-in request,
+// notices, replayed user text) are ext with method "acphost/KIND".
+// Diagnostics always go to stderr.
+//
+// # Exit status
+//
+//	0    the turn ended with end_turn (also when a permission was rejected
+//	     and the agent then ended its turn normally)
+//	1    the turn ended for another reason (max_tokens, refusal, …) or failed
+//	2    bad usage
+//	3    the agent program was not found
+//	4    the agent did not complete the handshake (initialize, session setup)
+//	5    the agent requires a sign-in acprun could not perform (see --auth)
+//	6    the agent died during the turn
+//	7    the agent was silent for longer than --timeout
+//	130  cancelled with Ctrl-C: acprun sends session/cancel, lets the turn
+//	     settle and exits; a second Ctrl-C exits at once
+//
+// Every non-zero status comes with a one-line reason on stderr.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/bridge"
+	"github.com/acphost/acphost/examples/internal/cmdline"
+	"github.com/acphost/acphost/examples/internal/demoagent"
+	"github.com/acphost/acphost/fsroot"
+)
+
+// Exit statuses; see the package documentation.
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitNotFound    = 3
+	exitHandshake   = 4
+	exitAuth        = 5
+	exitDied        = 6
+	exitTimeout     = 7
+	exitInterrupted = 130
+)
+
+// shutdownGrace bounds how long acprun waits for agents to end and the
+// remaining events to be shown.
+const shutdownGrace = 5 * time.Second
+
+// options are the command line.
+type options struct {
+	agent, provider, cwd, ssh, sshKey      string
+	sshKnownHosts                          string
+	resume, model, effort, agentMode, auth string
+	mode, approve                          string
+	timeout                                time.Duration
+	events, verbose                        bool
+
+	doctor bool     // "acprun doctor"
+	args   []string // the prompt words, or the doctor's provider names
+}
+
+// exitError is a failure with its exit status and one-line reason.
+type exitError struct {
+	code   int
+	reason string
+}
+
+func (e *exitError) Error() string { return e.reason }
+
+func fail(code int, format string, args ...any) *exitError {
+	return &exitError{code: code, reason: oneLine(fmt.Sprintf(format, args...))}
+}
+
+func main() {
+	code := run(os.Args[1:])
+	os.Exit(code)
+}
+
+func run(args []string) int {
+	opts, err := parseArgs(args, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "acprun: %s (see acprun -h)\n", oneLine(err.Error()))
+		return exitUsage
+	}
+	if opts.doctor {
+		err = runDoctor(opts, os.Stdout)
+	} else {
+		err = runTurn(opts)
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		fmt.Fprintf(os.Stderr, "acprun: %s\n", ee.reason)
+		return ee.code
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "acprun: %s\n", oneLine(err.Error()))
+		return exitFailed
+	}
+	return exitOK
+}
+
+const usageText = `usage: acprun [flags] "prompt"
+       acprun doctor [flags] [PROVIDER…]
+
+Runs one turn of an ACP agent (the built-in demo agent unless --provider or
+--agent is given) in the workspace --cwd and shows it. The prompt may also
+come on stdin when stdin is not a terminal.
+
+flags:
+`
+
+func parseArgs(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("acprun", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usageText)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.agent, "agent", "", "run this ACP agent command, e.g. 'gemini --acp' (quotes respected, no shell)")
+	fs.StringVar(&o.provider, "provider", "", "run a built-in agent profile: "+strings.Join(profileNames(), ", "))
+	fs.StringVar(&o.cwd, "cwd", "", "the workspace directory; the agent may only touch files inside it (default: the current directory)")
+	fs.StringVar(&o.ssh, "ssh", "", "run the agent on `user@host[:port]` and serve files over SFTP (needs an absolute remote --cwd)")
+	fs.StringVar(&o.sshKey, "ssh-key", "", "private key `file` for --ssh (default: ssh-agent and unencrypted ~/.ssh/id_* keys)")
+	fs.StringVar(&o.sshKnownHosts, "ssh-known-hosts", "", "known_hosts `file` that verifies the --ssh host (default ~/.ssh/known_hosts)")
+	fs.StringVar(&o.resume, "resume", "", "load the agent's saved session `SESSION_ID` instead of starting a new one")
+	fs.StringVar(&o.model, "model", "", "the model to select")
+	fs.StringVar(&o.effort, "effort", "", "the reasoning effort to select")
+	fs.StringVar(&o.agentMode, "agent-mode", "", "the agent's own session `MODE_ID` (CrewCoder: its --mode profile; kiro: its --agent)")
+	fs.StringVar(&o.auth, "auth", "", "sign in with `METHOD_ID` when the agent asks (env_var methods read their variables from the environment)")
+	fs.StringVar(&o.mode, "mode", string(bridge.ModeBuild), "the host's execution mode: ask, plan, build or full")
+	fs.StringVar(&o.approve, "approve", "", "answer permission requests in build mode: ask, allow or reject (default: ask on a terminal, reject otherwise)")
+	fs.DurationVar(&o.timeout, "timeout", bridge.DefaultInactivityTimeout, "give up when the agent shows no sign of life for this long")
+	fs.BoolVar(&o.events, "events", false, "print the event stream as JSON lines on stdout")
+	fs.BoolVar(&o.verbose, "v", false, "log diagnostics of the library on stderr")
+
+	// Flags may come before and after the prompt words; "--" ends them.
+	var rest []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, rest = args[:i], args[i+1:]
+	}
+	var words []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		words = append(words, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(words) > 0 && words[0] == "doctor" {
+		o.doctor, words = true, words[1:]
+	}
+	o.args = append(words, rest...)
+
+	switch bridge.Mode(o.mode) {
+	case bridge.ModeAsk, bridge.ModePlan, bridge.ModeBuild, bridge.ModeFull:
+	default:
+		return nil, fmt.Errorf("--mode %q: want ask, plan, build or full", o.mode)
+	}
+	switch o.approve {
+	case "", approveAsk, approveAllow, approveReject:
+	default:
+		return nil, fmt.Errorf("--approve %q: want ask, allow or reject", o.approve)
+	}
+	if o.agent != "" && o.provider != "" {
+		return nil, errors.New("--agent and --provider exclude each other")
+	}
+	if o.timeout <= 0 {
+		return nil, fmt.Errorf("--timeout %v: must be positive", o.timeout)
+	}
+	return o, nil
+}
+
+func profileNames() []string {
+	var names []string
+	for _, p := range bridge.Profiles() {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// runTurn starts the agent, opens a session, runs one turn and shows it.
+func runTurn(o *options) error {
+	stdinTTY, stdoutTTY := isTerminal(os.Stdin), isTerminal(os.Stdout)
+	prompt := strings.Join(o.args, " ")
+	if prompt == "" && !stdinTTY {
+		data, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			return fail(exitUsage, "reading the prompt from stdin: %v", err)
+		}
+		prompt = strings.TrimSpace(string(data))
+	}
+	if prompt == "" {
+		return fail(exitUsage, `no prompt: acprun [flags] "prompt" (see acprun -h)`)
+	}
+	if o.approve == "" {
+		o.approve = approveReject
+		if stdinTTY {
+			o.approve = approveAsk
+		}
+	}
+
+	// The first Ctrl-C cancels: during setup at once, during the turn by
+	// session/cancel (Prompt returns when the agent has settled). A second
+	// one exits without waiting.
+	setupCtx, cancelSetup := context.WithTimeout(context.Background(), o.timeout)
+	defer cancelSetup()
+	turnCtx, cancelTurn := context.WithCancel(context.Background())
+	defer cancelTurn()
+	interrupted := make(chan struct{})
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	go func() {
+		if _, ok := <-signals; !ok {
+			return
+		}
+		close(interrupted)
+		cancelSetup()
+		cancelTurn()
+		fmt.Fprintln(os.Stderr, "\nacprun: cancelling the turn (Ctrl-C again to quit at once)")
+		if _, ok := <-signals; ok {
+			os.Exit(exitInterrupted)
+		}
+	}()
+	wasInterrupted := func() bool {
+		select {
+		case <-interrupted:
+			return true
+		default:
+			return false
+		}
+	}
+
+	colors := palette{on: useColor(stdoutTTY) && !o.events}
+	var out output
+	if o.events {
+		out = newJSONOutput(os.Stdout)
+	} else {
+		out = newHuman(os.Stdout, os.Stderr, stdoutTTY, colors)
+	}
+	approve := &approver{policy: o.approve, prompt: os.Stderr, stdin: &lineReader{in: os.Stdin}, colors: palette{on: useColor(isTerminal(os.Stderr))}}
+	auth := &signer{method: o.auth}
+
+	host := bridge.NewHost(nil)
+	shown := make(chan struct{})
+	go func() {
+		defer close(shown)
+		for ev := range host.Events() {
+			switch ev.Kind {
+			case bridge.KindPermission:
+				out.permission(ev, func() string { return approve.decide(ev.Permission, toolTitle(ev.Tool)) })
+			case bridge.KindAuthRequired:
+				out.event(ev)
+				if ev.Auth != nil {
+					auth.answer(ev.Auth)
+				}
+			default:
+				out.event(ev)
+			}
+		}
+	}()
+	var closers []io.Closer
+	finish := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		host.Shutdown(ctx)
+		<-shown
+		out.finish()
+		for _, c := range slices.Backward(closers) {
+			c.Close()
+		}
+	}
+
+	sess, err := openSession(setupCtx, o, host, stdinTTY, &closers)
+	if err != nil {
+		finish()
+		switch {
+		case wasInterrupted():
+			return fail(exitInterrupted, "cancelled")
+		case auth.reason() != "":
+			return fail(exitAuth, "auth required: %s", auth.reason())
+		}
+		return setupFailure(err, o.timeout)
+	}
+	stop, err := sess.Prompt(turnCtx, acpclient.TextBlock(prompt))
+	finish()
+	return turnOutcome(stop, err, wasInterrupted(), auth.reason())
+}
+
+// openSession starts the agent o names and opens a session in the
+// workspace. Files and connections to release are added to closers.
+func openSession(ctx context.Context, o *options, host *bridge.Host, stdinTTY bool, closers *[]io.Closer) (*bridge.Session, error) {
+	cfg := bridge.Config{
+		InactivityTimeout: o.timeout,
+		ClientInfo:        &acpclient.Implementation{Name: "acprun", Title: "acphost acprun", Version: "0.1.0"},
+	}
+	if o.verbose {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	if stdinTTY {
+		cfg.TerminalLogin = terminalLogin
+	}
+	sc := bridge.SessionConfig{
+		ResumeID: o.resume, Model: o.model, Effort: o.effort,
+		Policy: bridge.Policy{Mode: bridge.Mode(o.mode)},
+	}
+	setMode := o.agentMode
+
+	var b *bridge.Bridge
+	var err error
+	if o.ssh != "" {
+		b, sc.Cwd, sc.Files, err = startRemote(ctx, o, host, cfg, closers)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		cwd, err := workspace(o.cwd)
+		if err != nil {
+			return nil, err
+		}
+		files, err := fsroot.NewLocal(cwd, nil)
+		if err != nil {
+			return nil, fail(exitUsage, "--cwd: %v", err)
+		}
+		*closers = append(*closers, files)
+		sc.Cwd, sc.Files = cwd, files
+
+		switch {
+		case o.provider != "":
+			p, ok := bridge.LookupProfile(o.provider)
+			if !ok {
+				return nil, fail(exitUsage, "--provider %q: unknown; the profiles are %s", o.provider, strings.Join(profileNames(), ", "))
+			}
+			launch := bridge.LaunchOptions{Cwd: cwd, Model: o.model, Effort: o.effort}
+			setMode = launchAgentMode(p, &launch, o.agentMode)
+			cfg.ID = p.Name
+			b, err = host.StartProfile(ctx, p, launch, cfg)
+		case o.agent != "":
+			argv, serr := cmdline.Split(o.agent)
+			if serr != nil {
+				return nil, fail(exitUsage, "--agent %q: %v", o.agent, serr)
+			}
+			cfg.ID = filepath.Base(argv[0])
+			cfg.Transport = &acpclient.CommandTransport{Path: argv[0], Args: argv[1:], Dir: cwd}
+			b, err = host.Start(ctx, cfg)
+		default:
+			cfg.ID = "demo"
+			cfg.Transport = &demoagent.Transport{Cwd: files.Cwd(), ResumeID: o.resume}
+			b, err = host.Start(ctx, cfg)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	sess, err := b.OpenSession(ctx, sc)
+	if err != nil {
+		return nil, err
+	}
+	if setMode != "" {
+		if err := sess.SetMode(ctx, setMode); err != nil {
+			return nil, fail(exitFailed, "--agent-mode %q: %v", setMode, err)
+		}
+	}
+	return sess, nil
+}
+
+// launchAgentMode applies --agent-mode to the launch of profiles whose
+// modes are chosen when the agent starts (CrewCoder's profiles, kiro-cli's
+// agents) and returns the mode still to set with session/set_mode.
+func launchAgentMode(p *bridge.Profile, launch *bridge.LaunchOptions, mode string) string {
+	switch {
+	case mode == "":
+		return ""
+	case p == bridge.CrewCoderProfile && bridge.CrewCoderAgentProfile(mode) != "":
+		launch.AgentProfile = mode
+		return ""
+	case p == bridge.KiroProfile:
+		launch.Agent = mode
+		return ""
+	}
+	return mode
+}
+
+// workspace returns the absolute, existing directory --cwd names.
+func workspace(dir string) (string, error) {
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fail(exitUsage, "--cwd %q: %v", dir, err)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return "", fail(exitUsage, "--cwd %q: not a directory", dir)
+	}
+	return abs, nil
+}
+
+// startRemote starts the agent on an SSH host, in the remote workspace,
+// and returns the SFTP root that serves its files there.
+func startRemote(ctx context.Context, o *options, host *bridge.Host, cfg bridge.Config, closers *[]io.Closer) (*bridge.Bridge, string, bridge.Files, error) {
+	if o.agent == "" && o.provider == "" {
+		return nil, "", nil, fail(exitUsage, "--ssh needs --agent or --provider: the demo agent runs in this process")
+	}
+	if !strings.HasPrefix(o.cwd, "/") {
+		return nil, "", nil, fail(exitUsage, "--ssh needs --cwd with the absolute workspace path on the remote host")
+	}
+	target, err := sshTarget(o.ssh)
+	if err != nil {
+		return nil, "", nil, fail(exitUsage, "--ssh %q: %v", o.ssh, err)
+	}
+	dial, err := dialConfig(o.sshKey, o.sshKnownHosts)
+	if err != nil {
+		return nil, "", nil, fail(exitUsage, "--ssh-key: %v", err)
+	}
+	ws, err := bridge.ParseWorkspace("ssh://" + target.String() + filepath.ToSlash(filepath.Clean(o.cwd)))
+	if err != nil {
+		return nil, "", nil, fail(exitUsage, "--ssh: %v", err)
+	}
+	hosts := bridge.NewSSHHosts(dial)
+	*closers = append(*closers, closerFunc(hosts.Close))
+
+	var argv []string
+	switch {
+	case o.agent != "":
+		if argv, err = cmdline.Split(o.agent); err != nil {
+			return nil, "", nil, fail(exitUsage, "--agent %q: %v", o.agent, err)
+		}
+		cfg.ID = filepath.Base(argv[0])
+	default:
+		p, ok := bridge.LookupProfile(o.provider)
+		if !ok {
+			return nil, "", nil, fail(exitUsage, "--provider %q: unknown; the profiles are %s", o.provider, strings.Join(profileNames(), ", "))
+		}
+		// bridge starts profiles locally only (StartProfile resolves the
+		// binary on this machine); a profile that is plain ACP can still
+		// run remotely from its program name and arguments.
+		if p.NewProvider != nil || p.BeforeSpawn != nil {
+			return nil, "", nil, fail(exitUsage, "--provider %s cannot run over --ssh yet: its vendor hooks need bridge.Host.StartProfile, which launches locally; use --agent with its command line", p.Name)
+		}
+		launch := bridge.LaunchOptions{Cwd: ws.Path, Model: o.model, Effort: o.effort}
+		argv = []string{p.Binaries[0]}
+		if p.Args != nil {
+			argv = append(argv, p.Args(launch)...)
+		}
+		cfg.ID = p.Name
+	}
+	if cfg.Transport, err = hosts.Transport(ws, argv, nil); err != nil {
+		return nil, "", nil, err
+	}
+	files, err := hosts.Files(ctx, ws, nil)
+	if err != nil {
+		return nil, "", nil, fail(exitHandshake, "connecting to %s: %v", target, err)
+	}
+	*closers = append(*closers, files)
+	b, err := host.Start(ctx, cfg)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return b, ws.Path, files, nil
+}
+
+// sshTarget reads user@host[:port]; the user defaults to the local one.
+func sshTarget(dest string) (bridge.SSHTarget, error) {
+	login, addr, err := fsroot.ParseDestination(dest)
+	if err != nil {
+		return bridge.SSHTarget{}, err
+	}
+	hostname, portText, err := net.SplitHostPort(addr)
+	if err != nil {
+		return bridge.SSHTarget{}, err
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil {
+		return bridge.SSHTarget{}, fmt.Errorf("bad port %q", portText)
+	}
+	if login == "" {
+		u, err := user.Current()
+		if err != nil {
+			return bridge.SSHTarget{}, fmt.Errorf("no user given and the local one is unknown: %v", err)
+		}
+		login = u.Username
+	}
+	return bridge.SSHTarget{User: login, Host: hostname, Port: port}, nil
+}
+
+// dialConfig offers the key file given, or else the unencrypted default
+// keys in ~/.ssh, besides those of a running ssh-agent. Host keys are
+// verified against knownHosts, or ~/.ssh/known_hosts.
+func dialConfig(keyFile, knownHosts string) (fsroot.DialConfig, error) {
+	var cfg fsroot.DialConfig
+	if knownHosts != "" {
+		cfg.KnownHostsFiles = []string{knownHosts}
+	}
+	if keyFile != "" {
+		cfg.KeyFiles = []string{keyFile}
+		return cfg, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return cfg, nil
+	}
+	for _, name := range []string{"id_ed25519", "id_ecdsa", "id_rsa"} {
+		pem, err := os.ReadFile(filepath.Join(home, ".ssh", name))
+		if err != nil {
+			continue
+		}
+		if signer, err := ssh.ParsePrivateKey(pem); err == nil {
+			cfg.Signers = append(cfg.Signers, signer)
+		}
+	}
+	return cfg, nil
+}
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
+
+// setupFailure classifies a failure to start the agent or open the session.
+func setupFailure(err error, timeout time.Duration) error {
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		return ee
+	case errors.Is(err, acpclient.ErrAgentNotFound):
+		return fail(exitNotFound, "agent not found: %v", err)
+	case errors.Is(err, bridge.ErrAuthRequired), acpclient.IsAuthRequired(err):
+		return fail(exitAuth, "auth required: %v (pass --auth METHOD_ID)", err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fail(exitTimeout, "timeout: the agent did not finish starting within %v", timeout)
+	}
+	return fail(exitHandshake, "handshake failed: %v", err)
+}
+
+// turnOutcome turns Prompt's result into the exit status.
+func turnOutcome(stop string, err error, interrupted bool, authFailure string) error {
+	var exit *acpclient.ExitError
+	switch {
+	case err == nil && stop == acpclient.StopEndTurn:
+		return nil
+	case interrupted:
+		return fail(exitInterrupted, "cancelled")
+	case err == nil:
+		return fail(exitFailed, "the turn ended with %s, not end_turn", stop)
+	case errors.Is(err, bridge.ErrInactive):
+		return fail(exitTimeout, "timeout: %v", err)
+	case authFailure != "":
+		return fail(exitAuth, "auth required: %s", authFailure)
+	case errors.Is(err, bridge.ErrAuthRequired), acpclient.IsAuthRequired(err):
+		return fail(exitAuth, "auth required: %v (pass --auth METHOD_ID)", err)
+	case errors.As(err, &exit), errors.Is(err, acpclient.ErrClosed):
+		return fail(exitDied, "agent died: %v", err)
+	}
+	return fail(exitFailed, "the turn failed: %v", err)
+}

@@ -1,0 +1,374 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/internal/sshtest"
+)
+
+// acprunBinary is the acprun command built once for the tests.
+var acprunBinary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "acprun-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	acprunBinary = filepath.Join(dir, "acprun")
+	build := exec.Command("go", "build", "-o", acprunBinary, ".")
+	build.Stderr = os.Stderr
+	code := 1
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building acprun:", err)
+	} else {
+		code = m.Run()
+	}
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// runAcprun runs the binary with args; stdin is empty (not a terminal).
+func runAcprun(t *testing.T, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(acprunBinary, args...)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	code := 0
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running acprun: %v", err)
+	}
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+type lineEvent struct {
+	Agent      string          `json:"agent"`
+	Session    string          `json:"session"`
+	Seq        uint64          `json:"seq"`
+	Kind       string          `json:"kind"`
+	Text       string          `json:"text"`
+	Method     string          `json:"method"`
+	Replay     *bool           `json:"replay"`
+	StopReason string          `json:"stopReason"`
+	Error      string          `json:"error"`
+	Tool       *jsonTool       `json:"tool"`
+	Permission *jsonPermission `json:"permission"`
+}
+
+func parseEvents(t *testing.T, stdout string) []lineEvent {
+	t.Helper()
+	var events []lineEvent
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	for sc.Scan() {
+		var ev lineEvent
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("stdout line is not a JSON object: %q: %v", sc.Text(), err)
+		}
+		if ev.Agent == "" || ev.Kind == "" || ev.Replay == nil {
+			t.Errorf("line without agent, kind or replay: %s", sc.Text())
+		}
+		events = append(events, ev)
+	}
+	return events
+}
+
+// kinds lists the kinds in order, runs of one kind folded into one (text
+// deltas may be merged when the reader lags), ext events named by method.
+func kinds(events []lineEvent) []string {
+	var out []string
+	for _, ev := range events {
+		k := ev.Kind
+		if k == "ext" {
+			k += ":" + ev.Method
+		}
+		if len(out) == 0 || out[len(out)-1] != k {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// checkSeq checks that each session's events are numbered 1, 2, 3, …
+func checkSeq(t *testing.T, events []lineEvent) {
+	t.Helper()
+	next := map[string]uint64{}
+	for _, ev := range events {
+		if ev.Session == "" {
+			continue
+		}
+		next[ev.Session]++
+		if ev.Seq != next[ev.Session] {
+			t.Fatalf("session %s: seq %d, want %d", ev.Session, ev.Seq, next[ev.Session])
+		}
+	}
+}
+
+const demoContent = "Hello from the demo agent.\nThis file was written through ACP's fs/write_text_file.\n"
+
+func TestDemoEvents(t *testing.T) {
+	t.Parallel()
+	cwd := t.TempDir()
+	r := runAcprun(t, "--events", "--approve", "allow", "--cwd", cwd, "Add a note")
+	if r.code != exitOK {
+		t.Fatalf("exit status %d, want 0; stderr:\n%s", r.code, r.stderr)
+	}
+	events := parseEvents(t, r.stdout)
+	checkSeq(t, events)
+	want := []string{
+		"ext:acphost/session", "turn_start", "thinking", "plan", "text", "plan",
+		"tool_start", "permission", "text", // the agent says it goes ahead
+		"tool_update", "text", "tool_end", // write: in progress, a note, completed
+		"plan", "tool_start", "tool_end", "plan", // read it back
+		"text", "usage", "turn_end", "exited",
+	}
+	if got := kinds(events); !slices.Equal(got, want) {
+		t.Errorf("kinds:\n got %q\nwant %q", got, want)
+	}
+	for _, ev := range events {
+		switch ev.Kind {
+		case "permission":
+			if ev.Permission == nil || ev.Permission.Decision != decisionAllow || ev.Tool == nil || ev.Tool.ID != "call_write" {
+				t.Errorf("permission event %+v: want call_write allowed", ev)
+			}
+		case "turn_end":
+			if ev.StopReason != "end_turn" {
+				t.Errorf("stopReason %q", ev.StopReason)
+			}
+		case "text":
+			if strings.HasPrefix(ev.Text, "write ") && !strings.HasSuffix(ev.Text, ": ok") {
+				t.Errorf("fs/write_text_file failed: %q", ev.Text)
+			}
+		}
+	}
+	got, err := os.ReadFile(filepath.Join(cwd, "acprun-demo.txt"))
+	if err != nil || string(got) != demoContent {
+		t.Errorf("written file = %q, %v; want %q", got, err, demoContent)
+	}
+}
+
+func TestDemoHuman(t *testing.T) {
+	t.Parallel()
+	cwd := t.TempDir()
+	r := runAcprun(t, "--approve", "allow", "--cwd", cwd, "Add", "a", "note")
+	if r.code != exitOK {
+		t.Fatalf("exit status %d, want 0; stderr:\n%s", r.code, r.stderr)
+	}
+	// The parts of the turn, in order.
+	rest := r.stdout
+	for _, part := range []string{
+		"thinking: The user wants", "plan 0/3", "I'm the demo agent.",
+		"○ Write acprun-demo.txt (edit) pending", "permission requested: Write acprun-demo.txt", "allowed",
+		"✓ Write acprun-demo.txt (edit) completed", "✓ Read acprun-demo.txt (read) completed", "plan 3/3",
+		"Done: acprun-demo.txt is in your workspace.", "usage: context 5.1k of 200k tokens",
+	} {
+		i := strings.Index(rest, part)
+		if i < 0 {
+			t.Fatalf("stdout lacks %q after the earlier parts; stdout:\n%s", part, r.stdout)
+		}
+		rest = rest[i+len(part):]
+	}
+	if strings.Contains(r.stdout, "\x1b[") {
+		t.Errorf("escape sequences in output that is not a terminal:\n%q", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "--resume sess_1") {
+		t.Errorf("stderr does not say how to resume: %q", r.stderr)
+	}
+	if got, err := os.ReadFile(filepath.Join(cwd, "acprun-demo.txt")); err != nil || string(got) != demoContent {
+		t.Errorf("written file = %q, %v", got, err)
+	}
+}
+
+// Rejecting the request (as --approve reject does, and as the default does
+// when stdin is not a terminal) writes nothing; the agent ends its turn
+// normally, so the exit status is 0.
+func TestDemoReject(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"--approve", "reject"}, {}} {
+		cwd := t.TempDir()
+		r := runAcprun(t, append(args, "--events", "--cwd", cwd, "Add a note")...)
+		if r.code != exitOK {
+			t.Fatalf("%q: exit status %d, want 0; stderr:\n%s", args, r.code, r.stderr)
+		}
+		events := parseEvents(t, r.stdout)
+		var decision, toolEnd string
+		for _, ev := range events {
+			if ev.Kind == "permission" && ev.Permission != nil {
+				decision = ev.Permission.Decision
+			}
+			if ev.Kind == "tool_end" && ev.Tool != nil {
+				toolEnd = ev.Tool.Status
+			}
+		}
+		if decision != decisionReject || toolEnd != "failed" {
+			t.Errorf("%q: decision %q, tool end %q; want reject, failed", args, decision, toolEnd)
+		}
+		if entries, _ := os.ReadDir(cwd); len(entries) != 0 {
+			t.Errorf("%q: the workspace holds %v after a rejection", args, entries)
+		}
+	}
+}
+
+// In ask mode the host refuses the request itself: no permission event, no
+// file.
+func TestDemoAskMode(t *testing.T) {
+	t.Parallel()
+	cwd := t.TempDir()
+	r := runAcprun(t, "--events", "--mode", "ask", "--approve", "allow", "--cwd", cwd, "Add a note")
+	if r.code != exitOK {
+		t.Fatalf("exit status %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if k := kinds(parseEvents(t, r.stdout)); slices.Contains(k, "permission") {
+		t.Errorf("permission event in ask mode: %q", k)
+	}
+	if entries, _ := os.ReadDir(cwd); len(entries) != 0 {
+		t.Errorf("the workspace holds %v in ask mode", entries)
+	}
+}
+
+func TestDemoResume(t *testing.T) {
+	t.Parallel()
+	r := runAcprun(t, "--events", "--resume", "saved-1", "--approve", "reject", "--cwd", t.TempDir(), "Continue")
+	if r.code != exitOK {
+		t.Fatalf("exit status %d; stderr:\n%s", r.code, r.stderr)
+	}
+	events := parseEvents(t, r.stdout)
+	replayed := 0
+	for _, ev := range events {
+		if ev.Kind == "exited" {
+			continue // agent-wide
+		}
+		if ev.Session != "saved-1" {
+			t.Fatalf("event of session %q, want saved-1: %+v", ev.Session, ev)
+		}
+		if *ev.Replay {
+			replayed++
+		}
+	}
+	if replayed != 2 {
+		t.Errorf("%d replayed events, want 2", replayed)
+	}
+}
+
+// Failures end with their documented status and a one-line reason.
+func TestFailures(t *testing.T) {
+	t.Parallel()
+	fakeagent := acptest.BuildBinary(t)
+	agent := func(s acptest.Script) string {
+		return fmt.Sprintf("'%s' -script '%s'", fakeagent, acptest.WriteScript(t, s))
+	}
+	exit3 := 3
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		reason string
+	}{
+		{"missing binary", []string{"--agent", "/nonexistent/dir/agent --acp"}, exitNotFound, "acprun: agent not found: "},
+		{"bad mode", []string{"--mode", "yolo"}, exitUsage, `acprun: --mode "yolo"`},
+		{"bad quote", []string{"--agent", "agent 'x"}, exitUsage, "acprun: --agent"},
+		{"unknown provider", []string{"--provider", "nope"}, exitUsage, `acprun: --provider "nope": unknown`},
+		{"handshake", []string{"--agent", agent(acptest.Script{Initialize: acptest.InitializeScript{Error: &acptest.Error{Code: -32603, Message: "broken"}}})}, exitHandshake, "acprun: handshake failed: "},
+		{"auth required", []string{"--agent", agent(acptest.Script{
+			Initialize: acptest.InitializeScript{AuthMethods: json.RawMessage(`[{"id":"login","name":"Log in"}]`)},
+			NewSession: acptest.NewSessionScript{RequireAuth: "login"},
+		})}, exitAuth, "acprun: auth required: "},
+		{"died", []string{"--agent", agent(acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{{Text: "hi"}, {Stderr: "boom"}, {Exit: &exit3}}}}})}, exitDied, "acprun: agent died: "},
+		{"timeout", []string{"--timeout", "300ms", "--agent", agent(acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{{WaitCancel: true}}}}})}, exitTimeout, "acprun: timeout: "},
+		{"max tokens", []string{"--agent", agent(acptest.Script{Prompts: []acptest.Turn{{StopReason: "max_tokens"}}})}, exitFailed, "acprun: the turn ended with max_tokens"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := runAcprun(t, append(tt.args, "--cwd", t.TempDir(), "hello")...)
+			if r.code != tt.code {
+				t.Errorf("exit status %d, want %d; stderr:\n%s", r.code, tt.code, r.stderr)
+			}
+			last := strings.TrimSpace(r.stderr)
+			if i := strings.LastIndex(last, "\n"); i >= 0 {
+				last = last[i+1:]
+			}
+			if !strings.HasPrefix(last, tt.reason) {
+				t.Errorf("last stderr line %q, want it to start with %q; stderr:\n%s", last, tt.reason, r.stderr)
+			}
+		})
+	}
+}
+
+// A real agent process: sign-in with --auth, then a turn that ends well.
+func TestAgentProcess(t *testing.T) {
+	t.Parallel()
+	script := acptest.WriteScript(t, acptest.Script{
+		Initialize: acptest.InitializeScript{AuthMethods: json.RawMessage(`[{"id":"login","name":"Log in"}]`)},
+		NewSession: acptest.NewSessionScript{RequireAuth: "login"},
+		Prompts:    []acptest.Turn{{Steps: []acptest.Step{{Text: "hello from a process"}}}},
+	})
+	r := runAcprun(t, "--auth", "login", "--agent", fmt.Sprintf("'%s' -script '%s'", acptest.BuildBinary(t), script), "--cwd", t.TempDir(), "hi")
+	if r.code != exitOK || !strings.Contains(r.stdout, "hello from a process") {
+		t.Errorf("exit status %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// --ssh starts the agent through SSH and serves its files over SFTP.
+func TestSSH(t *testing.T) {
+	t.Parallel()
+	server := sshtest.Start(t, nil)
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "remote.txt")
+	script := acptest.WriteScript(t, acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
+		{WriteFile: &acptest.WriteFile{Path: file, Content: "over SFTP\n"}},
+	}}}})
+	r := runAcprun(t, "--ssh", server.User+"@"+server.Addr, "--ssh-key", server.UserKeyFile, "--ssh-known-hosts", server.KnownHostsFile,
+		"--cwd", dir, "--agent", fmt.Sprintf("'%s' -script '%s'", acptest.BuildBinary(t), script), "hi")
+	if r.code != exitOK {
+		t.Fatalf("exit status %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if got, err := os.ReadFile(file); err != nil || string(got) != "over SFTP\n" {
+		t.Errorf("remote.txt = %q, %v; stdout:\n%s", got, err, r.stdout)
+	}
+}
+
+func TestParseArgs(t *testing.T) {
+	o, err := parseArgs([]string{"--events", "fix", "the", "--mode", "full", "bug", "--", "--not-a-flag"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.events || o.mode != "full" || !slices.Equal(o.args, []string{"fix", "the", "bug", "--not-a-flag"}) {
+		t.Errorf("parsed %+v", o)
+	}
+	o, err = parseArgs([]string{"doctor", "kiro", "--timeout", "3s"}, &bytes.Buffer{})
+	if err != nil || !o.doctor || !slices.Equal(o.args, []string{"kiro"}) {
+		t.Errorf("doctor: %+v, %v", o, err)
+	}
+}
