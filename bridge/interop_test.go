@@ -192,7 +192,9 @@ func startPeer(t *testing.T, h *Host, p *Profile, argv []string, env []string, c
 	}
 	// These agents do not exit when stdin closes: make Close escalate soon.
 	if pt, ok := b.cfg.Transport.(*profileTransport); ok {
-		pt.inner.StopTimeout, pt.inner.KillTimeout = 300*time.Millisecond, 2*time.Second
+		if cmd, ok := pt.inner.(*acpclient.CommandTransport); ok {
+			cmd.StopTimeout, cmd.KillTimeout = 300*time.Millisecond, 2*time.Second
+		}
 	}
 	return b
 }

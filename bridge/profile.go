@@ -61,8 +61,13 @@ type LaunchOptions struct {
 	// Resolver finds the binary (nil: a Resolver over Env).
 	Resolver *Resolver
 	// FS is the agent host's file system, for overlays and the transcript
-	// check (nil: the local one). An SSH workspace passes its own.
+	// check (nil: the local one, or the SSH host's when SSH is set).
 	FS HostFS
+	// SSH, when set, starts the agent on that host instead of this machine:
+	// the remote shell finds the program (Binary, else the profile's first
+	// binary name) in its PATH, Cwd is a directory there, Env holds only
+	// what to set for the agent, and FS defaults to the host's files.
+	SSH *SSHLaunch
 	// Home is the agent host's home directory (default: HOME of Env).
 	Home string
 	// Clock is the time source of provider timers (default: the real one).
@@ -119,21 +124,75 @@ func (l *Launch) Resolution() Resolution {
 	return l.res
 }
 
+// SSHLaunch says where to start a profile's agent remotely: Target, over
+// the shared connection of Hosts.
+type SSHLaunch struct {
+	Hosts  *SSHHosts
+	Target SSHTarget
+}
+
+// FoundRemote is the Resolution source of a program left to the remote
+// host's shell to find.
+const FoundRemote = "remote"
+
 // profileTransport starts a profile's process: BeforeSpawn, then the
 // command. The bridge reconnects it to restart the agent.
 type profileTransport struct {
 	launch *Launch
-	inner  *acpclient.CommandTransport
+	inner  acpclient.Transport
+	path   string
 }
 
 func (t *profileTransport) Connect(ctx context.Context) (io.ReadWriteCloser, error) {
 	p := t.launch.Profile
 	if p.BeforeSpawn != nil {
 		if err := p.BeforeSpawn(ctx, t.launch.Options()); err != nil {
-			return nil, fmt.Errorf("bridge: %s: preparing the launch of %s: %w", p.Name, t.inner.Path, err)
+			return nil, fmt.Errorf("bridge: %s: preparing the launch of %s: %w", p.Name, t.path, err)
 		}
 	}
 	return t.inner.Connect(ctx)
+}
+
+// transport returns what starts the profile's agent with o: a local
+// command, or a remote one when o.SSH is set.
+func (p *Profile) transport(ctx context.Context, o LaunchOptions) (acpclient.Transport, string, Resolution, error) {
+	if o.SSH == nil {
+		cmd, res, err := p.Command(ctx, o)
+		if err != nil {
+			return nil, "", res, err
+		}
+		return cmd, cmd.Path, res, nil
+	}
+	if o.SSH.Hosts == nil {
+		return nil, "", Resolution{}, fmt.Errorf("bridge: %s: SSH launch without SSHHosts", p.Name)
+	}
+	name := o.Binary
+	if name == "" && len(p.Binaries) > 0 {
+		name = p.Binaries[0]
+	}
+	if name == "" {
+		return nil, "", Resolution{}, fmt.Errorf("bridge: %s: no program name", p.Name)
+	}
+	argv := append([]string{name}, p.argv(o)...)
+	w := Workspace{Path: o.Cwd, SSH: &o.SSH.Target}
+	tr, err := o.SSH.Hosts.Transport(w, argv, o.Env)
+	if err != nil {
+		return nil, "", Resolution{}, err
+	}
+	return tr, name, Resolution{Path: name, Name: name, Source: FoundRemote, Searched: []string{"the PATH of " + o.SSH.Target.String()}}, nil
+}
+
+// argv returns the profile's arguments for o.
+func (p *Profile) argv(o LaunchOptions) []string {
+	args := p.Args
+	if o.Legacy && p.LegacyArgs != nil {
+		args = p.LegacyArgs
+	}
+	var argv []string
+	if args != nil {
+		argv = args(o)
+	}
+	return append(argv, o.ExtraArgs...)
 }
 
 // Command resolves the profile's binary and returns the command that starts
@@ -148,16 +207,7 @@ func (p *Profile) Command(ctx context.Context, o LaunchOptions) (*acpclient.Comm
 	if err != nil {
 		return nil, res, fmt.Errorf("bridge: %s: %w", p.Name, err)
 	}
-	args := p.Args
-	if o.Legacy && p.LegacyArgs != nil {
-		args = p.LegacyArgs
-	}
-	var argv []string
-	if args != nil {
-		argv = args(o)
-	}
-	argv = append(argv, o.ExtraArgs...)
-	return &acpclient.CommandTransport{Path: res.Path, Args: argv, Dir: o.Cwd, Env: o.Env}, res, nil
+	return &acpclient.CommandTransport{Path: res.Path, Args: p.argv(o), Dir: o.Cwd, Env: o.Env}, res, nil
 }
 
 // StartProfile resolves and starts the profile's agent with o and returns
@@ -181,12 +231,23 @@ func (h *Host) StartProfile(ctx context.Context, p *Profile, o LaunchOptions, cf
 }
 
 func (h *Host) startProfile(ctx context.Context, p *Profile, o LaunchOptions, cfg Config) (*Bridge, error) {
-	cmd, res, err := p.Command(ctx, o)
+	if o.SSH != nil && o.SSH.Hosts != nil {
+		if o.FS == nil {
+			o.FS = o.SSH.Hosts.HostFS(o.SSH.Target)
+		}
+		if o.Home == "" {
+			// The SFTP server starts in the login directory.
+			if home, err := o.SSH.Hosts.remoteHome(ctx, o.SSH.Target); err == nil {
+				o.Home = home
+			}
+		}
+	}
+	tr, path, res, err := p.transport(ctx, o)
 	if err != nil {
 		return nil, err
 	}
 	l := &Launch{Profile: p, opts: o, res: res}
-	cfg.Transport = &profileTransport{launch: l, inner: cmd}
+	cfg.Transport = &profileTransport{launch: l, inner: tr, path: path}
 	if cfg.Provider == nil {
 		cfg.Provider = &Provider{Name: p.Name}
 		if p.NewProvider != nil {
@@ -247,7 +308,7 @@ func (b *Bridge) Relaunch(ctx context.Context, change func(*LaunchOptions)) erro
 	}
 	opts := l.Options()
 	change(&opts)
-	cmd, res, err := l.Profile.Command(ctx, opts)
+	tr, path, res, err := l.Profile.transport(ctx, opts)
 	if err != nil {
 		unlock()
 		return err
@@ -257,7 +318,7 @@ func (b *Bridge) Relaunch(ctx context.Context, change func(*LaunchOptions)) erro
 	b.mu.Lock()
 	old := b.conn
 	b.conn = nil
-	b.cfg.Transport = &profileTransport{launch: l, inner: cmd}
+	b.cfg.Transport = &profileTransport{launch: l, inner: tr, path: path}
 	b.mu.Unlock()
 	l.mu.Lock()
 	l.opts, l.res = opts, res

@@ -384,6 +384,7 @@ func openSession(ctx context.Context, o *options, host *bridge.Host, stdinTTY bo
 		if err != nil {
 			return nil, err
 		}
+		setMode = o.agentMode
 	} else {
 		cwd, err := workspace(o.cwd)
 		if err != nil {
@@ -492,40 +493,35 @@ func startRemote(ctx context.Context, o *options, host *bridge.Host, cfg bridge.
 	hosts := bridge.NewSSHHosts(dial)
 	*closers = append(*closers, closerFunc(hosts.Close))
 
-	var argv []string
-	switch {
-	case o.agent != "":
-		if argv, err = cmdline.Split(o.agent); err != nil {
-			return nil, "", nil, fail(exitUsage, "--agent %q: %v", o.agent, err)
-		}
-		cfg.ID = filepath.Base(argv[0])
-	default:
-		p, ok := bridge.LookupProfile(o.provider)
-		if !ok {
-			return nil, "", nil, fail(exitUsage, "--provider %q: unknown; the profiles are %s", o.provider, strings.Join(profileNames(), ", "))
-		}
-		// bridge starts profiles locally only (StartProfile resolves the
-		// binary on this machine); a profile that is plain ACP can still
-		// run remotely from its program name and arguments.
-		if p.NewProvider != nil || p.BeforeSpawn != nil {
-			return nil, "", nil, fail(exitUsage, "--provider %s cannot run over --ssh yet: its vendor hooks need bridge.Host.StartProfile, which launches locally; use --agent with its command line", p.Name)
-		}
-		launch := bridge.LaunchOptions{Cwd: ws.Path, Model: o.model, Effort: o.effort}
-		argv = []string{p.Binaries[0]}
-		if p.Args != nil {
-			argv = append(argv, p.Args(launch)...)
-		}
-		cfg.ID = p.Name
-	}
-	if cfg.Transport, err = hosts.Transport(ws, argv, nil); err != nil {
-		return nil, "", nil, err
-	}
 	files, err := hosts.Files(ctx, ws, nil)
 	if err != nil {
 		return nil, "", nil, fail(exitHandshake, "connecting to %s: %v", target, err)
 	}
 	*closers = append(*closers, files)
-	b, err := host.Start(ctx, cfg)
+	var b *bridge.Bridge
+	if o.agent != "" {
+		argv, err := cmdline.Split(o.agent)
+		if err != nil {
+			return nil, "", nil, fail(exitUsage, "--agent %q: %v", o.agent, err)
+		}
+		cfg.ID = filepath.Base(argv[0])
+		if cfg.Transport, err = hosts.Transport(ws, argv, nil); err != nil {
+			return nil, "", nil, err
+		}
+		b, err = host.Start(ctx, cfg)
+	} else {
+		p, ok := bridge.LookupProfile(o.provider)
+		if !ok {
+			return nil, "", nil, fail(exitUsage, "--provider %q: unknown; the profiles are %s", o.provider, strings.Join(profileNames(), ", "))
+		}
+		// The remote shell finds the program; overlays and resume checks
+		// use the host's files.
+		launch := bridge.LaunchOptions{Cwd: ws.Path, Model: o.model, Effort: o.effort,
+			SSH: &bridge.SSHLaunch{Hosts: hosts, Target: *ws.SSH}}
+		o.agentMode = launchAgentMode(p, &launch, o.agentMode)
+		cfg.ID = p.Name
+		b, err = host.StartProfile(ctx, p, launch, cfg)
+	}
 	if err != nil {
 		return nil, "", nil, err
 	}
