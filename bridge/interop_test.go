@@ -324,12 +324,12 @@ func exerciseSettings(t *testing.T, ctx context.Context, s *Session, ready *Sess
 	}
 	if o := configOption(ready.ConfigOptions, "model"); o != nil {
 		if v := otherValue(o); v != "" {
-			if err := s.SetModel(ctx, v, ready); err != nil {
+			if err := s.SetModel(ctx, v); err != nil {
 				t.Fatalf("SetModel %s: %v", v, err)
 			}
 		}
 	} else if ready.Models != nil && len(ready.Models.AvailableModels) > 1 {
-		if err := s.SetModel(ctx, ready.Models.AvailableModels[1].ModelID, ready); err != nil {
+		if err := s.SetModel(ctx, ready.Models.AvailableModels[1].ModelID); err != nil {
 			t.Fatalf("SetModel: %v", err)
 		}
 	} else {

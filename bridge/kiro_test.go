@@ -139,10 +139,10 @@ func TestKiroContextMeter(t *testing.T) {
 	}
 	rec.waitFor("turn end", func(ev Event) bool { return ev.Kind == KindTurnEnd })
 	// A model switch rebases the window from the table and keeps the tokens.
-	if err := s.SetModel(ctxT(t), "gpt-5.2", &SessionReady{Models: &acpclient.ModelState{}}); err != nil {
+	if err := s.SetModel(ctxT(t), "gpt-5.2"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetModel(ctxT(t), "mystery-1", &SessionReady{Models: &acpclient.ModelState{}}); err != nil {
+	if err := s.SetModel(ctxT(t), "mystery-1"); err != nil {
 		t.Fatal(err)
 	}
 	rec.waitFor("last rebase", func(ev Event) bool { return ev.Kind == KindUsage && ev.Usage.Size == 0 })

@@ -61,7 +61,11 @@ type Session struct {
 	usage       Usage
 	permissions map[string]*PermissionRequest
 	unusable    error
-	turnsEnded  int // turns answered so far; updates outside a turn after one are late
+	// configOptions and models are the latest the agent reported, for
+	// SetModel and the accessors.
+	configOptions []acpclient.ConfigOption
+	models        *acpclient.ModelState
+	turnsEnded    int // turns answered so far; updates outside a turn after one are late
 }
 
 // turnState is what the bridge tracks while a turn runs.
@@ -274,6 +278,9 @@ func (s *Session) setEffort(ctx context.Context, conn *acpclient.Conn, effort st
 }
 
 func (s *Session) emitReady(ready *SessionReady) {
+	s.mu.Lock()
+	s.configOptions, s.models = ready.ConfigOptions, ready.Models
+	s.mu.Unlock()
 	s.emit(Event{Kind: KindSession, SessionReady: ready})
 }
 

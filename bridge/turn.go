@@ -289,6 +289,7 @@ func (s *Session) SetConfigOption(ctx context.Context, req acpclient.SetConfigOp
 		if err != nil {
 			return nil, err
 		}
+		s.rememberOptions(resp.ConfigOptions)
 		s.emit(Event{Kind: KindConfig, ConfigOptions: resp.ConfigOptions})
 		return resp.ConfigOptions, nil
 	})
@@ -296,16 +297,17 @@ func (s *Session) SetConfigOption(ctx context.Context, req acpclient.SetConfigOp
 
 // SetModel selects a model (a model config option when offered, else the
 // legacy method); refused while a turn runs.
-func (s *Session) SetModel(ctx context.Context, model string, ready *SessionReady) error {
+func (s *Session) SetModel(ctx context.Context, model string) error {
 	_, err := withIdle(s, ctx, func(conn *acpclient.Conn) (struct{}, error) {
-		if ready == nil {
-			ready = &SessionReady{}
-		}
+		s.mu.Lock()
+		ready := &SessionReady{ConfigOptions: s.configOptions, Models: s.models}
+		s.mu.Unlock()
 		opts, err := s.setModel(ctx, conn, model, ready)
 		if err == nil {
 			s.rebaseWindow(model)
 			s.cfg.Model = model
 			if opts != nil {
+				s.rememberOptions(opts)
 				s.emit(Event{Kind: KindConfig, ConfigOptions: opts})
 			}
 			s.save()
@@ -313,6 +315,26 @@ func (s *Session) SetModel(ctx context.Context, model string, ready *SessionRead
 		return struct{}{}, err
 	})
 	return err
+}
+
+// ConfigOptions returns the session's config options as last reported.
+func (s *Session) ConfigOptions() []acpclient.ConfigOption {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.configOptions
+}
+
+// Models returns the legacy model list the agent reported, or nil.
+func (s *Session) Models() *acpclient.ModelState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.models
+}
+
+func (s *Session) rememberOptions(opts []acpclient.ConfigOption) {
+	s.mu.Lock()
+	s.configOptions = opts
+	s.mu.Unlock()
 }
 
 // withIdle runs f with the session's connection while no turn runs.

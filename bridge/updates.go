@@ -46,6 +46,7 @@ func (s *Session) handleUpdate(n *acpclient.SessionNotification) {
 		ev.Kind, ev.Mode = KindMode, u.CurrentModeID
 		s.emitFromAgent(ev)
 	case *acpclient.ConfigOptionUpdate:
+		s.rememberOptions(u.ConfigOptions)
 		ev.Kind, ev.ConfigOptions = KindConfig, u.ConfigOptions
 		s.emitFromAgent(ev)
 	case *acpclient.SessionInfoUpdate:
