@@ -41,11 +41,18 @@ func (LocalFS) ReadFile(_ context.Context, path string) ([]byte, error) { return
 // WriteFile writes a temporary file beside path, syncs it and renames it
 // over path, keeping the old file's mode.
 func (LocalFS) WriteFile(_ context.Context, path string, data []byte) error {
+	return writeFileAtomic(path, data, 0o644, 0o755)
+}
+
+// writeFileAtomic replaces path with data so that readers see the old or
+// the new content, never a part: a temporary file in the same directory
+// (with the old file's mode, else mode), synced, then renamed over path,
+// and the directory synced. Missing directories are created with dirMode.
+func writeFileAtomic(path string, data []byte, mode, dirMode fs.FileMode) error {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, dirMode); err != nil {
 		return err
 	}
-	mode := fs.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
 	}
@@ -54,6 +61,10 @@ func (LocalFS) WriteFile(_ context.Context, path string, data []byte) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return err
@@ -65,8 +76,12 @@ func (LocalFS) WriteFile(_ context.Context, path string, data []byte) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Chmod(tmp.Name(), mode); err != nil {
+	if err := os.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
 }
