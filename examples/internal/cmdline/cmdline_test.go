@@ -3,7 +3,11 @@ package cmdline
 import (
 	"slices"
 	"testing"
+
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestSplit(t *testing.T) {
 	tests := []struct {
