@@ -70,6 +70,7 @@ type Bridge struct {
 	clock    Clock
 
 	startMu sync.Mutex // serialises process starts
+	routeMu sync.Mutex // orders update delivery against session registration
 
 	mu       sync.Mutex
 	conn     *acpclient.Conn
@@ -272,11 +273,13 @@ func (b *Bridge) Session(id string) *Session { return b.session(id) }
 // before its id was (updates before session/new answers). The bridge lock
 // is held throughout, so they stay ahead of any later update.
 func (b *Bridge) register(s *Session) {
+	b.routeMu.Lock()
+	defer b.routeMu.Unlock()
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.sessions[s.id] = s
 	early := b.early[s.id]
 	delete(b.early, s.id)
+	b.mu.Unlock()
 	for _, n := range early {
 		s.handleUpdate(n)
 	}
@@ -297,6 +300,11 @@ type agentClient struct {
 
 func (c *agentClient) SessionUpdate(ctx context.Context, n *acpclient.SessionNotification) {
 	b := c.b
+	// routeMu, not mu, is held while the update is delivered (which may
+	// wait on a slow consumer): register's replay of early updates cannot
+	// interleave with it, and the app can still query the bridge meanwhile.
+	b.routeMu.Lock()
+	defer b.routeMu.Unlock()
 	b.mu.Lock()
 	s := b.sessions[n.SessionID]
 	if s == nil {
@@ -304,10 +312,8 @@ func (c *agentClient) SessionUpdate(ctx context.Context, n *acpclient.SessionNot
 		b.mu.Unlock()
 		return
 	}
-	// Deliver under the lock so register's replay of early updates cannot
-	// interleave with this one.
-	s.handleUpdate(n)
 	b.mu.Unlock()
+	s.handleUpdate(n)
 }
 
 func (c *agentClient) RequestPermission(ctx context.Context, req *acpclient.RequestPermissionRequest, reply func(*acpclient.RequestPermissionResponse, error)) {
