@@ -160,8 +160,9 @@ func (h *Host) Shutdown(ctx context.Context) error {
 	}
 }
 
-// Close is Shutdown without a deadline for delivering the remaining events
-// beyond the consumer reading them; it drops them if nobody reads.
+// Close ends every agent and closes the event stream without waiting for
+// the consumer: events not yet read are dropped. Use Shutdown to deliver
+// them first.
 func (h *Host) Close() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
