@@ -10,8 +10,9 @@
 // TextFileReader, TextFileWriter, Terminals, Elicitations and
 // ExtensionHandler add the rest, and Initialize advertises exactly what the
 // Client implements. A Transport yields the byte stream: CommandTransport for
-// a local process, IOTransport for any stream, NewInMemoryTransports for
-// tests.
+// a local process, SSHTransport for a command on an SSH host (its process
+// tree ends with the connection), IOTransport for any stream,
+// NewInMemoryTransports for tests.
 //
 // # Why it is built this way
 //
