@@ -149,16 +149,8 @@ func (lw *localWatch) addTree(dir string, report bool) {
 
 // forget drops a removed path and everything known below it.
 func (lw *localWatch) forget(p string) {
-	for k := range lw.known {
-		if within(k, p) {
-			delete(lw.known, k)
-		}
-	}
-	for k := range lw.watched {
-		if within(k, p) {
-			delete(lw.watched, k)
-		}
-	}
+	deleteWithin(lw.known, p)
+	deleteWithin(lw.watched, p)
 }
 
 // syncRoots follows a grant change: new roots are watched, directories no

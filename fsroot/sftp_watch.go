@@ -170,16 +170,8 @@ func (pw *pollWatch) compare(dir string, entries []fs.FileInfo) []Event {
 }
 
 func (pw *pollWatch) forgetTree(p string) {
-	for dir := range pw.listing {
-		if within(dir, p) {
-			delete(pw.listing, dir)
-		}
-	}
-	for dir := range pw.fresh {
-		if within(dir, p) {
-			delete(pw.fresh, dir)
-		}
-	}
+	deleteWithin(pw.listing, p)
+	deleteWithin(pw.fresh, p)
 }
 
 // forgetOutside drops listings under withdrawn grants.

@@ -109,3 +109,12 @@ func send(ctx context.Context, done <-chan struct{}, out chan<- Event, events []
 	}
 	return true
 }
+
+// deleteWithin removes the keys of m that are p or lie below it.
+func deleteWithin[V any](m map[string]V, p string) {
+	for k := range m {
+		if within(k, p) {
+			delete(m, k)
+		}
+	}
+}
