@@ -372,3 +372,32 @@ func TestParseArgs(t *testing.T) {
 		t.Errorf("doctor: %+v, %v", o, err)
 	}
 }
+
+// --provider with --ssh: the profile's program is found by the remote
+// shell, here the fake agent installed as claude-agent-acp in the PATH the
+// in-process SSH server gives its commands.
+func TestSSHProvider(t *testing.T) {
+	server := sshtest.Start(t, nil)
+	bin := t.TempDir()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "from-profile.txt")
+	script := acptest.WriteScript(t, acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
+		{WriteFile: &acptest.WriteFile{Path: file, Content: "profile over SSH\n"}},
+	}}}})
+	wrapper := fmt.Sprintf("#!/bin/sh\nexec '%s' -script '%s'\n", acptest.BuildBinary(t), script)
+	if err := os.WriteFile(filepath.Join(bin, "claude-agent-acp"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	r := runAcprun(t, "--ssh", server.User+"@"+server.Addr, "--ssh-key", server.UserKeyFile, "--ssh-known-hosts", server.KnownHostsFile,
+		"--cwd", dir, "--provider", "claude", "--events", "hi")
+	if r.code != exitOK {
+		t.Fatalf("exit status %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if got, err := os.ReadFile(file); err != nil || string(got) != "profile over SSH\n" {
+		t.Errorf("from-profile.txt = %q, %v; stdout:\n%s", got, err, r.stdout)
+	}
+}
