@@ -165,3 +165,25 @@ func alive(pid int) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	return err == nil && !strings.Contains(string(b), ") Z ")
 }
+
+// TestChattyStderrNeverBlocks: an agent that writes far more to stderr than
+// a pipe holds keeps running; only the end of it is kept.
+func TestChattyStderrNeverBlocks(t *testing.T) {
+	tr := &CommandTransport{Path: "/bin/sh", Args: []string{"-c",
+		`head -c 8000000 /dev/zero | tr '\0' 'x' >&2; echo "last words" >&2; exit 7`}, StderrBytes: 1 << 10}
+	rwc, err := tr.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rwc.(*Process)
+	select {
+	case <-p.Exited():
+	case <-time.After(20 * time.Second):
+		t.Fatal("agent blocked writing its stderr")
+	}
+	p.Close()
+	exit := p.ExitError()
+	if len(p.Stderr()) > 1<<10 || !strings.HasSuffix(strings.TrimSpace(p.Stderr()), "last words") || !strings.Contains(exit.Error(), "exit status 7") {
+		t.Fatalf("kept %d bytes of stderr ending %q; exit %v", len(p.Stderr()), tail(p.Stderr(), 20), exit)
+	}
+}
