@@ -50,6 +50,10 @@ type Config struct {
 	Clock Clock
 	// Logger receives diagnostics (default: discard).
 	Logger *slog.Logger
+	// ElicitationModes lists the elicitation modes the app renders ("form",
+	// "url"); the agent may then ask the user questions (elicitation
+	// events). Empty: elicitation is not offered to the agent.
+	ElicitationModes []string
 	// Conn configures the wire (line caps, queue budget).
 	Conn *acpclient.ConnOptions
 	// TerminalLogin runs an agent's own login command in a terminal the
@@ -151,7 +155,11 @@ func (b *Bridge) ensure(ctx context.Context) (*acpclient.Conn, error) {
 // start launches the process and performs initialize.
 func (b *Bridge) start(ctx context.Context) (*acpclient.Conn, error) {
 	client := &agentClient{b: b}
-	conn, err := acpclient.Connect(ctx, b.cfg.Transport, client, b.cfg.Conn)
+	var served acpclient.Client = client
+	if len(b.cfg.ElicitationModes) > 0 {
+		served = &elicitingClient{client} // advertised only when the app renders them
+	}
+	conn, err := acpclient.Connect(ctx, b.cfg.Transport, served, b.cfg.Conn)
 	if err != nil {
 		return nil, fmt.Errorf("bridge %s: starting agent: %w", b.cfg.ID, err)
 	}

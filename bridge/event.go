@@ -33,6 +33,7 @@ const (
 	KindError       Kind = "error"        // something failed (Err)
 	KindExited      Kind = "exited"       // the agent process ended (Err says why)
 	KindExt         Kind = "ext"          // an update or vendor notification without a kind of its own (Method, Raw)
+	KindElicitation Kind = "elicitation"  // the agent asks the user for input; answer Elicitation
 	// KindAuthRequired: the agent needs the user to sign in; answer Auth
 	// with one of its methods and the bridge retries what failed.
 	KindAuthRequired Kind = "auth_required"
@@ -69,6 +70,7 @@ type Event struct {
 	MessageID     string                       `json:"messageId,omitempty"`
 	Tool          *ToolCall                    `json:"tool,omitempty"`
 	Permission    *PermissionRequest           `json:"permission,omitempty"`
+	Elicitation   *ElicitationRequest          `json:"elicitation,omitempty"`
 	Plan          []acpclient.PlanEntry        `json:"plan,omitempty"`
 	Usage         *Usage                       `json:"usage,omitempty"`
 	Compaction    *Compaction                  `json:"compaction,omitempty"`

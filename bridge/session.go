@@ -60,7 +60,9 @@ type Session struct {
 	tools       *toolTracker
 	usage       Usage
 	permissions map[string]*PermissionRequest
-	unusable    error
+	// elicitations are the agent's questions waiting for the user.
+	elicitations map[string]*ElicitationRequest
+	unusable     error
 	// configOptions and models are the latest the agent reported, for
 	// SetModel and the accessors.
 	configOptions []acpclient.ConfigOption
@@ -119,7 +121,7 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 		return nil, err
 	}
 	s := &Session{b: b, cfg: cfg, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider.ToolName),
-		permissions: map[string]*PermissionRequest{}}
+		permissions: map[string]*PermissionRequest{}, elicitations: map[string]*ElicitationRequest{}}
 	ready, err := s.attach(ctx, conn, cfg.ResumeID)
 	if err != nil {
 		return nil, err

@@ -218,9 +218,16 @@ func (s *Session) cancelPermissions() {
 	for _, p := range s.permissions {
 		pending = append(pending, p)
 	}
+	questions := make([]*ElicitationRequest, 0, len(s.elicitations))
+	for _, q := range s.elicitations {
+		questions = append(questions, q)
+	}
 	s.mu.Unlock()
 	for _, p := range pending {
 		p.cancel()
+	}
+	for _, q := range questions {
+		q.Cancel()
 	}
 }
 

@@ -1,0 +1,117 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/acphost/acphost/acpclient"
+)
+
+// ElicitationRequest is a question the agent asks the user (Config
+// ElicitationModes must offer its mode): a form to fill (Mode "form",
+// Schema) or a URL to open (Mode "url"; show the full URL and ask before
+// opening it). Answer with Accept, Decline or Cancel, from any goroutine;
+// a cancelled turn cancels it.
+type ElicitationRequest struct {
+	// ID identifies the request within its Bridge.
+	ID      string `json:"id"`
+	Message string `json:"message"`
+	Mode    string `json:"mode"`
+	// Schema is the form's flat JSON schema (form mode).
+	Schema json.RawMessage `json:"schema,omitempty"`
+	// URL and ElicitationID belong to url mode.
+	URL           string `json:"url,omitempty"`
+	ElicitationID string `json:"elicitationId,omitempty"`
+	// ToolCallID is the tool call asking, when the agent says.
+	ToolCallID string `json:"toolCallId,omitempty"`
+
+	once   sync.Once
+	done   chan struct{}
+	answer func(*acpclient.CreateElicitationResponse)
+}
+
+// Accept answers with the user's input (form fields by name; nil for url).
+func (r *ElicitationRequest) Accept(content map[string]any) error {
+	return r.settle(&acpclient.CreateElicitationResponse{Action: "accept", Content: content})
+}
+
+// Decline answers that the user said no.
+func (r *ElicitationRequest) Decline() error {
+	return r.settle(&acpclient.CreateElicitationResponse{Action: "decline"})
+}
+
+// Cancel answers that the user dismissed the question.
+func (r *ElicitationRequest) Cancel() error {
+	return r.settle(&acpclient.CreateElicitationResponse{Action: "cancel"})
+}
+
+// Done is closed once the request has been answered in any way.
+func (r *ElicitationRequest) Done() <-chan struct{} { return r.done }
+
+func (r *ElicitationRequest) settle(resp *acpclient.CreateElicitationResponse) error {
+	err := ErrAlreadyAnswered
+	r.once.Do(func() {
+		err = nil
+		r.answer(resp)
+		close(r.done)
+	})
+	return err
+}
+
+// elicitingClient is the agent client of a bridge whose app renders
+// elicitations; being a separate type keeps the capability unadvertised
+// otherwise.
+type elicitingClient struct{ *agentClient }
+
+func (c *elicitingClient) ElicitationModes() []string { return c.b.cfg.ElicitationModes }
+
+// CreateElicitation turns the agent's question into an elicitation event.
+// While it waits, the session's watchdog is paused: the user is thinking.
+func (c *elicitingClient) CreateElicitation(ctx context.Context, req *acpclient.CreateElicitationRequest, reply func(*acpclient.CreateElicitationResponse, error)) {
+	b := c.b
+	s := b.session(req.SessionID)
+	id := fmt.Sprintf("ask-%d", b.permSeq.Add(1))
+	q := &ElicitationRequest{ID: id, Message: req.Message, Mode: req.Mode, Schema: req.RequestedSchema,
+		URL: req.URL, ElicitationID: req.ElicitationID, ToolCallID: req.ToolCallID, done: make(chan struct{})}
+	q.answer = func(resp *acpclient.CreateElicitationResponse) {
+		if s != nil {
+			s.mu.Lock()
+			delete(s.elicitations, id)
+			turn := s.turn
+			s.mu.Unlock()
+			if turn != nil {
+				turn.watchdog.resume()
+			}
+		}
+		reply(resp, nil)
+	}
+	if s != nil {
+		s.mu.Lock()
+		s.elicitations[id] = q
+		if s.turn != nil {
+			s.turn.watchdog.pause()
+		}
+		s.mu.Unlock()
+	}
+	go func() {
+		select {
+		case <-ctx.Done(): // the agent gave up, or the connection ended
+			q.Cancel()
+		case <-q.Done():
+		}
+	}()
+	ev := Event{Kind: KindElicitation, Elicitation: q}
+	if s != nil {
+		s.emitFromAgent(ev)
+		return
+	}
+	b.emit(ev) // a question outside any session, e.g. while signing in
+}
+
+// CompleteElicitation reports that an out-of-band (url) question finished.
+func (c *elicitingClient) CompleteElicitation(ctx context.Context, n *acpclient.CompleteElicitationNotification) {
+	raw, _ := json.Marshal(n)
+	c.b.emit(Event{Kind: KindExt, Method: "elicitation/complete", Raw: raw})
+}
