@@ -260,7 +260,7 @@ func (c *Conn) PromptThen(ctx context.Context, req *PromptRequest, then func(*Pr
 	}
 	w, id, err := c.sendWithHook("session/prompt", req, hook)
 	if err != nil {
-		return nil, err
+		return nil, c.drainOnClose(context.WithoutCancel(ctx), err)
 	}
 	var raw json.RawMessage
 	err = w.Wait(ctx, &raw)

@@ -203,7 +203,7 @@ func (c *Conn) call(ctx context.Context, method string, params, result any) erro
 	}
 	w, id, err := c.send(method, params)
 	if err != nil {
-		return err
+		return c.drainOnClose(ctx, err)
 	}
 	var raw json.RawMessage
 	if err := w.Wait(ctx, &raw); err != nil {
@@ -261,7 +261,22 @@ func (c *Conn) answerError(ctx context.Context, method string, id uint64, err er
 	if errors.As(err, &rpcErr) {
 		c.awaitBarrier(ctx, id)
 	}
-	return c.callError(method, id, err)
+	return c.drainOnClose(ctx, c.callError(method, id, err))
+}
+
+// drainOnClose keeps the ordering promise when a call fails because the
+// connection ended: the caller sees the failure only after everything the
+// agent sent before it died has been delivered (a host reports a crashed
+// turn after the turn's last output, not before). Inside a Client method the
+// wait would never end, so it is skipped there.
+func (c *Conn) drainOnClose(ctx context.Context, err error) error {
+	if errors.Is(err, ErrClosed) && ctx.Value(dispatchKey{}) == nil {
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+		}
+	}
+	return err
 }
 
 // callError turns jsonrpc2's errors into ours: an agent error becomes a

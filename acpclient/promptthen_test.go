@@ -3,6 +3,7 @@ package acpclient
 import (
 	"context"
 	"testing"
+	"time"
 )
 
 // TestPromptThenRunsAtTheAnswersPlace: the hook sees every update sent
@@ -69,5 +70,38 @@ func TestErrorAnswerKeepsOrdering(t *testing.T) {
 	r := <-done
 	if r.err == nil || !r.hook || r.count < 50 {
 		t.Fatalf("error answer returned with hook=%v after %d/50 updates: %v", r.hook, r.count, r.err)
+	}
+}
+
+// TestDeathDeliversEverythingFirst: when the agent dies mid-call, the call
+// fails only after every message it sent before dying was delivered.
+func TestDeathDeliversEverythingFirst(t *testing.T) {
+	rec := newRecorder()
+	rec.block = make(chan struct{})
+	c, p := newPair(t, rec, nil)
+	p.handshake(c, fullCaps)
+	done := make(chan int, 1)
+	go func() {
+		_, err := c.Prompt(context.Background(), &PromptRequest{SessionID: "s", Prompt: []ContentBlock{TextBlock("x")}})
+		if err == nil {
+			t.Error("prompt on a dead agent succeeded")
+		}
+		done <- rec.count()
+	}()
+	p.recv()
+	for i := 0; i < 5; i++ {
+		p.send(chunkLineJSON("s", "partial"))
+	}
+	p.conn.Close() // the agent dies while the client is still busy
+	select {
+	case got := <-done:
+		t.Fatalf("Prompt failed with %d of 5 earlier updates delivered", got)
+	case <-time.After(100 * time.Millisecond):
+	}
+	for i := 0; i < 5; i++ {
+		rec.block <- struct{}{}
+	}
+	if got := <-done; got != 5 {
+		t.Fatalf("Prompt failed after %d of the 5 updates sent before the death", got)
 	}
 }
