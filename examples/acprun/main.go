@@ -375,54 +375,17 @@ func openSession(ctx context.Context, o *options, host *bridge.Host, stdinTTY bo
 		ResumeID: o.resume, Model: o.model, Effort: o.effort,
 		Policy: bridge.Policy{Mode: bridge.Mode(o.mode)},
 	}
-	setMode := o.agentMode
-
 	var b *bridge.Bridge
+	var setMode string
 	var err error
 	if o.ssh != "" {
 		b, sc.Cwd, sc.Files, err = startRemote(ctx, o, host, cfg, closers)
-		if err != nil {
-			return nil, err
-		}
 		setMode = o.agentMode
 	} else {
-		cwd, err := workspace(o.cwd)
-		if err != nil {
-			return nil, err
-		}
-		files, err := fsroot.NewLocal(cwd, nil)
-		if err != nil {
-			return nil, fail(exitUsage, "--cwd: %v", err)
-		}
-		*closers = append(*closers, files)
-		sc.Cwd, sc.Files = cwd, files
-
-		switch {
-		case o.provider != "":
-			p, ok := bridge.LookupProfile(o.provider)
-			if !ok {
-				return nil, fail(exitUsage, "--provider %q: unknown; the profiles are %s", o.provider, strings.Join(profileNames(), ", "))
-			}
-			launch := bridge.LaunchOptions{Cwd: cwd, Model: o.model, Effort: o.effort}
-			setMode = launchAgentMode(p, &launch, o.agentMode)
-			cfg.ID = p.Name
-			b, err = host.StartProfile(ctx, p, launch, cfg)
-		case o.agent != "":
-			argv, serr := cmdline.Split(o.agent)
-			if serr != nil {
-				return nil, fail(exitUsage, "--agent %q: %v", o.agent, serr)
-			}
-			cfg.ID = filepath.Base(argv[0])
-			cfg.Transport = &acpclient.CommandTransport{Path: argv[0], Args: argv[1:], Dir: cwd}
-			b, err = host.Start(ctx, cfg)
-		default:
-			cfg.ID = "demo"
-			cfg.Transport = &demoagent.Transport{Cwd: files.Cwd(), ResumeID: o.resume}
-			b, err = host.Start(ctx, cfg)
-		}
-		if err != nil {
-			return nil, err
-		}
+		b, sc.Cwd, sc.Files, setMode, err = startLocal(ctx, o, host, cfg, closers)
+	}
+	if err != nil {
+		return nil, err
 	}
 
 	sess, err := b.OpenSession(ctx, sc)
@@ -435,6 +398,50 @@ func openSession(ctx context.Context, o *options, host *bridge.Host, stdinTTY bo
 		}
 	}
 	return sess, nil
+}
+
+// startLocal starts the agent o names in the local workspace --cwd and
+// returns the root that serves its files there, and the agent mode still to
+// set with session/set_mode. It returns a bridge or an error, never neither.
+func startLocal(ctx context.Context, o *options, host *bridge.Host, cfg bridge.Config, closers *[]io.Closer) (*bridge.Bridge, string, bridge.Files, string, error) {
+	cwd, err := workspace(o.cwd)
+	if err != nil {
+		return nil, "", nil, "", err
+	}
+	files, err := fsroot.NewLocal(cwd, nil)
+	if err != nil {
+		return nil, "", nil, "", fail(exitUsage, "--cwd: %v", err)
+	}
+	*closers = append(*closers, files)
+	setMode := o.agentMode
+	var b *bridge.Bridge
+	switch {
+	case o.provider != "":
+		p, ok := bridge.LookupProfile(o.provider)
+		if !ok {
+			return nil, "", nil, "", fail(exitUsage, "--provider %q: unknown; the profiles are %s", o.provider, strings.Join(profileNames(), ", "))
+		}
+		launch := bridge.LaunchOptions{Cwd: cwd, Model: o.model, Effort: o.effort}
+		setMode = launchAgentMode(p, &launch, o.agentMode)
+		cfg.ID = p.Name
+		b, err = host.StartProfile(ctx, p, launch, cfg)
+	case o.agent != "":
+		argv, serr := cmdline.Split(o.agent)
+		if serr != nil {
+			return nil, "", nil, "", fail(exitUsage, "--agent %q: %v", o.agent, serr)
+		}
+		cfg.ID = filepath.Base(argv[0])
+		cfg.Transport = &acpclient.CommandTransport{Path: argv[0], Args: argv[1:], Dir: cwd}
+		b, err = host.Start(ctx, cfg)
+	default:
+		cfg.ID = "demo"
+		cfg.Transport = &demoagent.Transport{Cwd: files.Cwd(), ResumeID: o.resume}
+		b, err = host.Start(ctx, cfg)
+	}
+	if err != nil {
+		return nil, "", nil, "", err
+	}
+	return b, cwd, files, setMode, nil
 }
 
 // launchAgentMode applies --agent-mode to the launch of profiles whose
@@ -498,34 +505,38 @@ func startRemote(ctx context.Context, o *options, host *bridge.Host, cfg bridge.
 		return nil, "", nil, fail(exitHandshake, "connecting to %s: %v", target, err)
 	}
 	*closers = append(*closers, files)
-	var b *bridge.Bridge
-	if o.agent != "" {
-		argv, err := cmdline.Split(o.agent)
-		if err != nil {
-			return nil, "", nil, fail(exitUsage, "--agent %q: %v", o.agent, err)
-		}
-		cfg.ID = filepath.Base(argv[0])
-		if cfg.Transport, err = hosts.Transport(ws, argv, nil); err != nil {
-			return nil, "", nil, err
-		}
-		b, err = host.Start(ctx, cfg)
-	} else {
-		p, ok := bridge.LookupProfile(o.provider)
-		if !ok {
-			return nil, "", nil, fail(exitUsage, "--provider %q: unknown; the profiles are %s", o.provider, strings.Join(profileNames(), ", "))
-		}
-		// The remote shell finds the program; overlays and resume checks
-		// use the host's files.
-		launch := bridge.LaunchOptions{Cwd: ws.Path, Model: o.model, Effort: o.effort,
-			SSH: &bridge.SSHLaunch{Hosts: hosts, Target: *ws.SSH}}
-		o.agentMode = launchAgentMode(p, &launch, o.agentMode)
-		cfg.ID = p.Name
-		b, err = host.StartProfile(ctx, p, launch, cfg)
-	}
+	b, err := startRemoteAgent(ctx, o, host, cfg, hosts, ws)
 	if err != nil {
 		return nil, "", nil, err
 	}
 	return b, ws.Path, files, nil
+}
+
+// startRemoteAgent starts the --agent command or the --provider profile on
+// the SSH host of ws. It returns a bridge or an error, never neither.
+func startRemoteAgent(ctx context.Context, o *options, host *bridge.Host, cfg bridge.Config, hosts *bridge.SSHHosts, ws bridge.Workspace) (*bridge.Bridge, error) {
+	if o.agent != "" {
+		argv, err := cmdline.Split(o.agent)
+		if err != nil {
+			return nil, fail(exitUsage, "--agent %q: %v", o.agent, err)
+		}
+		cfg.ID = filepath.Base(argv[0])
+		if cfg.Transport, err = hosts.Transport(ws, argv, nil); err != nil {
+			return nil, err
+		}
+		return host.Start(ctx, cfg)
+	}
+	p, ok := bridge.LookupProfile(o.provider)
+	if !ok {
+		return nil, fail(exitUsage, "--provider %q: unknown; the profiles are %s", o.provider, strings.Join(profileNames(), ", "))
+	}
+	// The remote shell finds the program; overlays and resume checks use
+	// the host's files.
+	launch := bridge.LaunchOptions{Cwd: ws.Path, Model: o.model, Effort: o.effort,
+		SSH: &bridge.SSHLaunch{Hosts: hosts, Target: *ws.SSH}}
+	o.agentMode = launchAgentMode(p, &launch, o.agentMode)
+	cfg.ID = p.Name
+	return host.StartProfile(ctx, p, launch, cfg)
 }
 
 // sshTarget reads user@host[:port]; the user defaults to the local one.

@@ -359,6 +359,48 @@ func TestSSH(t *testing.T) {
 	}
 }
 
+// A failure to start the agent on the SSH host is a one-line reason and the
+// documented exit status, never a panic.
+func TestSSHFailures(t *testing.T) {
+	t.Parallel()
+	server := sshtest.Start(t, nil)
+	fakeagent := acptest.BuildBinary(t)
+	broken := acptest.WriteScript(t, acptest.Script{Initialize: acptest.InitializeScript{Error: &acptest.Error{Code: -32603, Message: "broken"}}})
+	tests := []struct {
+		name   string
+		agent  string
+		code   int
+		reason string
+	}{
+		{"missing binary", "/missing/binary --acp", exitNotFound, "acprun: agent not found: "},
+		{"handshake", fmt.Sprintf("'%s' -script '%s'", fakeagent, broken), exitHandshake, "acprun: handshake failed: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := runAcprun(t, "--ssh", server.User+"@"+server.Addr, "--ssh-key", server.UserKeyFile, "--ssh-known-hosts", server.KnownHostsFile,
+				"--cwd", t.TempDir(), "--agent", tt.agent, "hi")
+			if r.code != tt.code {
+				t.Errorf("exit status %d, want %d; stderr:\n%s", r.code, tt.code, r.stderr)
+			}
+			if strings.Contains(r.stderr, "panic") || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 && !strings.HasPrefix(lastLine(r.stderr), "acprun: ") {
+				t.Errorf("stderr is not one clear line:\n%s", r.stderr)
+			}
+			if last := lastLine(r.stderr); !strings.HasPrefix(last, tt.reason) {
+				t.Errorf("last stderr line %q, want it to start with %q", last, tt.reason)
+			}
+		})
+	}
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndex(s, "\n"); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
 func TestParseArgs(t *testing.T) {
 	o, err := parseArgs([]string{"--events", "fix", "the", "--mode", "full", "bug", "--", "--not-a-flag"}, &bytes.Buffer{})
 	if err != nil {
