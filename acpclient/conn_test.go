@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,9 @@ type fsClient struct {
 }
 
 func (f *fsClient) ReadTextFile(ctx context.Context, req *ReadTextFileRequest) (*ReadTextFileResponse, error) {
+	if f.reads != nil {
+		f.reads <- req
+	}
 	if req.Path == "/missing" {
 		return nil, NewError(CodeResourceNotFound, "no such file: %s", req.Path)
 	}
@@ -439,6 +443,34 @@ func TestFileReadErrorsKeepTheirCode(t *testing.T) {
 	p.send(`{"jsonrpc":"2.0","id":3,"method":"fs/read_text_file","params":"nonsense"}`)
 	if m := p.recv(); m.Error == nil || m.Error.Code != CodeInvalidParams {
 		t.Errorf("bad params answered %s", m.line)
+	}
+}
+
+// line and limit outside uint32, or not integers, are invalid params, never
+// read as "unset" (which would serve line 1).
+func TestFileReadRejectsLineOutOfRange(t *testing.T) {
+	cl := &fsClient{recorder: newRecorder(), reads: make(chan *ReadTextFileRequest, 16)}
+	c, p := newPair(t, cl, nil)
+	p.handshake(c, fullCaps)
+	bad := []string{`"line":9223372036854775808`, `"line":18446744073709551621`, `"line":1e400`, `"line":1.5`,
+		`"line":"3"`, `"line":-1`, `"limit":4294967296`, `"limit":true`, `"line":2,"limit":1e2`}
+	for i, field := range bad {
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"fs/read_text_file","params":{"sessionId":"s","path":"/a",%s}}`, i+1, field))
+		if m := p.recv(); m.Error == nil || m.Error.Code != CodeInvalidParams {
+			t.Errorf("%s answered %s", field, m.line)
+		}
+	}
+	select {
+	case req := <-cl.reads:
+		t.Errorf("the client was asked to read %+v", req)
+	default:
+	}
+	p.send(`{"jsonrpc":"2.0","id":99,"method":"fs/read_text_file","params":{"sessionId":"s","path":"/a","line":4294967295,"limit":null}}`)
+	if m := p.recv(); m.Error != nil {
+		t.Errorf("line 2^32-1 answered %s", m.line)
+	}
+	if req := <-cl.reads; req.Line == nil || *req.Line != math.MaxUint32 || req.Limit != nil {
+		t.Errorf("decoded line %v, limit %v", req.Line, req.Limit)
 	}
 }
 
