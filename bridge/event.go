@@ -146,6 +146,10 @@ type Compaction struct {
 	// Progress is the agent's progress figure (0-100) while it compacts,
 	// when it reports one.
 	Progress float64 `json:"progress,omitempty"`
+	// Phase is the agent's own word for the step it reports, when it sends
+	// one (CrewCoder: "skipped" on a completed update that changed nothing,
+	// which Status then reports as skipped).
+	Phase string `json:"phase,omitempty"`
 }
 
 // SessionInfo is session metadata the agent reported. Cleared fields are

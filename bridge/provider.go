@@ -26,6 +26,13 @@ type Provider struct {
 	// example usage percentages or compaction progress). Returning
 	// handled=false passes it through as an ext event.
 	Notification func(method string, params json.RawMessage) (sessionID string, events []Event, handled bool)
+	// Update maps a session/update of a vendor kind (a sessionUpdate
+	// starting with "_", such as "_crewcoder/compaction_update") to events
+	// of the session it came for; update is the update object as sent. It
+	// gets the first look at such kinds; returning handled=false passes the
+	// update on as an ext event. Compaction and usage events it returns go
+	// through the session's context meter like the Notification hook's.
+	Update func(kind string, update json.RawMessage) (events []Event, handled bool)
 	// SetExternalDirectories sends the session's complete list of granted
 	// directories (an empty list included) after new or load, for agents
 	// with a vendor method for it. A failure makes the session unusable.
