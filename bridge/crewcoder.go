@@ -59,7 +59,8 @@ const (
 // gate for what the approval policy still asks. Change the profile or the
 // approval policy with Bridge.Relaunch. CrewCoder's vendor protocol is
 // mapped as follows: usage from _meta["crewcoder/usage"], tool identity from
-// _meta["crewcoder/tool"].name, _crewcoder/compaction_update (a session
+// _meta["crewcoder/tool"].name (then ACP's name, then a title that is a bare
+// identifier, see IdentifierTitle), _crewcoder/compaction_update (a session
 // update kind, and a notification in older builds) as the only source of
 // compaction events, directory grants through
 // session/set_external_directories, effort through
@@ -86,6 +87,7 @@ func newCrewCoderProvider(l *Launch) *Provider {
 	return &Provider{
 		Name:                   "crewcoder",
 		ToolName:               crewCoderToolName,
+		ToolNameFromTitle:      IdentifierTitle,
 		UsageFromMeta:          crewCoderUsage,
 		Notification:           crewCoderNotification,
 		Update:                 crewCoderUpdate,

@@ -104,13 +104,16 @@ type ToolCall struct {
 	Kind   string `json:"kind,omitempty"`
 	Status string `json:"status,omitempty"` // pending, in_progress, completed, failed, cancelled
 	// Name is the tool's machine name: a provider's own metadata first, then
-	// the ACP name field.
+	// the ACP name field, then (for providers with ToolNameFromTitle) a
+	// title that is a bare tool name.
 	Name      string                       `json:"name,omitempty"`
 	Content   []acpclient.ToolCallContent  `json:"content,omitempty"`
 	Locations []acpclient.ToolCallLocation `json:"locations,omitempty"`
 	RawInput  json.RawMessage              `json:"rawInput,omitempty"`
 	RawOutput json.RawMessage              `json:"rawOutput,omitempty"`
 	Meta      json.RawMessage              `json:"_meta,omitempty"`
+
+	nameFromTitle bool // Name was read from Title and yields to a real name
 }
 
 // Usage is how full the context window is, and what the session has cost.

@@ -19,6 +19,11 @@ type Provider struct {
 	// ToolName returns the tool's own name from a tool call's _meta, when
 	// the agent puts a more precise identity there than ACP's name field.
 	ToolName func(meta json.RawMessage) string
+	// ToolNameFromTitle returns the tool name a tool call's title carries
+	// ("" for none), for agents whose older streams put the name there. It
+	// is the last resort: a name from ToolName or ACP's name field wins.
+	// IdentifierTitle is the usual choice.
+	ToolNameFromTitle func(title string) string
 	// UsageFromMeta reads context usage from an update's or a prompt
 	// result's _meta, for agents that report it there.
 	UsageFromMeta func(meta json.RawMessage) (used, size int64, ok bool)

@@ -120,7 +120,7 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{b: b, cfg: cfg, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider.ToolName),
+	s := &Session{b: b, cfg: cfg, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider),
 		permissions: map[string]*PermissionRequest{}, elicitations: map[string]*ElicitationRequest{}}
 	ready, err := s.attach(ctx, conn, cfg.ResumeID)
 	if err != nil {
