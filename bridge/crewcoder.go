@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -257,11 +258,16 @@ func crewCoderSetEffort(ctx context.Context, conn *acpclient.Conn, sessionID, ef
 	return nil
 }
 
+// crewCoderFollowUp queues text into the running turn. CrewCoder takes the
+// instruction as one string, {sessionId, message}, not as content blocks.
 func crewCoderFollowUp(ctx context.Context, conn *acpclient.Conn, sessionID, text string) error {
+	if strings.TrimSpace(text) == "" {
+		return errors.New("crewcoder: session/follow_up: the message is empty")
+	}
 	params := struct {
-		SessionID string                   `json:"sessionId"`
-		Prompt    []acpclient.ContentBlock `json:"prompt"`
-	}{sessionID, []acpclient.ContentBlock{acpclient.TextBlock(text)}}
+		SessionID string `json:"sessionId"`
+		Message   string `json:"message"`
+	}{sessionID, text}
 	if err := conn.Call(ctx, "session/follow_up", params, nil); err != nil {
 		return fmt.Errorf("crewcoder: session/follow_up: %w", err)
 	}

@@ -296,10 +296,18 @@ func TestCrewCoderFollowUp(t *testing.T) {
 	if err := s.FollowUp(ctxT(t), "also update the docs"); err != nil {
 		t.Fatal(err)
 	}
-	p := paramsOf(t, in.received(t), "session/follow_up")
-	blocks := p["prompt"].([]any)
-	if p["sessionId"] != "cc_1" || blocks[0].(map[string]any)["text"] != "also update the docs" {
-		t.Errorf("follow_up params %v", p)
+	// The exact shape of CrewCoder's source: the text as one string.
+	var sent []string
+	for _, m := range in.received(t) {
+		if m.Method == "session/follow_up" {
+			sent = append(sent, string(m.Params))
+		}
+	}
+	if want := []string{`{"sessionId":"cc_1","message":"also update the docs"}`}; !reflect.DeepEqual(sent, want) {
+		t.Errorf("follow_up params %q, want %q", sent, want)
+	}
+	if err := s.FollowUp(ctxT(t), "  "); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Errorf("an empty follow-up: %v", err)
 	}
 	s.Cancel()
 	if err := <-done; err != nil {
