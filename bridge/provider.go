@@ -43,7 +43,9 @@ type Provider struct {
 	// with a vendor method for it. A failure makes the session unusable.
 	SetExternalDirectories func(ctx context.Context, conn *acpclient.Conn, sessionID string, dirs []string) error
 	// SetEffort applies a reasoning effort for agents without a
-	// thought_level config option.
+	// thought_level config option, when a session opens and on
+	// Session.SetEffort. It validates the level itself (wrapping
+	// ErrUnknownEffort for levels the agent lacks).
 	SetEffort func(ctx context.Context, conn *acpclient.Conn, sessionID, effort string) error
 	// CanResume is asked before loading a saved session; false starts a new
 	// session instead (e.g. when the agent's transcript is gone).
@@ -61,8 +63,9 @@ type Provider struct {
 	// anything, so the app can fall back to its own summary-reset path.
 	CompactAvailable func(agent *acpclient.InitializeResponse) bool
 	// ReportsCompaction is set when the agent reports compaction itself
-	// (vendor notifications the Notification hook maps to compaction
-	// events); Session.Compact then adds no events of its own.
+	// (vendor notifications or update kinds the Notification or Update
+	// hook maps to compaction events); Session.Compact then adds no events
+	// of its own.
 	ReportsCompaction bool
 
 	// ContextWindow returns the context window of a model from a static
