@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -47,10 +48,10 @@ func CrewCoderAgentProfile(v string) string {
 
 // CrewCoder vendor names.
 const (
-	crewCoderCompactMeta     = "crewcoder/sessionCompact"
-	crewCoderUsageMeta       = "crewcoder/usage"
-	crewCoderToolMeta        = "crewcoder/tool"
-	crewCoderCompactionNotif = "_crewcoder/compaction_update"
+	crewCoderCompactMeta = "crewcoder/sessionCompact"
+	crewCoderUsageMeta   = "crewcoder/usage"
+	crewCoderToolMeta    = "crewcoder/tool"
+	crewCoderCompaction  = "_crewcoder/compaction_update" // an update kind, and a notification in older builds
 )
 
 // CrewCoderProfile runs "crewcoder acp --approval POLICY [--mode PROFILE]".
@@ -59,8 +60,10 @@ const (
 // gate for what the approval policy still asks. Change the profile or the
 // approval policy with Bridge.Relaunch. CrewCoder's vendor protocol is
 // mapped as follows: usage from _meta["crewcoder/usage"], tool identity from
-// _meta["crewcoder/tool"].name, _crewcoder/compaction_update as the only
-// source of compaction events, directory grants through
+// _meta["crewcoder/tool"].name (then ACP's name, then a title that is a bare
+// identifier, see IdentifierTitle), _crewcoder/compaction_update (a session
+// update kind, and a notification in older builds) as the only source of
+// compaction events, directory grants through
 // session/set_external_directories, effort through
 // session/set_reasoning_effort, Session.FollowUp through session/follow_up,
 // Session.Compact through session/compact when initialize advertises it
@@ -85,8 +88,10 @@ func newCrewCoderProvider(l *Launch) *Provider {
 	return &Provider{
 		Name:                   "crewcoder",
 		ToolName:               crewCoderToolName,
+		ToolNameFromTitle:      IdentifierTitle,
 		UsageFromMeta:          crewCoderUsage,
 		Notification:           crewCoderNotification,
+		Update:                 crewCoderUpdate,
 		SetExternalDirectories: crewCoderSetExternalDirectories,
 		SetEffort:              crewCoderSetEffort,
 		FollowUp:               crewCoderFollowUp,
@@ -149,30 +154,66 @@ func crewCoderUsage(meta json.RawMessage) (used, size int64, ok bool) {
 	return *u.LastInputTokens, u.ContextWindow, true
 }
 
-// crewCoderCompactionUpdate is the params of _crewcoder/compaction_update.
+// crewCoderCompactionUpdate is CrewCoder's compaction report: the update
+// object of a _crewcoder/compaction_update session update, or the params of
+// the notification of the same name that older builds send. Both carry the
+// same fields; the notification form names progress "progress".
 type crewCoderCompactionUpdate struct {
 	SessionID    string          `json:"sessionId"`
 	CompactionID string          `json:"compactionId"`
 	Status       string          `json:"status"`
+	Phase        string          `json:"phase"`
 	Automatic    bool            `json:"automatic"`
 	Intent       string          `json:"intent"`
-	Progress     float64         `json:"progress"`
+	Percent      *float64        `json:"percent"`
+	Progress     *float64        `json:"progress"`
 	Message      string          `json:"message"`
 	Summary      json.RawMessage `json:"summary"`
 }
 
+// compaction maps the report onto a Compaction. A completed update whose
+// phase is "skipped" changed nothing: it is reported as skipped, so the
+// context meter keeps its value.
+func (u *crewCoderCompactionUpdate) compaction() *Compaction {
+	status := compactionStatus(u.Status)
+	if u.Phase == CompactionSkipped {
+		status = CompactionSkipped
+	}
+	c := &Compaction{ID: u.CompactionID, Status: status, Phase: u.Phase,
+		Automatic: u.Automatic || u.Intent == "automatic", Message: u.Message, Summary: summaryText(u.Summary)}
+	switch {
+	case u.Percent != nil:
+		c.Progress = *u.Percent
+	case u.Progress != nil:
+		c.Progress = *u.Progress
+	}
+	return c
+}
+
+// crewCoderUpdate maps the _crewcoder/compaction_update session update, the
+// form CrewCoder sends compaction in.
+func crewCoderUpdate(kind string, update json.RawMessage) ([]Event, bool) {
+	if kind != crewCoderCompaction {
+		return nil, false
+	}
+	var u crewCoderCompactionUpdate
+	if err := json.Unmarshal(update, &u); err != nil {
+		return nil, false
+	}
+	return []Event{{Kind: KindCompaction, Compaction: u.compaction()}}, true
+}
+
+// crewCoderNotification maps the notification form of the compaction
+// report, which older CrewCoder builds send.
 func crewCoderNotification(method string, params json.RawMessage) (string, []Event, bool) {
-	if method != crewCoderCompactionNotif {
+	if method != crewCoderCompaction {
 		return "", nil, false
 	}
 	var u crewCoderCompactionUpdate
 	if err := json.Unmarshal(params, &u); err != nil {
 		return "", nil, false
 	}
-	c := &Compaction{ID: u.CompactionID, Status: compactionStatus(u.Status),
-		Automatic: u.Automatic || u.Intent == "automatic", Progress: u.Progress, Message: u.Message,
-		Summary: summaryText(u.Summary)}
-	return u.SessionID, []Event{{Kind: KindCompaction, Compaction: c, Method: method, Raw: params}}, true
+	return u.SessionID, []Event{{Kind: KindCompaction, Compaction: u.compaction(), Method: method, Raw: params}}, true
 }
 
 // summaryText reads a summary sent as a string or as content blocks.
@@ -217,11 +258,16 @@ func crewCoderSetEffort(ctx context.Context, conn *acpclient.Conn, sessionID, ef
 	return nil
 }
 
+// crewCoderFollowUp queues text into the running turn. CrewCoder takes the
+// instruction as one string, {sessionId, message}, not as content blocks.
 func crewCoderFollowUp(ctx context.Context, conn *acpclient.Conn, sessionID, text string) error {
+	if strings.TrimSpace(text) == "" {
+		return errors.New("crewcoder: session/follow_up: the message is empty")
+	}
 	params := struct {
-		SessionID string                   `json:"sessionId"`
-		Prompt    []acpclient.ContentBlock `json:"prompt"`
-	}{sessionID, []acpclient.ContentBlock{acpclient.TextBlock(text)}}
+		SessionID string `json:"sessionId"`
+		Message   string `json:"message"`
+	}{sessionID, text}
 	if err := conn.Call(ctx, "session/follow_up", params, nil); err != nil {
 		return fmt.Errorf("crewcoder: session/follow_up: %w", err)
 	}

@@ -296,10 +296,18 @@ func TestCrewCoderFollowUp(t *testing.T) {
 	if err := s.FollowUp(ctxT(t), "also update the docs"); err != nil {
 		t.Fatal(err)
 	}
-	p := paramsOf(t, in.received(t), "session/follow_up")
-	blocks := p["prompt"].([]any)
-	if p["sessionId"] != "cc_1" || blocks[0].(map[string]any)["text"] != "also update the docs" {
-		t.Errorf("follow_up params %v", p)
+	// The exact shape of CrewCoder's source: the text as one string.
+	var sent []string
+	for _, m := range in.received(t) {
+		if m.Method == "session/follow_up" {
+			sent = append(sent, string(m.Params))
+		}
+	}
+	if want := []string{`{"sessionId":"cc_1","message":"also update the docs"}`}; !reflect.DeepEqual(sent, want) {
+		t.Errorf("follow_up params %q, want %q", sent, want)
+	}
+	if err := s.FollowUp(ctxT(t), "  "); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Errorf("an empty follow-up: %v", err)
 	}
 	s.Cancel()
 	if err := <-done; err != nil {
@@ -378,5 +386,120 @@ func TestCrewCoderRelaunchResumesAndLocksBuild(t *testing.T) {
 	}
 	if got := in.launches(t); len(got) != 3 || slices.Contains(got[2], "--mode") {
 		t.Fatalf("launches %q", got)
+	}
+}
+
+// crewCoderCompactionStep sends a _crewcoder/compaction_update session update,
+// the form CrewCoder's source sends.
+func crewCoderCompactionStep(fields string) acptest.Step {
+	return update(`{"sessionUpdate":"_crewcoder/compaction_update",` + fields + `}`)
+}
+
+func TestCrewCoderCompactionUpdateKind(t *testing.T) {
+	h, rec := newHostAndRecorder(t, nil)
+	script := crewCoderScript()
+	script.Prompts = []acptest.Turn{{Steps: []acptest.Step{
+		update(`{"sessionUpdate":"usage_update","used":1,"size":1,"_meta":{"crewcoder/usage":{"lastInputTokens":150000,"contextWindow":200000}}}`),
+		crewCoderCompactionStep(`"status":"started","phase":"summarizing","automatic":true,"percent":40,"message":"Compacting context"`),
+		// Skipped: nothing changed, the meter keeps its value.
+		crewCoderCompactionStep(`"status":"completed","phase":"skipped","automatic":true,"message":"Nothing to compact"`),
+		// The older notification form still counts.
+		{Notify: &acptest.Notification{Method: "_crewcoder/compaction_update", Params: raw(`{"sessionId":"cc_1","status":"completed","phase":"skipped","automatic":true}`)}},
+		// Applied: the meter is unknown (never 0) until the next report.
+		crewCoderCompactionStep(`"status":"completed","phase":"applied","automatic":true,"percent":100`),
+		update(`{"sessionUpdate":"usage_update","used":1,"size":1,"_meta":{"crewcoder/usage":{"lastInputTokens":20000,"contextWindow":200000}}}`),
+		// A vendor kind that is not CrewCoder's is still passed on.
+		update(`{"sessionUpdate":"_crewcoder/other","x":1}`),
+	}}}
+	b, _ := startCrewCoder(t, h, script, LaunchOptions{})
+	s, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(ctxT(t), acpclient.TextBlock("go")); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitFor("turn end", func(ev Event) bool { return ev.Kind == KindTurnEnd })
+	var got []string
+	var compactions []*Compaction
+	for _, ev := range rec.of("cc", s.ID()) {
+		switch ev.Kind {
+		case KindUsage, KindCompaction, KindExt:
+			got = append(got, describe(ev))
+		}
+		if ev.Kind == KindCompaction {
+			compactions = append(compactions, ev.Compaction)
+			if ev.Raw == nil {
+				t.Errorf("compaction event without the agent's message: %+v", ev.Compaction)
+			}
+		}
+	}
+	want := []string{
+		"usage:true:150000/200000",
+		"compaction:started", "compaction:skipped", "compaction:skipped",
+		"compaction:completed", "usage:false:0/200000",
+		"usage:true:20000/200000",
+		"ext:",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("events\n got %q\nwant %q", got, want)
+	}
+	if c := compactions[0]; !c.Automatic || c.Progress != 40 || c.Message != "Compacting context" || c.Phase != "summarizing" {
+		t.Errorf("started compaction %+v", c)
+	}
+	if c := compactions[1]; c.Phase != "skipped" || c.Message != "Nothing to compact" {
+		t.Errorf("skipped compaction %+v", c)
+	}
+	if u := s.Usage(); !u.Known || u.Used != 20000 {
+		t.Errorf("meter after the next usage report %+v", u)
+	}
+}
+
+func TestCrewCoderNativeCompactUpdateFormCarriesSummary(t *testing.T) {
+	h, rec := newHostAndRecorder(t, nil)
+	script := crewCoderScript()
+	script.Methods["session/compact"] = acptest.Reply{Steps: []acptest.Step{
+		crewCoderCompactionStep(`"status":"started","automatic":false,"percent":0,"message":"Compacting"`),
+		crewCoderCompactionStep(`"status":"completed","phase":"applied","automatic":false,"percent":100,"summary":"We fixed the parser."`),
+	}, Result: raw(`{"summary":"We fixed the parser."}`)}
+	b, _ := startCrewCoder(t, h, script, LaunchOptions{})
+	s, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if summary, err := s.Compact(ctxT(t)); err != nil || summary != "We fixed the parser." {
+		t.Fatalf("Compact = %q, %v", summary, err)
+	}
+	rec.waitFor("meter reset", func(ev Event) bool { return ev.Kind == KindUsage })
+	if got, want := kinds(rec.of("cc", "cc_1"), KindSession), []string{"compaction:started", "compaction:completed", "usage:false:0/0"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+	for _, ev := range rec.of("cc", "cc_1") {
+		if ev.Kind == KindCompaction && ev.Compaction.Status == CompactionCompleted && (ev.Compaction.Summary != "We fixed the parser." || ev.Compaction.Automatic) {
+			t.Errorf("completed compaction %+v", ev.Compaction)
+		}
+	}
+}
+
+// A plain ACP agent has no provider hook: vendor update kinds stay ext.
+func TestVendorUpdateKindWithoutProviderIsExt(t *testing.T) {
+	h, rec := newHostAndRecorder(t, nil)
+	script := acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
+		update(`{"sessionUpdate":"_crewcoder/compaction_update","status":"completed","phase":"applied"}`),
+	}}}}
+	b, err := h.Start(ctxT(t), agentConfig(t, "plain", script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(ctxT(t), acpclient.TextBlock("go")); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitFor("turn end", func(ev Event) bool { return ev.Kind == KindTurnEnd })
+	if got, want := kinds(rec.of("plain", s.ID()), KindSession), []string{"turn_start:go", "ext:", "turn_end:end_turn"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("events %q, want %q", got, want)
 	}
 }

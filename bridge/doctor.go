@@ -33,7 +33,8 @@ const (
 
 // Finding is one result of a doctor check.
 type Finding struct {
-	// Check names what was checked: "binary", "version", "acp", "auth".
+	// Check names what was checked: "binary", "version", "acp", "auth",
+	// "models".
 	Check   string `json:"check"`
 	Status  string `json:"status"`
 	Message string `json:"message"`
@@ -51,6 +52,15 @@ type DoctorReport struct {
 	ACP         bool                      `json:"acp"`
 	Agent       *acpclient.Implementation `json:"agent,omitempty"`
 	AuthMethods []acpclient.AuthMethod    `json:"authMethods,omitempty"`
+	// SignIn is whether the user must sign in, as far as can be known
+	// without a session (a SignIn* constant; "" when nothing was learned),
+	// and Account who is signed in when the agent says.
+	SignIn  string `json:"signIn,omitempty"`
+	Account string `json:"account,omitempty"`
+	// Models are the models the agent lists without a session: in its
+	// initialize answer (Provider.ModelsFromInitialize), else through its
+	// status command (Profile.StatusArgs); nil when neither says.
+	Models *acpclient.ModelState `json:"models,omitempty"`
 	// Findings are the individual results, in the order checked.
 	Findings []Finding `json:"findings"`
 	// Missing lists what stands between the user and a working provider.
@@ -72,8 +82,11 @@ func (r *DoctorReport) add(check, status, format string, args ...any) {
 }
 
 // Doctor checks each provider: where its binary is, its version, whether it
-// starts in ACP mode and answers initialize, and which sign-in methods it
-// offers. The checks run concurrently; reports come back in the order of
+// starts in ACP mode and answers initialize, which sign-in methods it
+// offers, and what it tells without a session: the models it lists and
+// whether the user is signed in (its status command's word when the
+// profile has one, else what the initialize answer's methods allow to
+// tell). The checks run concurrently; reports come back in the order of
 // checks. Doctor starts the agents it checks and ends them before it
 // returns; it writes nothing (no overlays are prepared).
 func Doctor(ctx context.Context, checks ...DoctorCheck) []DoctorReport {
@@ -115,13 +128,23 @@ func doctorOne(ctx context.Context, c DoctorCheck) DoctorReport {
 	} else {
 		rep.add("version", FindingWarn, "%s printed no version", res.Name)
 	}
+	probe := probeStatus(ctx, cmd, p, res.Name)
 
+	init := rep.handshake(ctx, cmd, p, res)
+	rep.learnSignIn(init, probe)
+	rep.learnModels(init, doctorProvider(p, c.Options), probe)
+	return rep
+}
+
+// handshake starts the program in ACP mode and asks initialize; it reports
+// the answer (nil when there was none) and ends the program.
+func (r *DoctorReport) handshake(ctx context.Context, cmd *acpclient.CommandTransport, p *Profile, res Resolution) *acpclient.InitializeResponse {
 	cmd.StopTimeout, cmd.KillTimeout = 500*time.Millisecond, 500*time.Millisecond
 	conn, err := acpclient.Connect(ctx, cmd, doctorClient{}, nil)
 	if err != nil {
-		rep.add("acp", FindingFail, "starting %s %s: %v", res.Path, strings.Join(cmd.Args, " "), err)
-		rep.Missing = append(rep.Missing, "a "+p.Title+" that starts")
-		return rep
+		r.add("acp", FindingFail, "starting %s %s: %v", res.Path, strings.Join(cmd.Args, " "), err)
+		r.Missing = append(r.Missing, "a "+p.Title+" that starts")
+		return nil
 	}
 	defer func() {
 		conn.Close()
@@ -129,23 +152,17 @@ func doctorOne(ctx context.Context, c DoctorCheck) DoctorReport {
 	}()
 	init, err := conn.Initialize(ctx, &acpclient.InitializeRequest{ClientInfo: &acpclient.Implementation{Name: "acphost-doctor", Version: "0.1.0"}})
 	if err != nil {
-		rep.add("acp", FindingFail, "%s %s did not answer initialize: %v", res.Path, strings.Join(cmd.Args, " "), err)
-		rep.Missing = append(rep.Missing, "a "+p.Title+" version with ACP support")
-		return rep
+		r.add("acp", FindingFail, "%s %s did not answer initialize: %v", res.Path, strings.Join(cmd.Args, " "), err)
+		r.Missing = append(r.Missing, "a "+p.Title+" version with ACP support")
+		return nil
 	}
-	rep.ACP, rep.Agent, rep.AuthMethods = true, init.AgentInfo, init.AuthMethods
+	r.ACP, r.Agent, r.AuthMethods = true, init.AgentInfo, init.AuthMethods
 	name := res.Name
 	if init.AgentInfo != nil {
 		name = init.AgentInfo.Name + " " + init.AgentInfo.Version
 	}
-	rep.add("acp", FindingOK, "%s answers initialize (protocol %d)", name, init.ProtocolVersion)
-	switch ids := authIDs(init.AuthMethods); {
-	case len(ids) > 0:
-		rep.add("auth", FindingOK, "sign-in methods offered: %s", strings.Join(ids, ", "))
-	default:
-		rep.add("auth", FindingOK, "no sign-in methods offered")
-	}
-	return rep
+	r.add("acp", FindingOK, "%s answers initialize (protocol %d)", name, init.ProtocolVersion)
+	return init
 }
 
 func authIDs(methods []acpclient.AuthMethod) []string {

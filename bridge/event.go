@@ -104,13 +104,16 @@ type ToolCall struct {
 	Kind   string `json:"kind,omitempty"`
 	Status string `json:"status,omitempty"` // pending, in_progress, completed, failed, cancelled
 	// Name is the tool's machine name: a provider's own metadata first, then
-	// the ACP name field.
+	// the ACP name field, then (for providers with ToolNameFromTitle) a
+	// title that is a bare tool name.
 	Name      string                       `json:"name,omitempty"`
 	Content   []acpclient.ToolCallContent  `json:"content,omitempty"`
 	Locations []acpclient.ToolCallLocation `json:"locations,omitempty"`
 	RawInput  json.RawMessage              `json:"rawInput,omitempty"`
 	RawOutput json.RawMessage              `json:"rawOutput,omitempty"`
 	Meta      json.RawMessage              `json:"_meta,omitempty"`
+
+	nameFromTitle bool // Name was read from Title and yields to a real name
 }
 
 // Usage is how full the context window is, and what the session has cost.
@@ -146,6 +149,10 @@ type Compaction struct {
 	// Progress is the agent's progress figure (0-100) while it compacts,
 	// when it reports one.
 	Progress float64 `json:"progress,omitempty"`
+	// Phase is the agent's own word for the step it reports, when it sends
+	// one (CrewCoder: "skipped" on a completed update that changed nothing,
+	// which Status then reports as skipped).
+	Phase string `json:"phase,omitempty"`
 }
 
 // SessionInfo is session metadata the agent reported. Cleared fields are

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 const (
 	kiroMetadataNotif   = "_kiro.dev/metadata"
 	kiroCompactionNotif = "_kiro.dev/compaction/status"
+	kiroCommandMethod   = "_kiro.dev/commands/execute"
 	// KiroCompactMetadataWait is how long Session.Compact waits, after a
 	// manual compaction completed, for the metadata frame that measures the
 	// compacted context (kiro-cli sends it about a second later).
@@ -35,7 +37,10 @@ const KiroContinuePrompt = "Your previous response was interrupted by a temporar
 
 // KiroProfile runs "kiro-cli acp [--agent NAME]". Before every start it
 // writes the workspace overlay <cwd>/.kiro/settings/cli.json (reasoning
-// effort for the model, MCP tool search), merging with what is there. A
+// effort for the model, MCP tool search), merging with what is there.
+// Session.SetEffort rewrites the overlay and pushes the level live with
+// the /effort command (_kiro.dev/commands/execute, args {level}); it is
+// refused for models outside the effort allowlist (KiroEffortKey). A
 // saved session is loaded only when kiro-cli's transcript
 // ~/.kiro/sessions/cli/<id>.json exists on the agent's host. Its context
 // meter comes from _kiro.dev/metadata percentages and usage_update sizes;
@@ -319,19 +324,54 @@ func (k *kiro) compact(ctx context.Context, conn *acpclient.Conn, sessionID stri
 	return "", nil
 }
 
-// setEffort records the effort in the launch options and rewrites the
-// overlay, which kiro-cli reads when it starts: the effort holds from the
-// next start of the process.
-func (k *kiro) setEffort(ctx context.Context, _ *acpclient.Conn, _ string, effort string) error {
+// setEffort changes the effort of a kiro-cli session: it refuses levels
+// kiro-cli does not have and models outside its allowlist (KiroEffortKey),
+// records the effort in the launch options and rewrites the workspace
+// overlay, so it holds after a respawn (also when the live push below
+// fails), then pushes it to the live process with the /effort command.
+func (k *kiro) setEffort(ctx context.Context, conn *acpclient.Conn, sessionID string, effort string) error {
+	if !slices.Contains(kiroEffortLevels, effort) {
+		return fmt.Errorf("kiro: %w", effortLevelError(effort, kiroEffortLevels))
+	}
 	l := k.launch
+	if model := l.Options().Model; KiroEffortKey(model) == "" {
+		return fmt.Errorf("kiro: model %q has no reasoning effort setting: %w", model, acpclient.ErrUnsupported)
+	}
 	l.mu.Lock()
 	l.opts.Effort = effort
 	o := l.opts
 	l.mu.Unlock()
-	if KiroEffortKey(o.Model) == "" {
-		return fmt.Errorf("kiro: model %q has no reasoning effort setting", o.Model)
+	if err := WriteKiroOverlay(ctx, o); err != nil {
+		return err
 	}
-	return WriteKiroOverlay(ctx, o)
+	return kiroCommand(ctx, conn, sessionID, "effort", map[string]string{"level": effort})
+}
+
+// kiroCommand runs a kiro-cli slash command through _kiro.dev/commands/execute
+// in the object form ({command, args}), the one kiro-cli answers.
+func kiroCommand(ctx context.Context, conn *acpclient.Conn, sessionID, name string, args map[string]string) error {
+	params := struct {
+		SessionID string `json:"sessionId"`
+		Command   struct {
+			Command string            `json:"command"`
+			Args    map[string]string `json:"args"`
+		} `json:"command"`
+	}{SessionID: sessionID}
+	params.Command.Command, params.Command.Args = name, args
+	var result struct {
+		Success *bool  `json:"success"`
+		Message string `json:"message"`
+	}
+	if err := conn.Call(ctx, kiroCommandMethod, params, &result); err != nil {
+		return fmt.Errorf("kiro: /%s: %w", name, err)
+	}
+	if result.Success != nil && !*result.Success {
+		if result.Message == "" {
+			result.Message = "no reason given"
+		}
+		return fmt.Errorf("kiro: /%s refused: %s", name, result.Message)
+	}
+	return nil
 }
 
 // KiroTransientError reports kiro-cli's transient backend failures: -32603

@@ -36,6 +36,12 @@ type Profile struct {
 	LegacyArgs func(o LaunchOptions) []string
 	// VersionArgs print the version (default --version); Doctor runs them.
 	VersionArgs []string
+	// StatusArgs, if set, make the program print what it can tell without
+	// a session (its models, whether the user is signed in); Doctor runs
+	// them directly, no shell, and ParseStatus reads their standard
+	// output. A non-zero exit discards the output.
+	StatusArgs  []string
+	ParseStatus func(output []byte) AgentStatus
 	// NewProvider returns the vendor hooks of one launch; nil means plain
 	// ACP. Hooks that depend on launch options read them from the Launch,
 	// which Relaunch updates.

@@ -2,6 +2,8 @@ package bridge
 
 import (
 	"encoding/json"
+	"regexp"
+	"strings"
 
 	"github.com/acphost/acphost/acpclient"
 )
@@ -45,10 +47,12 @@ var (
 	}
 	// CodeyProfile runs "codey agent [--permission-mode X]
 	// [--always-approve] stdio". Codey lists its models in initialize's
-	// _meta.modelState as well as in session/new.
+	// _meta.modelState as well as in session/new, and "codey models"
+	// prints the sign-in state and the models for health checks.
 	CodeyProfile = &Profile{
 		Name: "codey", Title: "Codey",
 		Binaries: []string{"codey"}, Args: codeyArgs,
+		StatusArgs: []string{"models"}, ParseStatus: ParseCodeyModels,
 		NewProvider: func(*Launch) *Provider {
 			return &Provider{Name: "codey", ModelsFromInitialize: codeyModels}
 		},
@@ -87,4 +91,39 @@ func codeyModels(agent *acpclient.InitializeResponse) *acpclient.ModelState {
 		return nil
 	}
 	return meta.ModelState
+}
+
+var (
+	// codeyLoggedIn is the sign-in line of "codey models", read the way
+	// T3 Code reads it (/you are logged in/i); what follows "as" is the
+	// account or endpoint.
+	codeyLoggedIn = regexp.MustCompile(`(?i)you are logged in(?:\s+as\s+(.*?))?\s*\.?\s*$`)
+	// codeyModelLine is a model bullet: "* id (default)" or "- id".
+	codeyModelLine = regexp.MustCompile(`^\s*[*-]\s+(\S+)`)
+)
+
+// ParseCodeyModels reads the output of "codey models": a "You are logged in
+// as ACCOUNT." line (its absence means signed out) and one bullet line per
+// model, "(default)" marking the default. Other lines are ignored.
+func ParseCodeyModels(output []byte) AgentStatus {
+	st := AgentStatus{SignIn: SignInSignedOut}
+	models := &acpclient.ModelState{}
+	for _, line := range strings.Split(string(output), "\n") {
+		if m := codeyLoggedIn.FindStringSubmatch(line); m != nil {
+			st.SignIn, st.Account = SignInSignedIn, strings.TrimSpace(m[1])
+			continue
+		}
+		m := codeyModelLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		models.AvailableModels = append(models.AvailableModels, acpclient.ModelInfo{ModelID: m[1], Name: m[1]})
+		if models.CurrentModelID == "" && strings.Contains(line, "(default)") {
+			models.CurrentModelID = m[1]
+		}
+	}
+	if len(models.AvailableModels) > 0 {
+		st.Models = models
+	}
+	return st
 }

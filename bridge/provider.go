@@ -19,6 +19,11 @@ type Provider struct {
 	// ToolName returns the tool's own name from a tool call's _meta, when
 	// the agent puts a more precise identity there than ACP's name field.
 	ToolName func(meta json.RawMessage) string
+	// ToolNameFromTitle returns the tool name a tool call's title carries
+	// ("" for none), for agents whose older streams put the name there. It
+	// is the last resort: a name from ToolName or ACP's name field wins.
+	// IdentifierTitle is the usual choice.
+	ToolNameFromTitle func(title string) string
 	// UsageFromMeta reads context usage from an update's or a prompt
 	// result's _meta, for agents that report it there.
 	UsageFromMeta func(meta json.RawMessage) (used, size int64, ok bool)
@@ -26,12 +31,21 @@ type Provider struct {
 	// example usage percentages or compaction progress). Returning
 	// handled=false passes it through as an ext event.
 	Notification func(method string, params json.RawMessage) (sessionID string, events []Event, handled bool)
+	// Update maps a session/update of a vendor kind (a sessionUpdate
+	// starting with "_", such as "_crewcoder/compaction_update") to events
+	// of the session it came for; update is the update object as sent. It
+	// gets the first look at such kinds; returning handled=false passes the
+	// update on as an ext event. Compaction and usage events it returns go
+	// through the session's context meter like the Notification hook's.
+	Update func(kind string, update json.RawMessage) (events []Event, handled bool)
 	// SetExternalDirectories sends the session's complete list of granted
 	// directories (an empty list included) after new or load, for agents
 	// with a vendor method for it. A failure makes the session unusable.
 	SetExternalDirectories func(ctx context.Context, conn *acpclient.Conn, sessionID string, dirs []string) error
 	// SetEffort applies a reasoning effort for agents without a
-	// thought_level config option.
+	// thought_level config option, when a session opens and on
+	// Session.SetEffort. It validates the level itself (wrapping
+	// ErrUnknownEffort for levels the agent lacks).
 	SetEffort func(ctx context.Context, conn *acpclient.Conn, sessionID, effort string) error
 	// CanResume is asked before loading a saved session; false starts a new
 	// session instead (e.g. when the agent's transcript is gone).
@@ -49,8 +63,9 @@ type Provider struct {
 	// anything, so the app can fall back to its own summary-reset path.
 	CompactAvailable func(agent *acpclient.InitializeResponse) bool
 	// ReportsCompaction is set when the agent reports compaction itself
-	// (vendor notifications the Notification hook maps to compaction
-	// events); Session.Compact then adds no events of its own.
+	// (vendor notifications or update kinds the Notification or Update
+	// hook maps to compaction events); Session.Compact then adds no events
+	// of its own.
 	ReportsCompaction bool
 
 	// ContextWindow returns the context window of a model from a static

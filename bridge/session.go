@@ -120,7 +120,7 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{b: b, cfg: cfg, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider.ToolName),
+	s := &Session{b: b, cfg: cfg, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider),
 		permissions: map[string]*PermissionRequest{}, elicitations: map[string]*ElicitationRequest{}}
 	ready, err := s.attach(ctx, conn, cfg.ResumeID)
 	if err != nil {
@@ -189,8 +189,11 @@ func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID str
 		}
 	}
 	if s.cfg.Effort != "" {
-		if err := s.setEffort(ctx, conn, s.cfg.Effort, ready); err != nil {
+		opts, err := s.setEffort(ctx, conn, s.cfg.Effort, ready.ConfigOptions)
+		if err != nil {
 			s.emit(Event{Kind: KindError, Err: fmt.Errorf("setting effort %q: %w", s.cfg.Effort, err)})
+		} else if opts != nil {
+			ready.ConfigOptions = opts
 		}
 	}
 	return ready, nil
@@ -262,21 +265,6 @@ func (s *Session) setModel(ctx context.Context, conn *acpclient.Conn, model stri
 		return nil, errors.New("the agent offers no model selection")
 	}
 	return nil, conn.SetModel(ctx, &acpclient.SetModelRequest{SessionID: s.id, ModelID: model})
-}
-
-// setEffort selects a reasoning effort through a thought_level option, else
-// the provider's vendor method.
-func (s *Session) setEffort(ctx context.Context, conn *acpclient.Conn, effort string, ready *SessionReady) error {
-	for _, o := range ready.ConfigOptions {
-		if o.Category == "thought_level" && o.Type == acpclient.ConfigSelect {
-			_, err := conn.SetConfigOption(ctx, &acpclient.SetConfigOptionRequest{SessionID: s.id, ConfigID: o.ID, Value: effort})
-			return err
-		}
-	}
-	if s.b.provider.SetEffort != nil {
-		return s.b.provider.SetEffort(ctx, conn, s.id, effort)
-	}
-	return errors.New("the agent offers no reasoning effort setting")
 }
 
 func (s *Session) emitReady(ready *SessionReady) {

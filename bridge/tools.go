@@ -12,10 +12,12 @@ type toolTracker struct {
 	calls map[string]*ToolCall
 	// toolName extracts a provider's own tool identity from _meta.
 	toolName func(meta json.RawMessage) string
+	// titleName reads a tool name from a title, the last resort.
+	titleName func(title string) string
 }
 
-func newToolTracker(toolName func(json.RawMessage) string) *toolTracker {
-	return &toolTracker{calls: map[string]*ToolCall{}, toolName: toolName}
+func newToolTracker(p *Provider) *toolTracker {
+	return &toolTracker{calls: map[string]*ToolCall{}, toolName: p.ToolName, titleName: p.ToolNameFromTitle}
 }
 
 // isEnd reports whether a status ends a tool call.
@@ -83,8 +85,8 @@ func (t *toolTracker) apply(call *ToolCall, title, kind, status, name *string, c
 	if status != nil && *status != "" {
 		call.Status = *status
 	}
-	if name != nil && *name != "" && call.Name == "" {
-		call.Name = *name
+	if name != nil && *name != "" && (call.Name == "" || call.nameFromTitle) {
+		call.Name, call.nameFromTitle = *name, false
 	}
 	if content != nil {
 		call.Content = content
@@ -102,9 +104,22 @@ func (t *toolTracker) apply(call *ToolCall, title, kind, status, name *string, c
 		call.Meta = meta
 		if t.toolName != nil {
 			if n := t.toolName(meta); n != "" {
-				call.Name = n // the provider's identity wins over ACP's generic name
+				call.Name, call.nameFromTitle = n, false // the provider's identity wins over ACP's generic name
 			}
 		}
+	}
+	t.nameFromTitle(call)
+}
+
+// nameFromTitle gives a call without a better name the one its title
+// carries, if the provider reads names from titles; a later name from
+// _meta or ACP's name field replaces it.
+func (t *toolTracker) nameFromTitle(call *ToolCall) {
+	if t.titleName == nil || (call.Name != "" && !call.nameFromTitle) {
+		return
+	}
+	if n := t.titleName(call.Title); n != "" {
+		call.Name, call.nameFromTitle = n, true
 	}
 }
 

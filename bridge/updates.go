@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/acphost/acphost/acpclient"
 )
@@ -70,10 +71,36 @@ func (s *Session) handleUpdate(n *acpclient.SessionNotification) {
 			c.Summary += b.Text
 		}
 		s.emitCompaction(ev, c)
+	case *acpclient.UnknownUpdate:
+		if !s.vendorUpdate(ev, u) {
+			ev.Kind = KindExt
+			s.emitFromAgent(ev)
+		}
 	default:
 		ev.Kind = KindExt
 		s.emitFromAgent(ev)
 	}
+}
+
+// vendorUpdate offers an update of a vendor kind ("_" prefix) to the
+// provider's Update hook and emits what it maps it to; false means the
+// update is not the provider's and falls through to ext.
+func (s *Session) vendorUpdate(ev Event, u *acpclient.UnknownUpdate) bool {
+	hook := s.b.provider.Update
+	if hook == nil || !strings.HasPrefix(u.KindName, "_") {
+		return false
+	}
+	events, handled := hook(u.KindName, u.Raw)
+	if !handled {
+		return false
+	}
+	for i := range events {
+		if i == 0 && events[i].Raw == nil {
+			events[i].Raw = ev.Raw // one agent message, reported once
+		}
+	}
+	s.emitAll(events)
+	return true
 }
 
 func (s *Session) emitChunk(ev Event, kind Kind, c *acpclient.ContentChunk) {

@@ -30,7 +30,7 @@ func runDoctor(o *options, w io.Writer) error {
 	reports := bridge.Doctor(context.Background(), checks...)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROVIDER\tSTATUS\tBINARY\tVERSION\tACP\tSIGN-IN")
+	fmt.Fprintln(tw, "PROVIDER\tSTATUS\tBINARY\tVERSION\tACP\tSIGN-IN\tMODELS")
 	var notes []string
 	failed := 0
 	for _, r := range reports {
@@ -53,11 +53,7 @@ func runDoctor(o *options, w io.Writer) error {
 				acp = "yes: " + r.Agent.Name + " " + r.Agent.Version
 			}
 		}
-		var auth []string
-		for _, m := range r.AuthMethods {
-			auth = append(auth, m.ID)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Provider, status, binary, orDash(r.Version), acp, orDash(strings.Join(auth, ", ")))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Provider, status, binary, orDash(r.Version), acp, signInText(r), modelsText(r))
 		for _, m := range r.Missing {
 			notes = append(notes, r.Provider+": "+m)
 		}
@@ -92,6 +88,41 @@ func hasWarning(r bridge.DoctorReport) bool {
 func orDash(s string) string {
 	if s == "" {
 		return "-"
+	}
+	return s
+}
+
+// signInText says whether the user must sign in, with the methods offered
+// when that is only known once a session opens.
+func signInText(r bridge.DoctorReport) string {
+	var methods []string
+	for _, m := range r.AuthMethods {
+		methods = append(methods, m.ID)
+	}
+	switch r.SignIn {
+	case bridge.SignInSignedIn:
+		if r.Account != "" {
+			return "signed in as " + r.Account
+		}
+		return "signed in"
+	case bridge.SignInSignedOut:
+		return "signed out"
+	case bridge.SignInNotRequired:
+		return "not needed"
+	case bridge.SignInUnknown:
+		return "unknown (" + strings.Join(methods, ", ") + ")"
+	}
+	return "-"
+}
+
+// modelsText is the number of models listed and the current one.
+func modelsText(r bridge.DoctorReport) string {
+	if r.Models == nil || len(r.Models.AvailableModels) == 0 {
+		return "-"
+	}
+	s := fmt.Sprintf("%d", len(r.Models.AvailableModels))
+	if r.Models.CurrentModelID != "" {
+		s += ", current " + r.Models.CurrentModelID
 	}
 	return s
 }
