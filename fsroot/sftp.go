@@ -281,3 +281,17 @@ func (b sftpFS) remove(ctx context.Context, t target) error {
 // syncDir has no SFTP request; the server's rename is as durable as the
 // server makes it.
 func (b sftpFS) syncDir(context.Context, target) error { return nil }
+
+// checkWritable asks the server to open the file for writing, without
+// truncating or creating it. The server opens it as the remote user, so the
+// answer is that user's real permission; comparing mode bits with a uid we
+// would have to guess (and without its groups or ACLs) would not be.
+func (b sftpFS) checkWritable(ctx context.Context, t target) error {
+	return b.s.do(ctx, func(c *sftp.Client) error {
+		f, err := c.OpenFile(t.abs(), os.O_WRONLY)
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	})
+}
