@@ -218,21 +218,14 @@ func (c *Conn) deliverRequest(ctx context.Context, m *inbound) {
 			notFound()
 			return
 		}
-		var req ReadTextFileRequest
-		if c.decodeParams(m, &req) {
-			resp, err := h.ReadTextFile(ctx, &req)
-			reply(resp, err)
-		}
+		c.serveReadTextFile(ctx, h, m, reply)
 	case "fs/write_text_file":
 		h, ok := c.client.(TextFileWriter)
 		if !ok {
 			notFound()
 			return
 		}
-		var req WriteTextFileRequest
-		if c.decodeParams(m, &req) {
-			reply(nil, h.WriteTextFile(ctx, &req))
-		}
+		c.serveWriteTextFile(ctx, h, m, reply)
 	case "terminal/create", "terminal/output", "terminal/wait_for_exit", "terminal/kill", "terminal/release":
 		h, ok := c.client.(Terminals)
 		if !ok {

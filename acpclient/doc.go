@@ -36,6 +36,16 @@
 // or config option type is kept as raw JSON, never misread as another
 // variant, and a malformed optional field falls back to its zero value.
 //
+// Files. fs/read_text_file answers carry text as a JSON string, and
+// encoding/json would replace bytes that are not UTF-8 with U+FFFD, so a
+// Conn refuses to send such text (an error naming the path and the offset)
+// instead of handing the agent altered text it might save back. Memory for
+// fs/write_text_file stays near twice the line: a long line is assembled in
+// chunks and joined once, its params are not copied again, the content is
+// measured before it is decoded, so a TextFileWriteLimiter's cap refuses a
+// larger write (-32602) without decoding it, and an accepted one is decoded
+// into one string of exactly its size.
+//
 // Speed. Streamed text is most of what an agent sends. Lines carrying a
 // message chunk are decoded by a single-pass scanner that walks the bytes
 // once (it is fuzzed against encoding/json for identical results, and hands

@@ -71,9 +71,13 @@ func (c *Conn) handleLine(line []byte) []byte {
 		c.badLine(fmt.Sprintf("jsonrpc version %q", *env.JSONRPC), line)
 		return nil
 	}
+	params := json.RawMessage(env.Params)
+	if !c.lines.lineOwned() {
+		params = bytes.Clone(params)
+	}
 	switch {
 	case env.Method != nil && env.Result == nil && env.Error == nil:
-		c.inboundMessage(*env.Method, env.ID, env.Params, len(line))
+		c.inboundMessage(*env.Method, env.ID, params, len(line))
 		return nil
 	case env.Method == nil && (env.Result != nil) != (env.Error != nil):
 		return c.inboundResponse(&env, line)

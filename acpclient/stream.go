@@ -30,27 +30,42 @@ const badLineQuote = 1 << 10
 
 // lineReader splits a byte stream into lines without a fixed buffer size:
 // short lines are returned straight from bufio's buffer, long ones are
-// assembled in a buffer that grows up to max.
+// assembled in chunks and joined once, into a buffer of exactly their size
+// that the caller may keep. A line of N bytes so costs about 2N bytes of
+// allocation, where a buffer grown by append costs up to 5N and pins the
+// largest one.
 type lineReader struct {
-	r    *bufio.Reader
-	max  int
-	long []byte
+	r   *bufio.Reader
+	max int
+	// owned reports that the last line returned is the caller's to keep:
+	// it is not overwritten by the following call.
+	owned bool
 }
+
+// Chunk sizes for long lines: an eighth of the line so far, at least
+// bufio's buffer size and at most longChunkMax, so the unused tail of the
+// last chunk stays small next to the line.
+const (
+	lineBufferSize = 64 << 10
+	longChunkMax   = 1 << 20
+)
 
 func newLineReader(r io.Reader, max int) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+	return &lineReader{r: bufio.NewReaderSize(r, lineBufferSize), max: max}
 }
 
-// next returns the next non-blank line without its line ending. The slice is
-// valid until the following call.
+// next returns the next non-blank line without its line ending. Unless
+// lineOwned says otherwise, the slice is valid until the following call.
 func (l *lineReader) next() ([]byte, error) {
 	for {
 		line, err := l.r.ReadSlice('\n')
+		l.owned = false
 		if err == bufio.ErrBufferFull {
 			line, err = l.readLong(line)
+			l.owned = true
 		}
 		if len(line) > l.max+1 || (len(line) > l.max && line[len(line)-1] != '\n') {
-			return nil, fmt.Errorf("%w: more than %d bytes", ErrLineTooLong, l.max)
+			return nil, l.tooLong()
 		}
 		if err != nil && (err != io.EOF || len(line) == 0) {
 			return nil, err
@@ -65,6 +80,13 @@ func (l *lineReader) next() ([]byte, error) {
 	}
 }
 
+// lineOwned reports whether the line last returned by next may be kept.
+func (l *lineReader) lineOwned() bool { return l.owned }
+
+func (l *lineReader) tooLong() error {
+	return fmt.Errorf("%w: more than %d bytes", ErrLineTooLong, l.max)
+}
+
 // lineBuffered reports whether a complete line is already buffered, so the
 // next call to next will not block.
 func (l *lineReader) lineBuffered() bool {
@@ -76,35 +98,47 @@ func (l *lineReader) lineBuffered() bool {
 	return bytes.IndexByte(buf, '\n') >= 0
 }
 
-// readLong continues a line that did not fit in bufio's buffer.
+// readLong continues a line that did not fit in bufio's buffer. It stops
+// reading as soon as the line is over the cap.
 func (l *lineReader) readLong(first []byte) ([]byte, error) {
-	l.long = append(l.long[:0], first...)
+	chunks := [][]byte{append(make([]byte, 0, lineBufferSize), first...)}
+	total := len(first)
 	for {
-		chunk, err := l.r.ReadSlice('\n')
-		l.long = append(l.long, chunk...)
-		if len(l.long) > l.max+1 {
-			// Stop buffering; the caller reports the overflow.
-			return l.long, nil
+		piece, err := l.r.ReadSlice('\n')
+		total += len(piece)
+		if total > l.max+1 {
+			return nil, l.tooLong()
+		}
+		for len(piece) > 0 {
+			last := &chunks[len(chunks)-1]
+			if len(*last) == cap(*last) {
+				size := min(max(total/8, lineBufferSize), longChunkMax)
+				chunks = append(chunks, make([]byte, 0, size))
+				continue
+			}
+			n := copy((*last)[len(*last):cap(*last)], piece)
+			*last = (*last)[:len(*last)+n]
+			piece = piece[n:]
 		}
 		if err != bufio.ErrBufferFull {
-			if cap(l.long) > 64<<20 {
-				// Do not pin a huge buffer after a one-off huge line.
-				line := l.long
-				l.long = nil
-				return line, err
+			line := make([]byte, 0, total)
+			for _, c := range chunks {
+				line = append(line, c...)
 			}
-			return l.long, err
+			return line, err
 		}
 	}
 }
 
 // envelope is the shape every JSON-RPC message shares. Params, result and
-// error stay raw: they are decoded once the method is known.
+// error stay raw: they are decoded once the method is known. Params refers
+// into the line rather than copying it (a write request's params are nearly
+// the whole line); handleLine copies it when the line is not its to keep.
 type envelope struct {
 	JSONRPC *string         `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
+	Params  rawRef          `json:"params"`
 	Result  json.RawMessage `json:"result"`
 	Error   json.RawMessage `json:"error"`
 }
@@ -136,6 +170,17 @@ func (w *writer) writeLine(data []byte) error {
 		w.buf = nil
 	}
 	return err
+}
+
+// rawRef is a raw JSON value that refers to the decoded input instead of
+// copying it. encoding/json hands UnmarshalJSON a slice of its input; were
+// that ever a copy, rawRef would merely cost what json.RawMessage does.
+type rawRef []byte
+
+// UnmarshalJSON keeps data itself.
+func (r *rawRef) UnmarshalJSON(data []byte) error {
+	*r = data
+	return nil
 }
 
 var errNotMessage = errors.New("not a JSON-RPC message")

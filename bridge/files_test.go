@@ -72,3 +72,51 @@ func TestLocalRootServesTheAgent(t *testing.T) {
 		t.Errorf("new file = %q (%s)", got, answers[4])
 	}
 }
+
+// TestFileThatIsNotUTF8IsRefusedToTheAgent checks, through a real agent
+// process, that a file with bytes that are not UTF-8 is answered with a
+// JSON-RPC error naming the file and the offset, never with U+FFFD text,
+// while a BOM and CRLF reach the agent intact.
+func TestFileThatIsNotUTF8IsRefusedToTheAgent(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "latin1.txt"), []byte("caf\xe9\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "bom.txt"), []byte("\ufeffone\r\n"), 0o644)
+	script := acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
+		{ReadFile: &acptest.ReadFile{Path: filepath.Join(dir, "latin1.txt")}},
+		{ReadFile: &acptest.ReadFile{Path: filepath.Join(dir, "bom.txt")}},
+	}}}}
+	root, err := fsroot.NewLocal(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	h, rec := newHostAndRecorder(t, nil)
+	b, err := h.Start(context.Background(), agentConfig(t, "utf8", script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: dir, Files: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(context.Background(), acpclient.TextBlock("go")); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitFor("turn end", func(ev Event) bool { return ev.Kind == KindTurnEnd })
+	var answers []string
+	for _, ev := range rec.of("utf8", s.ID()) {
+		if ev.Kind == KindText {
+			answers = append(answers, ev.Text)
+		}
+	}
+	if len(answers) != 2 {
+		t.Fatalf("answers %q", answers)
+	}
+	if a := answers[0]; !strings.Contains(a, "error -32603") || !strings.Contains(a, "latin1.txt") ||
+		!strings.Contains(a, "not UTF-8") || !strings.Contains(a, "offset 3") || strings.Contains(a, "\ufffd") {
+		t.Errorf("non-UTF-8 file answered %q", a)
+	}
+	if !strings.HasSuffix(answers[1], ": \ufeffone\r\n") {
+		t.Errorf("BOM and CRLF answered %q", answers[1])
+	}
+}

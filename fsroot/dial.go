@@ -21,12 +21,26 @@ import (
 
 // Errors of host key verification, wrapped in the error Dial returns.
 var (
+	// ErrHostKey means the host's key could not be verified: a known_hosts
+	// file is missing, unreadable or malformed, or the host is unknown, or
+	// its key changed. ErrUnknownHost and ErrHostKeyChanged satisfy
+	// errors.Is(err, ErrHostKey) too. The message names the known_hosts
+	// file.
+	ErrHostKey = errors.New("ssh host key cannot be verified")
 	// ErrUnknownHost means the host has no entry in the known_hosts files.
-	ErrUnknownHost = errors.New("ssh host is unknown")
+	ErrUnknownHost error = hostKeyError("ssh host is unknown")
 	// ErrHostKeyChanged means the host offered a key that differs from the
 	// one its known_hosts entry records: a reinstall, or an attack.
-	ErrHostKeyChanged = errors.New("ssh host key has changed")
+	ErrHostKeyChanged error = hostKeyError("ssh host key has changed")
 )
+
+// hostKeyError is a kind of ErrHostKey with its own text.
+type hostKeyError string
+
+func (e hostKeyError) Error() string { return string(e) }
+
+// Is makes every hostKeyError satisfy errors.Is(err, ErrHostKey).
+func (e hostKeyError) Is(target error) bool { return target == ErrHostKey }
 
 // Defaults used when the matching DialConfig field is zero.
 const (
@@ -102,7 +116,10 @@ func (cfg DialConfig) addr() string {
 
 // Dial connects and authenticates to cfg.Addr, verifies the host key and
 // starts keepalives, which end when the client closes. ctx bounds the
-// connect and handshake only.
+// connect and handshake only. A problem with the host key or the
+// known_hosts files is an ErrHostKey. Errors about local files (keys,
+// known_hosts) name the file but do not satisfy fs.ErrNotExist, so they
+// cannot be mistaken for a missing path on the host.
 func Dial(ctx context.Context, cfg DialConfig) (*ssh.Client, error) {
 	addr := cfg.addr()
 	dest := cfg.User + "@" + addr
@@ -235,7 +252,7 @@ func (cfg DialConfig) authMethods() ([]ssh.AuthMethod, func(), error) {
 	for _, file := range cfg.KeyFiles {
 		pem, err := os.ReadFile(file)
 		if err != nil {
-			return nil, nil, fmt.Errorf("read key: %w", err)
+			return nil, nil, fmt.Errorf("read key file %s: %v", file, err)
 		}
 		signer, err := ssh.ParsePrivateKey(pem)
 		if err != nil {
@@ -282,13 +299,13 @@ func (cfg DialConfig) hostKeyCallback() (verify, known ssh.HostKeyCallback, err 
 		files = []string{filepath.Join(home, ".ssh", "known_hosts")}
 	}
 	for _, f := range files {
-		if _, err := os.Stat(f); err != nil {
-			return nil, nil, fmt.Errorf("known_hosts: %w", err)
+		if err := readableFile(f); err != nil {
+			return nil, nil, fmt.Errorf("%w: known_hosts file %s cannot be read: %v", ErrHostKey, f, err)
 		}
 	}
 	check, err := knownhosts.New(files...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("known_hosts: %w", err)
+		return nil, nil, fmt.Errorf("%w: known_hosts file: %v", ErrHostKey, err)
 	}
 	verify = func(hostname string, remote net.Addr, key ssh.PublicKey) error {
 		err := check(hostname, remote, key)
@@ -306,6 +323,23 @@ func (cfg DialConfig) hostKeyCallback() (verify, known ssh.HostKeyCallback, err 
 			ErrHostKeyChanged, hostname, offered, known.Filename, known.Line, knownHostsLine(known))
 	}
 	return verify, check, nil
+}
+
+// readableFile checks that name is a regular file this user can open.
+func readableFile(name string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("not a regular file (%s)", info.Mode().Type())
+	}
+	return nil
 }
 
 // knownHostsLine returns the text of the known_hosts line that recorded a

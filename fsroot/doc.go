@@ -21,7 +21,7 @@
 //
 // Refusals are *PathError values that name the operation and the path and
 // wrap a sentinel (ErrOutsideRoot, ErrNotAbsolute, ErrTooLarge, ErrReadOnly,
-// ErrNotRegular, ...), so a caller branches with errors.Is; a missing file
+// ErrNotRegular, ErrNotText, ...), so a caller branches with errors.Is; a missing file
 // satisfies errors.Is(err, fs.ErrNotExist), which ACP reports as -32002.
 // Grants change while the session lives (SetGrants, AddGrant, RemoveGrant);
 // a removed grant is refused by every operation that starts afterwards.
@@ -31,12 +31,24 @@
 // # Reads and writes
 //
 // Text is returned byte for byte as stored: no decoding, BOM and CRLF kept,
-// and line/limit slicing keeps each line's own ending. Reads are capped
-// (16 MiB by default) so an agent cannot pull a huge file into memory, and
-// only regular files are read (opening a FIFO would hang). An Overlay lets
+// and line/limit slicing keeps each line's own ending. A file that is not
+// valid UTF-8 is refused (ErrNotText, with the offset of the first bad
+// byte) rather than served with U+FFFD in place of its bytes, which an agent
+// saving the text back would make permanent. Reads are capped (16 MiB by
+// default) so an agent cannot pull a huge file into memory, and only
+// regular files are read (opening a FIFO would hang). Writes are capped too
+// (Options.MaxWriteSize, by default the read cap, so nothing is written
+// that could not be read back); an over-cap write is refused before
+// anything is written. An Overlay lets
 // the host serve unsaved editor buffers, as ACP asks; overlay reads are
 // confined and sliced like disk reads, and OnWrite tells the host when a
 // write landed on disk.
+//
+// An existing file is replaced only if this user may write it: the rename
+// needs only the directory's permission, so the file is first opened for
+// writing (without truncation) and closed, locally through the os.Root and
+// on SFTP by the server, as the remote user. A refusal satisfies
+// errors.Is(err, fs.ErrPermission) and leaves the file alone.
 //
 // Writes are atomic: a temporary file in the target's directory gets the
 // old file's mode (or Options.FileMode) before any content, then the
@@ -62,7 +74,9 @@
 //
 // Dial connects with keys from files and from ssh-agent, verifies the host
 // against known_hosts (an unknown host and a changed key are refused with
-// different, explanatory errors; only InsecureIgnoreHostKey skips this), and
+// different, explanatory errors; only InsecureIgnoreHostKey skips this;
+// these and a missing or unreadable known_hosts file all satisfy
+// errors.Is(err, ErrHostKey) and name the file), and
 // sends keepalives that close a connection whose peer went silent. SSHConn
 // keeps one such connection and dials again after it dies, so an SFTP root
 // built with NewSFTPConn recovers on its next operation. Anything else that

@@ -16,8 +16,13 @@ var (
 	// lies outside the session's cwd and granted directories.
 	ErrOutsideRoot = errors.New("path is outside the session's directories")
 	// ErrTooLarge means the file (or overlay buffer) is bigger than the
-	// configured read cap.
-	ErrTooLarge = errors.New("file is larger than the read limit")
+	// read cap, or the content of a write is bigger than the write cap.
+	ErrTooLarge = errors.New("file is larger than the size limit")
+	// ErrNotText means a file read as text is not valid UTF-8. Serving it
+	// would mean substituting U+FFFD for the bad bytes, and an agent that
+	// saved the text back would destroy them. The error is a *NotTextError,
+	// which carries the offset of the first bad byte.
+	ErrNotText = errors.New("file is not UTF-8 text")
 	// ErrReadOnly means writes are switched off for the session; the
 	// error text carries the reason the caller gave to SetReadOnly.
 	ErrReadOnly = errors.New("write refused: session is read-only")
@@ -33,6 +38,23 @@ var (
 	// SSHConn dials again on its next use.
 	ErrConnectionLost = errors.New("ssh connection lost")
 )
+
+// NotTextError reports where a file stops being UTF-8. It satisfies
+// errors.Is(err, ErrNotText).
+type NotTextError struct {
+	// Offset is the byte offset, from the start of the file, of the first
+	// byte that is not part of a valid UTF-8 sequence.
+	Offset int
+}
+
+// Error reads like "file is not UTF-8 text (invalid byte sequence at byte
+// offset 17)".
+func (e *NotTextError) Error() string {
+	return fmt.Sprintf("%v (invalid byte sequence at byte offset %d)", ErrNotText, e.Offset)
+}
+
+// Is makes errors.Is(err, ErrNotText) true.
+func (e *NotTextError) Is(target error) bool { return target == ErrNotText }
 
 // PathError records a refused or failed operation on one path. Err is one of
 // the package sentinels or the underlying file-system error.

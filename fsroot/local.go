@@ -162,3 +162,16 @@ func (b localFS) syncDir(_ context.Context, t target) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+func (b localFS) checkWritable(_ context.Context, t target) error {
+	r, err := b.l.osRoot(t.base)
+	if err != nil {
+		return err
+	}
+	// O_NONBLOCK: a FIFO swapped in since the lstat must not hang the open.
+	f, err := r.OpenFile(t.rel, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}

@@ -68,6 +68,9 @@ type Options struct {
 	Grants []string
 	// MaxFileSize caps reads in bytes (0 = DefaultMaxFileSize).
 	MaxFileSize int64
+	// MaxWriteSize caps the content of a write in bytes (0 = MaxFileSize,
+	// so nothing is written that could not be read back).
+	MaxWriteSize int64
 	// FileMode is the mode of newly created files (0 = 0644). Existing files
 	// keep their mode.
 	FileMode fs.FileMode
@@ -94,6 +97,9 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.MaxFileSize <= 0 {
 		o.MaxFileSize = DefaultMaxFileSize
+	}
+	if o.MaxWriteSize <= 0 {
+		o.MaxWriteSize = o.MaxFileSize
 	}
 	if o.FileMode == 0 {
 		o.FileMode = DefaultFileMode
@@ -145,6 +151,10 @@ type fsys interface {
 	rename(ctx context.Context, from, to target) error
 	remove(ctx context.Context, t target) error
 	syncDir(ctx context.Context, t target) error
+	// checkWritable opens the existing file for writing, without
+	// truncating it, and closes it again: the permission check of the
+	// system that owns the file, with its users, groups, ACLs and mounts.
+	checkWritable(ctx context.Context, t target) error
 }
 
 // rootDir is the cwd or a grant, as given and as resolved.
@@ -366,7 +376,8 @@ func (c *core) confine(ctx context.Context, op, p string) (clean string, t targe
 // ReadTextFile returns the file's text exactly as stored (BOM, CRLF and all),
 // from 1-based line `line` (0 = from the start), at most `limit` lines
 // (0 = all). An overlay buffer wins over disk. A missing file gives an error
-// satisfying errors.Is(err, fs.ErrNotExist).
+// satisfying errors.Is(err, fs.ErrNotExist); a file (or buffer) that is not
+// valid UTF-8 is refused with a *NotTextError, never served altered.
 func (c *core) ReadTextFile(ctx context.Context, p string, line, limit int) (string, error) {
 	if line < 0 || limit < 0 {
 		return "", pathErr("read", p, ErrInvalidRange)
@@ -384,6 +395,9 @@ func (c *core) ReadTextFile(ctx context.Context, p string, line, limit int) (str
 			if int64(len(text)) > c.opts.MaxFileSize {
 				return "", pathErr("read", p, tooLarge(int64(len(text)), c.opts.MaxFileSize))
 			}
+			if err := checkText(text); err != nil {
+				return "", pathErr("read", p, err)
+			}
 			return sliceLines(text, line, limit), nil
 		}
 	}
@@ -394,24 +408,41 @@ func (c *core) ReadTextFile(ctx context.Context, p string, line, limit int) (str
 	if err != nil {
 		return "", pathErr("read", p, err)
 	}
-	return sliceLines(string(data), line, limit), nil
+	text := string(data)
+	// The whole file is checked even for a slice: an agent that reads part
+	// of a file and writes the whole of it back must not get that far.
+	if err := checkText(text); err != nil {
+		return "", pathErr("read", p, err)
+	}
+	return sliceLines(text, line, limit), nil
 }
 
 func tooLarge(size, max int64) error {
 	return fmt.Errorf("%w (%d bytes, limit %d)", ErrTooLarge, size, max)
 }
 
+// MaxWriteSize returns the largest content, in bytes, WriteTextFile
+// accepts. A host's wire layer can use it to refuse a bigger write before
+// decoding it.
+func (c *core) MaxWriteSize() int64 { return c.opts.MaxWriteSize }
+
 // WriteTextFile atomically replaces (or creates) the file: the content goes
 // to a temporary file in the same directory, is synced, given the old file's
 // mode (or FileMode), and renamed over the target. Missing parent directories
-// are created, only inside the root. On failure the old content is intact
-// and the temporary file is removed.
+// are created, only inside the root. Content over MaxWriteSize is refused
+// with ErrTooLarge, and an existing file this user may not write with an
+// error satisfying errors.Is(err, fs.ErrPermission), both before anything
+// is written. On failure the old content is intact and the temporary file
+// is removed.
 func (c *core) WriteTextFile(ctx context.Context, p, content string) error {
 	c.mu.RLock()
 	readOnly, reason := c.readOnly, c.reason
 	c.mu.RUnlock()
 	if readOnly {
 		return pathErr("write", p, readOnlyErr(reason))
+	}
+	if n := int64(len(content)); n > c.opts.MaxWriteSize {
+		return pathErr("write", p, fmt.Errorf("%w (%d bytes to write, limit %d)", ErrTooLarge, n, c.opts.MaxWriteSize))
 	}
 	clean, t, err := c.confine(ctx, "write", p)
 	if err != nil {
@@ -437,6 +468,11 @@ func (c *core) writeAtomic(ctx context.Context, t target, content string) error 
 		return ErrNotRegular
 	case err == nil:
 		mode = info.Mode().Perm()
+		// The rename needs only the directory's permission; the file's own
+		// says whether this user may change it.
+		if err := c.fs.checkWritable(ctx, t); err != nil {
+			return notWritable(err)
+		}
 	case errors.Is(err, fs.ErrNotExist):
 		if err := c.mkdirParents(ctx, t.dir()); err != nil {
 			return err
@@ -513,6 +549,15 @@ func (c *core) mkdirParents(ctx context.Context, dir target) error {
 		}
 	}
 	return nil
+}
+
+// notWritable explains a failed write-permission check; a refusal stays
+// errors.Is(err, fs.ErrPermission).
+func notWritable(err error) error {
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("the file is not writable by this user, so it is left as it is: %w", err)
+	}
+	return err
 }
 
 func randomSuffix() string {

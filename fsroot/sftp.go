@@ -237,6 +237,27 @@ func (f sftpTemp) Write(p []byte) (int, error) { return f.File.Write(p) }
 
 func (f sftpTemp) ReadFrom(r io.Reader) (int64, error) { return f.File.ReadFrom(r) }
 
+// sftpWriteChunk bounds the buffer WriteString converts content through.
+const sftpWriteChunk = 1 << 20
+
+// WriteString sends s through one reused buffer of at most sftpWriteChunk
+// bytes, where io.WriteString would convert all of s to a second copy.
+// Write returns only once the server has every byte, so the buffer is free
+// again for the next piece.
+func (f sftpTemp) WriteString(s string) (int, error) {
+	buf := make([]byte, min(len(s), sftpWriteChunk))
+	written := 0
+	for written < len(s) {
+		n := copy(buf, s[written:])
+		m, err := f.File.Write(buf[:n])
+		written += m
+		if err != nil {
+			return written, err
+		}
+	}
+	return written, nil
+}
+
 func (b sftpFS) rename(ctx context.Context, from, to target) error {
 	return b.s.do(ctx, func(c *sftp.Client) error {
 		if _, ok := c.HasExtension("posix-rename@openssh.com"); ok && !b.s.noPosixRename {
@@ -281,3 +302,17 @@ func (b sftpFS) remove(ctx context.Context, t target) error {
 // syncDir has no SFTP request; the server's rename is as durable as the
 // server makes it.
 func (b sftpFS) syncDir(context.Context, target) error { return nil }
+
+// checkWritable asks the server to open the file for writing, without
+// truncating or creating it. The server opens it as the remote user, so the
+// answer is that user's real permission; comparing mode bits with a uid we
+// would have to guess (and without its groups or ACLs) would not be.
+func (b sftpFS) checkWritable(ctx context.Context, t target) error {
+	return b.s.do(ctx, func(c *sftp.Client) error {
+		f, err := c.OpenFile(t.abs(), os.O_WRONLY)
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	})
+}

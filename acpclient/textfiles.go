@@ -1,0 +1,151 @@
+package acpclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// TextFileWriteLimiter is implemented by a TextFileWriter that caps the
+// content it accepts. Conn asks it before decoding a write's content and
+// refuses a larger write with -32602, so the content is never held in
+// memory a second time only to be refused.
+type TextFileWriteLimiter interface {
+	// MaxTextFileWrite returns the largest content, in bytes, accepted
+	// for the session; 0 or less means no cap.
+	MaxTextFileWrite(sessionID string) int64
+}
+
+// writeTextFileParams is WriteTextFileRequest with the content left raw, so
+// its decoded size can be measured first and the string built in one
+// allocation of exactly that size.
+type writeTextFileParams struct {
+	SessionID string          `json:"sessionId"`
+	Path      string          `json:"path"`
+	Content   rawRef          `json:"content"`
+	Meta      json.RawMessage `json:"_meta,omitempty"`
+}
+
+// serveWriteTextFile decodes and serves fs/write_text_file.
+func (c *Conn) serveWriteTextFile(ctx context.Context, h TextFileWriter, m *inbound, reply func(any, error)) {
+	var p writeTextFileParams
+	if !c.decodeParams(m, &p) {
+		return
+	}
+	req := &WriteTextFileRequest{SessionID: p.SessionID, Path: p.Path, Meta: p.Meta}
+	// Leniency as elsewhere: content that is not a string counts as "".
+	if lit := bytes.TrimSpace(p.Content); len(lit) >= 2 && lit[0] == '"' {
+		n := unquotedLen(lit)
+		if l, ok := h.(TextFileWriteLimiter); ok {
+			if limit := l.MaxTextFileWrite(p.SessionID); limit > 0 && int64(n) > limit {
+				reply(nil, NewError(CodeInvalidParams,
+					"fs/write_text_file %s: content of %d bytes is over the limit of %d bytes; nothing was written",
+					p.Path, n, limit))
+				return
+			}
+		}
+		req.Content = unquote(lit, n)
+	}
+	reply(nil, h.WriteTextFile(ctx, req))
+}
+
+// serveReadTextFile serves fs/read_text_file. Text that is not valid UTF-8
+// is refused rather than sent: encoding/json would replace the bad bytes
+// with U+FFFD, and an agent saving the text back would destroy them.
+func (c *Conn) serveReadTextFile(ctx context.Context, h TextFileReader, m *inbound, reply func(any, error)) {
+	var req ReadTextFileRequest
+	if !c.decodeParams(m, &req) {
+		return
+	}
+	resp, err := h.ReadTextFile(ctx, &req)
+	if err == nil && resp != nil && !utf8.ValidString(resp.Content) {
+		err = NewError(CodeInternalError,
+			"fs/read_text_file %s: the text is not valid UTF-8 (invalid byte sequence at byte offset %d of the text served); refusing to send it altered",
+			req.Path, invalidOffset(resp.Content))
+		resp = nil
+	}
+	reply(resp, err)
+}
+
+// invalidOffset returns the offset of the first invalid UTF-8 sequence in s,
+// or len(s).
+func invalidOffset(s string) int {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return len(s)
+}
+
+// unquotedLen returns the length of the decoded JSON string literal lit,
+// which encoding/json has validated: the length appendString will give it.
+func unquotedLen(lit []byte) int {
+	s := lit[1 : len(lit)-1]
+	n := 0
+	for len(s) > 0 {
+		i := bytes.IndexByte(s, '\\')
+		if i < 0 {
+			i = len(s)
+		}
+		n += plainLen(s[:i])
+		s = s[i:]
+		if len(s) < 2 {
+			break
+		}
+		if s[1] != 'u' {
+			n++
+			s = s[2:]
+			continue
+		}
+		r, rest := hex4(s[2:]), s[6:]
+		if utf16.IsSurrogate(r) {
+			r2 := rune(-1)
+			if len(rest) >= 6 && rest[0] == '\\' && rest[1] == 'u' {
+				r2 = hex4(rest[2:])
+			}
+			if dec := utf16.DecodeRune(r, r2); dec != unicode.ReplacementChar {
+				r, rest = dec, rest[6:]
+			} else {
+				r = unicode.ReplacementChar
+			}
+		}
+		n += utf8.RuneLen(r)
+		s = rest
+	}
+	return n
+}
+
+// plainLen is the decoded length of bytes without escapes: each invalid
+// UTF-8 byte becomes the three bytes of U+FFFD.
+func plainLen(p []byte) int {
+	if utf8.Valid(p) {
+		return len(p)
+	}
+	n := 0
+	for i := 0; i < len(p); {
+		r, size := utf8.DecodeRune(p[i:])
+		if r == utf8.RuneError && size == 1 {
+			n += utf8.RuneLen(utf8.RuneError)
+		} else {
+			n += size
+		}
+		i += size
+	}
+	return n
+}
+
+// unquote decodes the JSON string literal lit, n bytes once decoded, into
+// one allocation of exactly n bytes.
+func unquote(lit []byte, n int) string {
+	var b strings.Builder
+	b.Grow(n)
+	appendString(&b, lit, span{start: 1, end: len(lit) - 1})
+	return b.String()
+}

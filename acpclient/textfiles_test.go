@@ -1,0 +1,180 @@
+package acpclient
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// unquoteCases are JSON string literals covering every escape, surrogate
+// pairs, lone surrogates and invalid UTF-8, which must decode exactly as
+// encoding/json decodes them.
+var unquoteCases = []string{
+	`""`, `"plain"`, `"line\nnext\r\n\ttab"`, `"\"\\\/\b\f"`, `"\u0000\u001f\u00e9\u2603"`,
+	`"\ud83d\ude00 pair"`, `"\ud83d lone high"`, `"\ude00 lone low"`, `"\ud83d\u0041 high then A"`,
+	`"\ud83d\ud83d\ude00 two highs"`, "\"caf\xe9 latin1\"", "\"\xed\xa0\x80 encoded surrogate\"",
+	"\"\xff\xfe\"", "\"ok \xe2\x82 cut\"", "\"\xef\xbb\xbfBOM\"", `"\uD83D\uDE00 upper hex"`,
+}
+
+func checkUnquote(t *testing.T, lit string) {
+	t.Helper()
+	// encoding/json hands over the literal exactly; serveWriteTextFile trims
+	// it all the same.
+	lit = strings.TrimSpace(lit)
+	var want string
+	if !strings.HasPrefix(lit, `"`) || json.Unmarshal([]byte(lit), &want) != nil {
+		return // not a JSON string: never handed to unquote
+	}
+	n := unquotedLen([]byte(lit))
+	if n != len(want) {
+		t.Fatalf("unquotedLen(%q) = %d, want %d", lit, n, len(want))
+	}
+	if got := unquote([]byte(lit), n); got != want {
+		t.Fatalf("unquote(%q) = %q, want %q", lit, got, want)
+	}
+}
+
+func TestUnquoteMatchesEncodingJSON(t *testing.T) {
+	for _, lit := range unquoteCases {
+		checkUnquote(t, lit)
+	}
+	pieces := []string{"a", "é", "☃", "😀", `\n`, `\"`, `\\`, `\u00e9`, `\ud83d`, `\ude00`, `\ud83d\ude00`, "\xff", "\xe2\x82", "\xed\xa0\x80"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		var b strings.Builder
+		b.WriteByte('"')
+		for range rng.IntN(12) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		b.WriteByte('"')
+		checkUnquote(t, b.String())
+	}
+}
+
+func FuzzUnquote(f *testing.F) {
+	for _, lit := range unquoteCases {
+		f.Add(lit)
+	}
+	f.Fuzz(func(t *testing.T, lit string) { checkUnquote(t, lit) })
+}
+
+// limitedWriter is a TextFileWriter with a cap that records what it writes.
+type limitedWriter struct {
+	*recorder
+	limit  int64
+	writes chan *WriteTextFileRequest
+	text   string // what ReadTextFile serves
+}
+
+func (w *limitedWriter) MaxTextFileWrite(string) int64 { return w.limit }
+
+func (w *limitedWriter) WriteTextFile(_ context.Context, req *WriteTextFileRequest) error {
+	w.writes <- req
+	return nil
+}
+
+func (w *limitedWriter) ReadTextFile(context.Context, *ReadTextFileRequest) (*ReadTextFileResponse, error) {
+	return &ReadTextFileResponse{Content: w.text}, nil
+}
+
+// TestWriteOverClientLimitIsRefusedUndecoded checks that a write whose
+// decoded content is over the client's cap is answered with -32602 without
+// reaching the client, that one at the cap (with escapes that make its line
+// longer than the cap) is delivered decoded exactly, and that a content of
+// the wrong type still counts as "".
+func TestWriteOverClientLimitIsRefusedUndecoded(t *testing.T) {
+	w := &limitedWriter{recorder: newRecorder(), limit: 64, writes: make(chan *WriteTextFileRequest, 4)}
+	c, p := newPair(t, w, nil)
+	p.handshake(c, fullCaps)
+	atCap := strings.Repeat("\n\"é", 64/4) // 4 bytes each, 64 in all; the JSON is longer
+	lit, _ := json.Marshal(atCap)
+	p.sendf(`{"jsonrpc":"2.0","id":1,"method":"fs/write_text_file","params":{"sessionId":"s","path":"/f","content":%s,"_meta":{"k":1}}}`, lit)
+	if m := p.recv(); m.Error != nil {
+		t.Fatalf("write at the cap answered %s", m.line)
+	}
+	if got := <-w.writes; got.Content != atCap || got.Path != "/f" || got.SessionID != "s" || string(got.Meta) != `{"k":1}` {
+		t.Fatalf("write at the cap delivered %+v", got)
+	}
+	over, _ := json.Marshal(atCap + "x")
+	p.sendf(`{"jsonrpc":"2.0","id":2,"method":"fs/write_text_file","params":{"content":%s,"sessionId":"s","path":"/f"}}`, over)
+	m := p.recv()
+	if m.Error == nil || m.Error.Code != CodeInvalidParams || !strings.Contains(m.Error.Message, "65 bytes") ||
+		!strings.Contains(m.Error.Message, "/f") {
+		t.Fatalf("over-cap write answered %s", m.line)
+	}
+	p.send(`{"jsonrpc":"2.0","id":3,"method":"fs/write_text_file","params":{"sessionId":"s","path":"/g","content":5}}`)
+	if m := p.recv(); m.Error != nil {
+		t.Fatalf("lenient write answered %s", m.line)
+	}
+	if got := <-w.writes; got.Content != "" || got.Path != "/g" {
+		t.Fatalf("non-string content delivered %+v", got)
+	}
+	select {
+	case got := <-w.writes:
+		t.Fatalf("the over-cap write reached the client: %d bytes", len(got.Content))
+	default:
+	}
+}
+
+// TestReadOfInvalidUTF8IsRefused checks that text a TextFileReader returns
+// that is not UTF-8 is answered with an error, never sent with U+FFFD.
+func TestReadOfInvalidUTF8IsRefused(t *testing.T) {
+	w := &limitedWriter{recorder: newRecorder(), writes: make(chan *WriteTextFileRequest, 1), text: "ok\r\n\xffrest"}
+	c, p := newPair(t, w, nil)
+	p.handshake(c, fullCaps)
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"sessionId":"s","path":"/bin.dat"}}`)
+	m := p.recv()
+	if m.Error == nil || !strings.Contains(m.Error.Message, "/bin.dat") || !strings.Contains(m.Error.Message, "offset 4") {
+		t.Fatalf("invalid UTF-8 answered %s", m.line)
+	}
+	if strings.Contains(string(m.line), `\ufffd`) || strings.Contains(string(m.line), "\ufffd") {
+		t.Fatalf("altered text sent: %s", m.line)
+	}
+	w.text = "\ufeffbom\r\ncrlf\x00"
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"fs/read_text_file","params":{"sessionId":"s","path":"/ok"}}`)
+	var got ReadTextFileResponse
+	if m := p.recv(); m.Error != nil || json.Unmarshal(m.Result, &got) != nil || got.Content != w.text {
+		t.Fatalf("valid text answered %s", m.line)
+	}
+}
+
+// keeper is an ExtensionHandler that keeps every notification's params.
+type keeper struct {
+	*recorder
+	kept chan json.RawMessage
+}
+
+func (k *keeper) HandleExtension(context.Context, string, json.RawMessage) (any, error) {
+	return nil, nil
+}
+
+func (k *keeper) HandleExtensionNotification(_ context.Context, _ string, params json.RawMessage) {
+	k.kept <- params
+}
+
+// TestKeptParamsSurviveLaterLines checks that params handed to the client
+// stay intact while later lines, short and long, are read: long lines are
+// handed over without a copy, so the reader must not reuse their memory.
+func TestKeptParamsSurviveLaterLines(t *testing.T) {
+	k := &keeper{recorder: newRecorder(), kept: make(chan json.RawMessage, 8)}
+	c, p := newPair(t, k, nil)
+	p.handshake(c, fullCaps)
+	var want []string
+	for i, size := range []int{10, 200 << 10, 300 << 10, 20, 1 << 20} {
+		params := fmt.Sprintf(`{"n":%d,"pad":"%s"}`, i, strings.Repeat(string(rune('a'+i)), size))
+		want = append(want, params)
+		p.sendf(`{"jsonrpc":"2.0","method":"_x","params":%s}`, params)
+	}
+	var got []json.RawMessage
+	for range want {
+		got = append(got, <-k.kept)
+	}
+	for i := range want {
+		if string(got[i]) != want[i] {
+			t.Errorf("params %d changed: %d bytes, starts %q", i, len(got[i]), got[i][:min(len(got[i]), 20)])
+		}
+	}
+}
