@@ -36,20 +36,23 @@ func (c *Conn) serveWriteTextFile(ctx context.Context, h TextFileWriter, m *inbo
 	if !c.decodeParams(m, &p) {
 		return
 	}
-	req := &WriteTextFileRequest{SessionID: p.SessionID, Path: p.Path, Meta: p.Meta}
-	// Leniency as elsewhere: content that is not a string counts as "".
-	if lit := bytes.TrimSpace(p.Content); len(lit) >= 2 && lit[0] == '"' {
-		n := unquotedLen(lit)
-		if l, ok := h.(TextFileWriteLimiter); ok {
-			if limit := l.MaxTextFileWrite(p.SessionID); limit > 0 && int64(n) > limit {
-				reply(nil, NewError(CodeInvalidParams,
-					"fs/write_text_file %s: content of %d bytes is over the limit of %d bytes; nothing was written",
-					p.Path, n, limit))
-				return
-			}
-		}
-		req.Content = unquote(lit, n)
+	// No leniency here, unlike elsewhere: taking content that is missing or
+	// not a string for "" would empty the file.
+	lit := bytes.TrimSpace(p.Content)
+	if len(lit) < 2 || lit[0] != '"' {
+		reply(nil, NewError(CodeInvalidParams, "fs/write_text_file %s: content must be a string; nothing was written", p.Path))
+		return
 	}
+	n := unquotedLen(lit)
+	if l, ok := h.(TextFileWriteLimiter); ok {
+		if limit := l.MaxTextFileWrite(p.SessionID); limit > 0 && int64(n) > limit {
+			reply(nil, NewError(CodeInvalidParams,
+				"fs/write_text_file %s: content of %d bytes is over the limit of %d bytes; nothing was written",
+				p.Path, n, limit))
+			return
+		}
+	}
+	req := &WriteTextFileRequest{SessionID: p.SessionID, Path: p.Path, Content: unquote(lit, n), Meta: p.Meta}
 	reply(nil, h.WriteTextFile(ctx, req))
 }
 

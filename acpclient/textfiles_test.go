@@ -105,16 +105,17 @@ func TestWriteOverClientLimitIsRefusedUndecoded(t *testing.T) {
 		!strings.Contains(m.Error.Message, "/f") {
 		t.Fatalf("over-cap write answered %s", m.line)
 	}
-	p.send(`{"jsonrpc":"2.0","id":3,"method":"fs/write_text_file","params":{"sessionId":"s","path":"/g","content":5}}`)
-	if m := p.recv(); m.Error != nil {
-		t.Fatalf("lenient write answered %s", m.line)
-	}
-	if got := <-w.writes; got.Content != "" || got.Path != "/g" {
-		t.Fatalf("non-string content delivered %+v", got)
+	// Content that is missing or not a string is refused: read as "", it
+	// would empty the file.
+	for i, params := range []string{`"content":5`, `"content":null`, `"content":["x"]`, `"other":"x"`} {
+		p.sendf(`{"jsonrpc":"2.0","id":%d,"method":"fs/write_text_file","params":{"sessionId":"s","path":"/g",%s}}`, 3+i, params)
+		if m := p.recv(); m.Error == nil || m.Error.Code != CodeInvalidParams || !strings.Contains(m.Error.Message, "content must be a string") {
+			t.Errorf("write with %s answered %s", params, m.line)
+		}
 	}
 	select {
 	case got := <-w.writes:
-		t.Fatalf("the over-cap write reached the client: %d bytes", len(got.Content))
+		t.Fatalf("a refused write reached the client: %+v", got)
 	default:
 	}
 }
