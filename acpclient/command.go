@@ -284,8 +284,8 @@ func (p *Process) reap() {
 	p.exitErr = p.cmd.Wait()
 	p.reaped()
 	killGroup(p.cmd, true)
-	close(p.exited)
 	_ = p.stdout.SetReadDeadline(time.Now().Add(p.exitDrain))
+	close(p.exited)
 }
 
 // Close ends the agent: it closes stdin and waits StopTimeout for a clean
