@@ -2,6 +2,7 @@ package acpclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,13 +10,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // CommandTransport runs an agent as a local child process and speaks ACP
 // over its stdin and stdout. The process gets its own process group, so
-// closing the connection ends the agent and whatever it started.
+// closing the connection ends the agent and whatever it started; on Linux
+// it also dies with this process, and descendants that leave its group are
+// recorded and ended too (see the package doc for what each platform gets).
 type CommandTransport struct {
 	// Path is the agent program: a path, or a name looked up in PATH (the
 	// PATH of Env when Env sets one).
@@ -34,12 +37,34 @@ type CommandTransport struct {
 	// is how long it then waits before SIGKILL. Both default to 2s.
 	StopTimeout time.Duration
 	KillTimeout time.Duration
+	// ExitDrain is how long the stream stays open after the agent process
+	// has exited, for its last output to be read, when something it left
+	// behind (a descendant that left its process group) still holds its
+	// stdout open; then the stream ends as if at EOF (default
+	// DefaultExitDrain). What the pipe already holds is still read.
+	ExitDrain time.Duration
+	// DescendantScan is how often the agent's descendants are recorded while
+	// it runs, so those that leave its process group can be ended when it
+	// stops (default DefaultDescendantScan; negative: only when stopping).
+	// Linux only; elsewhere nothing is recorded.
+	DescendantScan time.Duration
 	// Redactor masks secrets in the stderr quoted by errors. Values of
 	// environment variables whose names look like credentials are added.
 	Redactor *Redactor
 	// Logger, if set, receives each stderr line at debug level (redacted).
 	Logger *slog.Logger
 }
+
+// Defaults of CommandTransport.
+const (
+	DefaultExitDrain      = 300 * time.Millisecond
+	DefaultDescendantScan = time.Second
+)
+
+// maxLeftoverBytes bounds what is read after ExitDrain, so a descendant that
+// keeps writing cannot hold the stream open: the most a pipe can hold by
+// default (/proc/sys/fs/pipe-max-size).
+const maxLeftoverBytes = 1 << 20
 
 // Command returns a CommandTransport for the named program and arguments.
 func Command(name string, args ...string) *CommandTransport {
@@ -72,7 +97,8 @@ func (t *CommandTransport) Connect(ctx context.Context) (io.ReadWriteCloser, err
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
-	if err := cmd.Start(); err != nil {
+	reaped, err := startProcess(cmd)
+	if err != nil {
 		closeAll(stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW)
 		return nil, fmt.Errorf("acpclient: starting %s: %w", path, err)
 	}
@@ -91,8 +117,11 @@ func (t *CommandTransport) Connect(ctx context.Context) (io.ReadWriteCloser, err
 		stderr: newRing(t.StderrBytes), redactor: red, logger: t.Logger,
 		stopTimeout: orDefault(t.StopTimeout, 2*time.Second),
 		killTimeout: orDefault(t.KillTimeout, 2*time.Second),
-		exited:      make(chan struct{}), stderrDone: make(chan struct{}),
+		exitDrain:   orDefault(t.ExitDrain, DefaultExitDrain),
+		maxLeftover: maxLeftoverBytes, reaped: reaped,
+		exited: make(chan struct{}), stderrDone: make(chan struct{}), stopped: make(chan struct{}),
 	}
+	p.tree = newDescendants(cmd.Process.Pid, scanInterval(t.DescendantScan), p.exited)
 	go p.drainStderr()
 	go p.reap()
 	_ = ctx // the process outlives the context that started it; Close ends it
@@ -102,6 +131,13 @@ func (t *CommandTransport) Connect(ctx context.Context) (io.ReadWriteCloser, err
 func orDefault(d, def time.Duration) time.Duration {
 	if d <= 0 {
 		return def
+	}
+	return d
+}
+
+func scanInterval(d time.Duration) time.Duration {
+	if d == 0 {
+		return DefaultDescendantScan
 	}
 	return d
 }
@@ -144,7 +180,9 @@ func (t *CommandTransport) resolve() (string, error) {
 
 // Process is the stream to a running agent process returned by
 // CommandTransport.Connect. Reading reads its stdout, writing writes its
-// stdin; Close shuts it down (stdin closed, SIGTERM, SIGKILL to its group).
+// stdin; Close shuts it down (stdin closed, SIGTERM, SIGKILL to its group)
+// and returns once it has exited. The end of its stdout starts the same
+// shutdown: an agent that stops talking is not left running.
 type Process struct {
 	cmd         *exec.Cmd
 	stdin       *os.File
@@ -155,18 +193,56 @@ type Process struct {
 	logger      *slog.Logger
 	stopTimeout time.Duration
 	killTimeout time.Duration
+	exitDrain   time.Duration
+	reaped      func() // tells the forker this child is gone
+	tree        *descendants
 
-	exited     chan struct{}
-	stderrDone chan struct{}
-	exitErr    error
-	closeOnce  sync.Once
+	leftover    int // bytes read after the exit drain; only Read uses it
+	maxLeftover int // maxLeftoverBytes, but for tests
+	exited      chan struct{}
+	stderrDone  chan struct{}
+	exitErr     error
+	stopping    atomic.Bool
+	stopped     chan struct{} // closed when shutdown has finished
 }
 
-// Read reads the agent's stdout.
-func (p *Process) Read(b []byte) (int, error) { return p.stdout.Read(b) }
+// Read reads the agent's stdout. Once the agent has exited, ExitDrain
+// bounds how long it waits for more.
+func (p *Process) Read(b []byte) (int, error) {
+	n, err := p.stdout.Read(b)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		n, err = p.readLeftover(b)
+	}
+	if err != nil && p.stopping.CompareAndSwap(false, true) {
+		go p.shutdown()
+	}
+	return n, err
+}
 
-// Write writes the agent's stdin.
-func (p *Process) Write(b []byte) (int, error) { return p.stdin.Write(b) }
+// readLeftover takes what the pipe still holds after the exit drain, then
+// reports the end of the stream.
+func (p *Process) readLeftover(b []byte) (int, error) {
+	if p.leftover >= p.maxLeftover {
+		return 0, io.EOF
+	}
+	n := readBuffered(p.stdout, b[:min(len(b), p.maxLeftover-p.leftover)])
+	if n == 0 {
+		p.leftover = p.maxLeftover
+		return 0, io.EOF
+	}
+	p.leftover += n
+	return n, nil
+}
+
+// Write writes the agent's stdin. Once the shutdown has closed it, writes
+// fail with io.ErrClosedPipe, as on any pipe whose reader is gone.
+func (p *Process) Write(b []byte) (int, error) {
+	n, err := p.stdin.Write(b)
+	if errors.Is(err, os.ErrClosed) {
+		err = io.ErrClosedPipe
+	}
+	return n, err
+}
 
 // Pid returns the process id (also its process group id).
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
@@ -202,36 +278,52 @@ func (p *Process) drainStderr() {
 }
 
 // reap waits for the process, then ends anything left in its group, which
-// would otherwise keep the stdout pipe open and outlive the agent.
+// would otherwise keep the stdout pipe open and outlive the agent. Something
+// that left the group may still hold stdout: reading it gets ExitDrain more.
 func (p *Process) reap() {
 	p.exitErr = p.cmd.Wait()
+	p.reaped()
 	killGroup(p.cmd, true)
+	_ = p.stdout.SetReadDeadline(time.Now().Add(p.exitDrain))
 	close(p.exited)
 }
 
 // Close ends the agent: it closes stdin and waits StopTimeout for a clean
 // exit, then signals the process group with SIGTERM and, after KillTimeout,
-// SIGKILL. It returns once the process has exited.
+// SIGKILL; descendants recorded outside the group are then killed. It
+// returns once the process has exited and been reaped, also when the end of
+// its stdout had already started the shutdown.
 func (p *Process) Close() error {
-	p.closeOnce.Do(func() {
-		p.stdin.Close()
-		if !waitFor(p.exited, p.stopTimeout) {
-			killGroup(p.cmd, false)
-			if !waitFor(p.exited, p.killTimeout) {
-				killGroup(p.cmd, true)
-				<-p.exited
-			}
-		}
-		// A grandchild that left the group may still hold stdout or
-		// stderr open; do not let it keep our readers blocked.
-		if !waitFor(p.stderrDone, 500*time.Millisecond) {
-			p.stderrPipe.Close()
-			<-p.stderrDone
-		}
-		p.stdout.Close()
-		p.stderrPipe.Close()
-	})
+	if p.stopping.CompareAndSwap(false, true) {
+		p.shutdown()
+	}
+	<-p.stopped
 	return nil
+}
+
+// shutdown is the stop sequence; it runs once.
+func (p *Process) shutdown() {
+	defer close(p.stopped)
+	// Record the tree while the agent still links it: once it exits, its
+	// children are re-parented and no longer found.
+	p.tree.sample()
+	p.stdin.Close()
+	if !waitFor(p.exited, p.stopTimeout) {
+		killGroup(p.cmd, false)
+		if !waitFor(p.exited, p.killTimeout) {
+			killGroup(p.cmd, true)
+			<-p.exited
+		}
+	}
+	p.tree.end()
+	// A grandchild that left the group may still hold stdout or
+	// stderr open; do not let it keep our readers blocked.
+	if !waitFor(p.stderrDone, 500*time.Millisecond) {
+		p.stderrPipe.Close()
+		<-p.stderrDone
+	}
+	p.stdout.Close()
+	p.stderrPipe.Close()
 }
 
 func waitFor(ch <-chan struct{}, d time.Duration) bool {

@@ -187,3 +187,5 @@ func TestChattyStderrNeverBlocks(t *testing.T) {
 		t.Fatalf("kept %d bytes of stderr ending %q; exit %v", len(p.Stderr()), tail(p.Stderr(), 20), exit)
 	}
 }
+
+func killPid(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }

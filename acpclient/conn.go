@@ -50,8 +50,11 @@ type Conn struct {
 	nextID  atomic.Uint64
 	ctx     context.Context // cancelled when the connection ends
 	cancel  context.CancelFunc
-	done    chan struct{} // closed when the read and dispatch loops have ended
+	done    chan struct{} // closed when the read and dispatch loops have ended and the transport is closed
 	readEnd chan struct{} // closed when the read loop has ended
+	// rwcClosed is closed when closing the transport has returned: for a
+	// process, once it has exited and been reaped.
+	rwcClosed chan struct{}
 
 	mu       sync.Mutex
 	awaiting map[uint64]bool   // ids of our requests still unanswered
@@ -73,7 +76,7 @@ type dispatchKey struct{}
 // NewConn starts a Conn over an established byte stream to an agent (for
 // example the agent's stdin and stdout). Call Initialize next.
 func NewConn(rwc io.ReadWriteCloser, client Client, opts *ConnOptions) *Conn {
-	c := &Conn{client: client, rwc: rwc, done: make(chan struct{}), readEnd: make(chan struct{}),
+	c := &Conn{client: client, rwc: rwc, done: make(chan struct{}), readEnd: make(chan struct{}), rwcClosed: make(chan struct{}),
 		awaiting: map[uint64]bool{}, barriers: map[uint64]uint64{}, inflight: map[string]*inboundRequest{},
 		settleHooks: map[uint64]func(json.RawMessage, *Error){}}
 	if opts != nil {
@@ -108,6 +111,7 @@ func NewConn(rwc io.ReadWriteCloser, client Client, opts *ConnOptions) *Conn {
 		<-c.readEnd
 		<-dispatched
 		c.queue.finish()
+		<-c.rwcClosed
 		close(c.done)
 	}()
 	return c
@@ -122,8 +126,10 @@ func Connect(ctx context.Context, t Transport, client Client, opts *ConnOptions)
 	return NewConn(rwc, client, opts), nil
 }
 
-// Done is closed when the connection has ended and every received message
-// has been delivered to the Client.
+// Done is closed when the connection has ended, every received message has
+// been delivered to the Client and the transport is closed: for an agent
+// process, once it has exited and been reaped, however the connection ended
+// (Close, the end of its output, a line over the cap).
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // Err returns why the connection ended (nil while it is up). It satisfies
@@ -136,9 +142,11 @@ func (c *Conn) Err() error {
 }
 
 // Close ends the connection and the transport under it (for a process:
-// stdin closed, then SIGTERM, then SIGKILL). Messages already received are
-// still delivered; Done reports when that is over. Close may be called from
-// a Client method.
+// stdin closed, then SIGTERM, then SIGKILL) and returns once the transport
+// is closed: for a process, once it has exited, also when the connection had
+// already ended and its shutdown was under way. Messages already received
+// are still delivered; Done reports when that is over. Close may be called
+// from a Client method.
 func (c *Conn) Close() error {
 	c.setErr(nil)
 	err := c.rpc.Close()
@@ -146,6 +154,7 @@ func (c *Conn) Close() error {
 		err = nil
 	}
 	<-c.readEnd
+	<-c.rwcClosed
 	return err
 }
 
@@ -187,6 +196,7 @@ func (s rpcStream) ReadObject(v any) error    { return s.c.readObject(v) }
 func (s rpcStream) Close() error {
 	var err error
 	s.c.closeOnce.Do(func() {
+		defer close(s.c.rwcClosed)
 		s.c.cancel()
 		err = s.c.rwc.Close()
 	})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +30,10 @@ var schema = sync.OnceValue(func() *schematest.Validator {
 })
 
 func TestMain(m *testing.M) {
+	if os.Getenv(helperHostEnv) != "" {
+		runHelperHost()
+		return
+	}
 	goleak.VerifyTestMain(m)
 }
 

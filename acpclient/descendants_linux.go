@@ -1,0 +1,229 @@
+//go:build linux
+
+package acpclient
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// procEntry is one process as /proc shows it. Start is field 22 of
+// /proc/PID/stat, the start time in clock ticks since boot: a pid and its
+// start time name one process, even after the pid is reused.
+type procEntry struct {
+	pid, ppid int
+	start     uint64
+}
+
+// descendants records the processes an agent started, by sampling /proc
+// while the agent lives, so that those which left its process group (setsid,
+// a daemon) can still be ended when it stops. Once the agent has exited its
+// orphans are re-parented and the parent links that lead to them are gone;
+// only what was recorded before can be found.
+type descendants struct {
+	root      procEntry
+	mu        sync.Mutex
+	seen      map[int]uint64 // pid → start time
+	stopWatch chan struct{}
+	watchDone chan struct{}
+}
+
+// newDescendants starts recording the descendants of pid every interval
+// (none when interval is negative) until the process has exited or end is
+// called.
+func newDescendants(pid int, interval time.Duration, exited <-chan struct{}) *descendants {
+	d := &descendants{seen: map[int]uint64{}, stopWatch: make(chan struct{}), watchDone: make(chan struct{})}
+	d.root = procEntry{pid: pid}
+	if e, ok := readProcStat(pid, make([]byte, 512)); ok {
+		d.root = e
+	}
+	if interval < 0 {
+		close(d.watchDone)
+		return d
+	}
+	go d.watch(interval, exited)
+	return d
+}
+
+func (d *descendants) watch(interval time.Duration, exited <-chan struct{}) {
+	defer close(d.watchDone)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			d.sample()
+		case <-d.stopWatch:
+			return
+		case <-exited:
+			return
+		}
+	}
+}
+
+// sample adds every live descendant of the agent, or of a process recorded
+// before, and forgets recorded processes that are gone.
+func (d *descendants) sample() {
+	procs := scanProcs()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.record(procs)
+}
+
+func (d *descendants) record(procs []procEntry) {
+	children := make(map[int][]procEntry, len(procs))
+	alive := make(map[int]uint64, len(procs))
+	for _, e := range procs {
+		children[e.ppid] = append(children[e.ppid], e)
+		alive[e.pid] = e.start
+	}
+	for pid, start := range d.seen {
+		if alive[pid] != start {
+			delete(d.seen, pid)
+		}
+	}
+	var queue []int
+	if start, ok := alive[d.root.pid]; ok && start == d.root.start {
+		queue = append(queue, d.root.pid)
+	}
+	for pid := range d.seen {
+		queue = append(queue, pid)
+	}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, c := range children[pid] {
+			if _, known := d.seen[c.pid]; !known && c.pid != d.root.pid {
+				d.seen[c.pid] = c.start
+				queue = append(queue, c.pid)
+			}
+		}
+	}
+}
+
+// end stops the sampling and ends every recorded descendant still alive.
+// Each is stopped first (a stopped process cannot fork), and the tree is
+// sampled again until no new member turns up, so children born meanwhile
+// are caught; then all are killed. The agent itself is the caller's to end.
+func (d *descendants) end() {
+	close(d.stopWatch)
+	<-d.watchDone
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	stopped := map[int]uint64{}
+	for round := 0; round < 32; round++ {
+		d.record(scanProcs())
+		fresh := 0
+		for pid, start := range d.seen {
+			if _, done := stopped[pid]; !done {
+				signalProcess(procEntry{pid: pid, start: start}, syscall.SIGSTOP)
+				stopped[pid] = start
+				fresh++
+			}
+		}
+		if fresh == 0 {
+			break
+		}
+	}
+	for pid, start := range stopped {
+		signalProcess(procEntry{pid: pid, start: start}, syscall.SIGKILL)
+	}
+}
+
+// recorded returns the pids recorded so far (for tests).
+func (d *descendants) recorded() []int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var pids []int
+	for pid := range d.seen {
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// signalProcess signals e only if its pid still names the process that was
+// recorded. With a pidfd the check and the signal are about the same process
+// even if the pid is reused in between; without one (Linux before 5.3) a
+// reuse in the instant between them is the remaining hazard.
+func signalProcess(e procEntry, sig syscall.Signal) {
+	buf := make([]byte, 512)
+	fd, err := unix.PidfdOpen(e.pid, 0)
+	if err == nil {
+		defer unix.Close(fd)
+		if now, ok := readProcStat(e.pid, buf); ok && now.start == e.start {
+			_ = unix.PidfdSendSignal(fd, sig, nil, 0)
+		}
+		return
+	}
+	if errors.Is(err, unix.ESRCH) {
+		return
+	}
+	if now, ok := readProcStat(e.pid, buf); ok && now.start == e.start {
+		_ = syscall.Kill(e.pid, sig)
+	}
+}
+
+// scanProcs lists every process in /proc with its parent and start time.
+func scanProcs() []procEntry {
+	dir, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer dir.Close()
+	names, _ := dir.Readdirnames(-1)
+	procs := make([]procEntry, 0, len(names))
+	buf := make([]byte, 512)
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil {
+			continue
+		}
+		if e, ok := readProcStat(pid, buf); ok {
+			procs = append(procs, e)
+		}
+	}
+	return procs
+}
+
+// readProcStat reads /proc/PID/stat into buf (reused across calls to keep a
+// scan cheap) and parses the pid, parent and start time.
+func readProcStat(pid int, buf []byte) (procEntry, bool) {
+	fd, err := syscall.Open("/proc/"+strconv.Itoa(pid)+"/stat", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return procEntry{}, false
+	}
+	n, err := syscall.Read(fd, buf)
+	syscall.Close(fd)
+	if err != nil || n <= 0 {
+		return procEntry{}, false
+	}
+	return parseProcStat(pid, buf[:n])
+}
+
+// parseProcStat parses a stat line: "pid (comm) state ppid … starttime …".
+// The command name may hold spaces and parentheses, so fields are counted
+// from the last ')'.
+func parseProcStat(pid int, line []byte) (procEntry, bool) {
+	i := bytes.LastIndexByte(line, ')')
+	if i < 0 {
+		return procEntry{}, false
+	}
+	fields := bytes.Fields(line[i+1:])
+	// fields[0] is field 3 (state); ppid is field 4, starttime field 22.
+	if len(fields) < 20 {
+		return procEntry{}, false
+	}
+	ppid, err1 := strconv.Atoi(string(fields[1]))
+	start, err2 := strconv.ParseUint(string(fields[19]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return procEntry{}, false
+	}
+	return procEntry{pid: pid, ppid: ppid, start: start}, true
+}
