@@ -168,6 +168,7 @@ type conn struct {
 
 	mu       sync.Mutex
 	nextID   int64
+	reports  int                     // reports sent, for their message ids
 	pending  map[string]chan Message // our requests awaiting answers, by id
 	calls    map[string]*call        // client requests being handled, by id
 	turns    map[string]*call        // running prompt per session id

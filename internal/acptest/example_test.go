@@ -59,7 +59,7 @@ func Example() {
 	// {"jsonrpc":"2.0","id":1,"result":{"sessionId":"sess_1"}}
 	// {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_1","update":{"sessionUpdate":"tool_call","toolCallId":"call_1","title":"Edit main.go","kind":"edit"}}}
 	// {"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"sess_1","toolCall":{"toolCallId":"call_1"},"options":[{"optionId":"allow","name":"Allow","kind":"allow_once"},{"optionId":"reject","name":"Reject","kind":"reject_once"}]}}
-	// {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"permission: selected reject"}}}}
+	// {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"permission: selected reject"},"messageId":"report-1"}}}
 	// {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Okay, I will not edit it."}}}}
 	// {"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}
 	// Serve: <nil>

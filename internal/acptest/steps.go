@@ -154,6 +154,7 @@ func (c *conn) sendUpdate(session string, update any) error {
 type textChunk struct {
 	SessionUpdate string      `json:"sessionUpdate"`
 	Content       textContent `json:"content"`
+	MessageID     string      `json:"messageId,omitempty"`
 }
 
 type textContent struct {
@@ -162,12 +163,18 @@ type textContent struct {
 }
 
 // report tells the client what a step's request got back, as a text chunk,
-// unless the script asks for quiet reports.
+// unless the script asks for quiet reports. Each report is a message of its
+// own (messageId "report-N"), so a host that merges the deltas of one
+// message while its consumer lags never joins two reports into one event.
 func (c *conn) report(session, text string) error {
 	if c.script.QuietReports {
 		return nil
 	}
-	return c.sendText(session, text)
+	c.mu.Lock()
+	c.reports++
+	id := fmt.Sprintf("report-%d", c.reports)
+	c.mu.Unlock()
+	return c.sendUpdate(session, textChunk{SessionUpdate: "agent_message_chunk", Content: textContent{Type: "text", Text: text}, MessageID: id})
 }
 
 func (c *conn) sendText(session, text string) error {
