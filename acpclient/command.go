@@ -48,6 +48,12 @@ type CommandTransport struct {
 	// stops (default DefaultDescendantScan; negative: only when stopping).
 	// Linux only; elsewhere nothing is recorded.
 	DescendantScan time.Duration
+	// NoSentinel leaves out the sentinel: a small /bin/sh process per agent,
+	// in the agent's process group, that kills the group when this process
+	// dies without closing the agent (SIGKILL, a crash). Without it, what the
+	// agent started survives such a death (and on Unix systems other than
+	// Linux, the agent too). Unix only; without /bin/sh there is none.
+	NoSentinel bool
 	// Redactor masks secrets in the stderr quoted by errors. Values of
 	// environment variables whose names look like credentials are added.
 	Redactor *Redactor
@@ -103,6 +109,7 @@ func (t *CommandTransport) Connect(ctx context.Context) (io.ReadWriteCloser, err
 		return nil, fmt.Errorf("acpclient: starting %s: %w", path, err)
 	}
 	closeAll(stdinR, stdoutW, stderrW)
+	guard := t.startSentinel(cmd.Process.Pid)
 
 	env := t.Env
 	if env == nil {
@@ -118,7 +125,7 @@ func (t *CommandTransport) Connect(ctx context.Context) (io.ReadWriteCloser, err
 		stopTimeout: orDefault(t.StopTimeout, 2*time.Second),
 		killTimeout: orDefault(t.KillTimeout, 2*time.Second),
 		exitDrain:   orDefault(t.ExitDrain, DefaultExitDrain),
-		maxLeftover: maxLeftoverBytes, reaped: reaped,
+		maxLeftover: maxLeftoverBytes, reaped: reaped, guard: guard,
 		exited: make(chan struct{}), stderrDone: make(chan struct{}), stopped: make(chan struct{}),
 	}
 	p.tree = newDescendants(cmd.Process.Pid, scanInterval(t.DescendantScan), p.exited)
@@ -126,6 +133,19 @@ func (t *CommandTransport) Connect(ctx context.Context) (io.ReadWriteCloser, err
 	go p.reap()
 	_ = ctx // the process outlives the context that started it; Close ends it
 	return p, nil
+}
+
+// startSentinel guards the agent's group unless told not to. Failing to
+// start one costs only that protection, so it is logged, not returned.
+func (t *CommandTransport) startSentinel(pgid int) *sentinel {
+	if t.NoSentinel {
+		return nil
+	}
+	s, err := startSentinel(pgid)
+	if err != nil && t.Logger != nil {
+		t.Logger.Warn("agent runs without a sentinel", "error", err)
+	}
+	return s
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -196,6 +216,7 @@ type Process struct {
 	exitDrain   time.Duration
 	reaped      func() // tells the forker this child is gone
 	tree        *descendants
+	guard       *sentinel // nil without one
 
 	leftover    int // bytes read after the exit drain; only Read uses it
 	maxLeftover int // maxLeftoverBytes, but for tests
@@ -278,12 +299,16 @@ func (p *Process) drainStderr() {
 }
 
 // reap waits for the process, then ends anything left in its group, which
-// would otherwise keep the stdout pipe open and outlive the agent. Something
-// that left the group may still hold stdout: reading it gets ExitDrain more.
+// would otherwise keep the stdout pipe open and outlive the agent, and the
+// sentinel (a member of the group: while it lives, the group id cannot
+// have been reused). Something that left the group may still hold stdout:
+// reading it gets ExitDrain more. Exited closes only once the sentinel has
+// been reaped too, so Close and Done leave no process of ours behind.
 func (p *Process) reap() {
 	p.exitErr = p.cmd.Wait()
 	p.reaped()
 	killGroup(p.cmd, true)
+	p.guard.stop()
 	_ = p.stdout.SetReadDeadline(time.Now().Add(p.exitDrain))
 	close(p.exited)
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,30 +16,45 @@ import (
 // TestHostDeathKillsTheAgent.
 const helperHostEnv = "ACPCLIENT_TEST_HELPER_HOST"
 
-// runHelperHost starts an agent that ignores both stdin EOF and SIGTERM,
-// prints its pid and waits to be killed. It starts the agent from a
-// goroutine whose thread then ends, as a thread-locked goroutine of an app
-// might, so the test also covers the thread the agent was forked from.
+// helperAgentScript is the agent of the helper host: it ignores SIGTERM and
+// stdin EOF, starts a child in its process group that ignores them too (a
+// background job's stdin is /dev/null), prints the child's pid and becomes
+// a long sleep.
+const helperAgentScript = `trap "" TERM; sleep 300 & echo $!; exec sleep 301`
+
+// runHelperHost starts helperAgentScript and prints the pids of the agent,
+// its child and its sentinel, then waits to be killed. It starts the agent
+// from a goroutine whose thread then ends, as a thread-locked goroutine of
+// an app might, so the test also covers the thread the agent was forked
+// from.
 func runHelperHost() {
-	started := make(chan int)
+	started := make(chan *Process)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine (unless it is the main one)
-		rwc, err := Command("/bin/sh", "-c", `trap "" TERM; exec sleep 300`).Connect(context.Background())
+		rwc, err := Command("/bin/sh", "-c", helperAgentScript).Connect(context.Background())
 		if err != nil {
 			fmt.Println("error", err)
 			os.Exit(1)
 		}
-		started <- rwc.(*Process).Pid()
+		started <- rwc.(*Process)
 	}()
-	fmt.Println("agent", <-started)
+	p := <-started
+	child, err := bufio.NewReader(p).ReadString('\n')
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println("agent", p.Pid(), "child", strings.TrimSpace(child), "sentinel", p.guard.pid())
 	time.Sleep(time.Hour)
 }
 
 // TestHostDeathKillsTheAgent: a host process killed with SIGKILL, which
-// runs no cleanup of its own, leaves no agent behind.
+// runs no cleanup of its own, leaves no agent behind, nor anything the agent
+// started in its process group (a child that ignores SIGTERM and stdin), nor
+// the sentinel that ended them.
 func TestHostDeathKillsTheAgent(t *testing.T) {
 	if runtime.GOOS != "linux" {
-		t.Skip("a parent-death signal exists only on Linux")
+		t.Skip("checks the process table through /proc")
 	}
 	host := exec.Command(os.Args[0], "-test.run=^$")
 	host.Env = append(os.Environ(), helperHostEnv+"=1")
@@ -54,20 +68,25 @@ func TestHostDeathKillsTheAgent(t *testing.T) {
 	}
 	t.Cleanup(func() { host.Process.Kill(); host.Wait() })
 	line, err := bufio.NewReader(out).ReadString('\n')
-	pidText, ok := strings.CutPrefix(strings.TrimSpace(line), "agent ")
-	pid, _ := strconv.Atoi(pidText)
-	if err != nil || !ok || pid <= 0 {
+	var agent, child, guard int
+	n, _ := fmt.Sscanf(line, "agent %d child %d sentinel %d", &agent, &child, &guard)
+	if err != nil || n != 3 || agent <= 0 || child <= 0 || guard <= 0 {
 		t.Fatalf("helper host said %q, %v", line, err)
 	}
-	t.Cleanup(func() { _ = killPid(pid) })
-	if !alive(pid) {
-		t.Fatalf("agent %d is not running while its host lives", pid)
+	procs := map[string]int{"agent": agent, "agent's child": child, "sentinel": guard}
+	for what, pid := range procs {
+		t.Cleanup(func() { _ = killPid(pid) })
+		if !alive(pid) {
+			t.Fatalf("%s %d is not running while the host lives", what, pid)
+		}
 	}
 	if err := host.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	host.Wait()
-	waitGone(t, pid, "agent of a killed host")
+	for what, pid := range procs {
+		waitGone(t, pid, what+" of a killed host")
+	}
 }
 
 // waitGone waits, bounded, until pid has left the process table (a zombie
