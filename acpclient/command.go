@@ -16,9 +16,10 @@ import (
 
 // CommandTransport runs an agent as a local child process and speaks ACP
 // over its stdin and stdout. The process gets its own process group, so
-// closing the connection ends the agent and whatever it started; on Linux
-// it also dies with this process, and descendants that leave its group are
-// recorded and ended too (see the package doc for what each platform gets).
+// closing the connection ends the agent and whatever it started; on Unix
+// the group also dies with this process (a sentinel process kills it), on
+// Linux descendants that leave the group are recorded and ended too (see
+// the package doc for what each platform gets).
 type CommandTransport struct {
 	// Path is the agent program: a path, or a name looked up in PATH (the
 	// PATH of Env when Env sets one).
@@ -141,7 +142,7 @@ func (t *CommandTransport) startSentinel(pgid int) *sentinel {
 	if t.NoSentinel {
 		return nil
 	}
-	s, err := startSentinel(pgid)
+	s, err := startSentinel(sentinelShell, pgid)
 	if err != nil && t.Logger != nil {
 		t.Logger.Warn("agent runs without a sentinel", "error", err)
 	}

@@ -55,16 +55,43 @@
 // the stream ends ExitDrain later (what the pipe holds is still read) with
 // the usual *ExitError.
 //
+// A host that dies without closing the agent (SIGKILL, a crash, a panic)
+// runs no stop sequence, so on every Unix each agent has a sentinel: a
+// /bin/sh that joins the agent's process group, ignores the signals that
+// can be (SIGHUP, SIGINT, SIGTERM, SIGUSR1, the terminal stop signals, …;
+// not SIGKILL, which ends the whole group anyway), and waits on a pipe whose
+// write end only the host holds (close-on-exec, so no agent or other child
+// keeps it past its exec). When the host dies the kernel closes that end;
+// the sentinel reads EOF and kills its own group, the agent's, with
+// SIGKILL. It sits inside the group rather than beside it because a group
+// id is a pid number that is not handed out again while the group has a
+// member (POSIX requires it): "kill my own group" can never reach an unrelated group that
+// reused the number, which "kill group N" from outside could once everything
+// in the group had died. Being outside the host's group, it is not reached
+// by a terminal's Ctrl-C, which goes to the foreground group (the host then
+// does its own handling; if it dies of it, the sentinel acts). A normal stop
+// never closes its stdin: the SIGKILL the group gets (when the agent has
+// exited, or as the last step of the stop sequence) ends it with the rest,
+// the host kills it again by pid to be sure, and it is reaped before Close
+// returns and Done closes. A sentinel that dies early (someone kills it)
+// takes only this protection with it; the agent is left alone. Its cost is
+// one process per agent: with dash as /bin/sh, a VmRSS of about 1.7 MB, of
+// which about 100 kB is its own (the rest is the shell and libc, shared
+// with every other sh; PSS about 400 kB). CommandTransport.NoSentinel leaves
+// it out; without /bin/sh there is none (Connect goes on, and logs a warning
+// through CommandTransport.Logger).
+//
 // What each platform adds:
 //
 //   - Linux: the agent gets SIGKILL as its parent-death signal, so it dies
-//     with the host even when the host is killed, crashes or panics. SIGKILL
+//     with the host at once, without waiting for the sentinel. SIGKILL
 //     because nobody is left to escalate: an agent that ignores SIGTERM would
 //     survive it, and a graceful one sees stdin end at the same moment. The
 //     kernel sends it when the forking thread ends, not the process, so
 //     agents are forked from one goroutine locked to its own thread for as
 //     long as any of them runs. A parent that dies between fork and prctl is
 //     caught by the syscall package, which rechecks getppid in the child.
+//     The sentinel gets no parent-death signal (it would die before acting).
 //     Descendants that leave the group (setsid, daemons) are found by walking
 //     /proc (parent links) every DescendantScan while the agent runs and
 //     again when the stop begins; the stop ends each recorded one still
@@ -72,24 +99,34 @@
 //     pidfd so that a reused pid is never signalled. One scan costs about
 //     6–10 µs per process on the machine (0.5 ms with 80 processes, 6 ms
 //     with 580), hence the 1 s default.
-//   - Other Unix systems (macOS, the BSDs): the process group and the exit
-//     drain, nothing more. An agent that ignores stdin EOF outlives a host
-//     that dies without closing it, and descendants that leave the group
-//     outlive the agent.
-//   - Windows: only the agent process itself is killed; what it started
-//     survives, and the exit drain does not apply (pipes have no deadlines).
+//   - Other Unix systems (macOS, the BSDs): the process group, the sentinel
+//     (which is what ends the agent itself when the host dies) and the exit
+//     drain. Descendants that leave the group outlive the agent.
+//   - Windows: the stop kills only the agent process itself, and what it
+//     started survives; a host that dies without closing the agent leaves it
+//     running; the exit drain does not apply (pipes have no deadlines).
 //
-// Limits on Linux, stated rather than hidden: the parent-death signal
-// reaches the agent only; what it started in its group is orphaned, not
-// killed, when the host dies suddenly (it loses the reader of its output).
-// A descendant whose link to the agent breaks between two samples (a double
-// fork whose middle process exits at once, or anything an agent starts just
-// before it exits on its own) is never recorded and escapes. A program that
-// gains privileges (setuid) may refuse our signals and loses the
-// parent-death signal. A child subreaper (PR_SET_CHILD_SUBREAPER) would
-// catch double forks, but it changes who reaps orphans for the whole
-// program and needs a reaper that must not steal os/exec's exit statuses;
-// it is not used.
+// Limits, stated rather than hidden. When the host dies suddenly, only the
+// agent's process group is ended: descendants that left it (setsid, the jobs
+// of a job-control shell, daemons) survive on every platform. The recorded
+// descendants live in the host's memory and die with it; handing their pids
+// to the sentinel would not be sound, since a shell cannot check that a pid
+// still names the process recorded (no pidfd) and could kill an unrelated
+// process that reused it. An agent is unguarded from its start until its
+// sentinel has joined its group (one fork and exec, about a millisecond)
+// and until the sentinel's shell has set its traps; a host that dies then,
+// or an agent that signals its group in that instant, leaves what it started
+// running (on Linux the agent itself still dies). A program forked by
+// non-Go code in the host that does not exec keeps the sentinel's pipe open
+// and so delays it until that program ends. On Linux, a descendant whose link
+// to the agent breaks between two samples (a double fork whose middle
+// process exits at once, or anything an agent starts just before it exits on
+// its own) is never recorded and escapes a normal stop too. A program that
+// gains privileges (setuid) may refuse our signals, the sentinel's included,
+// and loses the parent-death signal. A child subreaper
+// (PR_SET_CHILD_SUBREAPER) would catch double forks, but it changes who
+// reaps orphans for the whole program and needs a reaper that must not steal
+// os/exec's exit statuses; it is not used.
 //
 // Speed. Streamed text is most of what an agent sends. Lines carrying a
 // message chunk are decoded by a single-pass scanner that walks the bytes

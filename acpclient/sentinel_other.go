@@ -7,7 +7,9 @@ package acpclient
 // without closing it (see the package doc).
 type sentinel struct{}
 
-func startSentinel(int) (*sentinel, error) { return nil, nil }
+const sentinelShell = ""
+
+func startSentinel(string, int) (*sentinel, error) { return nil, nil }
 
 func (*sentinel) stop() {}
 

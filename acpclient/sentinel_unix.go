@@ -15,16 +15,17 @@ const sentinelShell = "/bin/sh"
 
 // sentinelScript waits for its stdin to end, which happens only when this
 // process is gone (it alone holds the write end), then kills its own process
-// group: the agent's, which it joined. It ignores every signal a terminal, a
-// hang-up or our own SIGTERM step sends, so only SIGKILL ends it early, and a
+// group: the agent's, which it joined. It ignores what a terminal, a
+// hang-up, our own SIGTERM step or an agent signalling its group (a reload,
+// a timer) would send, so in practice only SIGKILL ends it early, and a
 // SIGKILL to the group ends the group anyway. Plain POSIX sh.
-const sentinelScript = `trap '' HUP INT QUIT TERM TSTP TTIN TTOU; read -r line; kill -s KILL 0`
+const sentinelScript = `trap '' HUP INT QUIT PIPE ALRM TERM USR1 USR2 TSTP TTIN TTOU; read -r line; kill -s KILL 0`
 
 // sentinel is a small process that ends the agent's process group when this
 // process dies without stopping it (SIGKILL, a crash), on every Unix.
 //
 // It joins the agent's group rather than one of its own. A group id is a pid
-// number, and Unix does not hand out a pid number while a group of that id
+// number, and POSIX forbids reusing a pid number while a group of that id
 // has a member, so a sentinel inside the group pins the id: "kill my own
 // group" can never reach an unrelated group that got the number later, which
 // "kill group N" from outside could once the agent and its children were
@@ -37,14 +38,14 @@ type sentinel struct {
 	done  chan struct{} // closed once it has been reaped
 }
 
-// startSentinel starts a sentinel in process group pgid. Without /bin/sh it
-// returns an error and the agent runs unguarded.
-func startSentinel(pgid int) (*sentinel, error) {
+// startSentinel starts a sentinel run by shell in process group pgid.
+// Without the shell it returns an error and the agent runs unguarded.
+func startSentinel(shell string, pgid int) (*sentinel, error) {
 	r, w, err := os.Pipe() // close-on-exec: no other child keeps w after its exec
 	if err != nil {
 		return nil, fmt.Errorf("acpclient: sentinel pipe: %w", err)
 	}
-	cmd := exec.Command(sentinelShell, "-c", sentinelScript)
+	cmd := exec.Command(shell, "-c", sentinelScript)
 	// No parent-death signal: it must outlive this process to act. The root
 	// directory, so that it keeps no directory of the agent's busy.
 	cmd.Stdin, cmd.Dir, cmd.Env = r, "/", []string{}

@@ -1,0 +1,255 @@
+//go:build linux
+
+package acpclient
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// statOf returns the fields of /proc/PID/stat after the command name:
+// [0] is the state (field 3), [2] the process group (field 5), [19] the
+// start time (field 22). Nil when the process is not in the table.
+func statOf(pid int) []string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	i := bytes.LastIndexByte(b, ')')
+	if err != nil || i < 0 {
+		return nil
+	}
+	return strings.Fields(string(b[i+1:]))
+}
+
+// statusField returns a line of /proc/PID/status, without its name.
+func statusField(t *testing.T, pid int, name string) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("no %s in /proc/%d/status", name, pid)
+	return ""
+}
+
+// startCat starts cat as an agent, with its sentinel; one that ignores
+// SIGTERM when asked.
+func startCat(t *testing.T, ignoreTERM bool) *Process {
+	t.Helper()
+	tr := Command("/bin/cat")
+	if ignoreTERM {
+		tr = Command("/bin/sh", "-c", `trap "" TERM; exec cat`)
+	}
+	rwc, err := tr.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rwc.(*Process)
+	t.Cleanup(func() { p.Close() })
+	if p.guard == nil {
+		t.Fatal("the agent has no sentinel")
+	}
+	return p
+}
+
+// echo checks that the agent still answers.
+func echo(t *testing.T, p *Process) {
+	t.Helper()
+	if _, err := p.Write([]byte("ping\n")); err != nil {
+		t.Fatalf("write to the agent: %v", err)
+	}
+	buf := make([]byte, 5)
+	if n, err := p.Read(buf); err != nil || string(buf[:n]) != "ping\n" {
+		t.Fatalf("the agent did not answer: %q, %v", buf[:n], err)
+	}
+}
+
+// TestSentinelSitsInTheAgentsGroup: the sentinel is a member of the agent's
+// process group, not of ours (where a terminal's Ctrl-C lands), and ignores
+// the signals a terminal, a hang-up or our own stop sequence send. Logs its
+// resident memory, the cost of one per agent.
+func TestSentinelSitsInTheAgentsGroup(t *testing.T) {
+	p := startCat(t, true)
+	pid := p.guard.pid()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		// Until sh has run its trap, SigIgn is still empty.
+		if ign, _ := strconv.ParseUint(statusField(t, pid, "SigIgn"), 16, 64); ign != 0 {
+			for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGPIPE, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGTSTP} {
+				if ign&(1<<(sig-1)) == 0 {
+					t.Errorf("the sentinel does not ignore %v (SigIgn %x)", sig, ign)
+				}
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the sentinel never set up its traps")
+		}
+	}
+	st := statOf(pid)
+	if st == nil || st[2] != strconv.Itoa(p.Pid()) || st[2] == strconv.Itoa(syscall.Getpgrp()) {
+		t.Fatalf("sentinel stat %v: want process group %d (the agent's), not ours (%d)", st, p.Pid(), syscall.Getpgrp())
+	}
+	t.Logf("sentinel VmRSS %s, of which RssAnon %s", statusField(t, pid, "VmRSS"), statusField(t, pid, "RssAnon"))
+	// Our SIGTERM step reaches the whole group: the sentinel stays.
+	if err := syscall.Kill(-p.Pid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	echo(t, p)
+	select {
+	case <-p.guard.done:
+		t.Fatal("SIGTERM to the group ended the sentinel")
+	default:
+	}
+}
+
+// TestStopReapsTheSentinel: however the agent stops, once Close returns the
+// sentinel is not in the process table, not even as a zombie.
+func TestStopReapsTheSentinel(t *testing.T) {
+	cases := []struct {
+		name, script string
+	}{
+		{"Close", `exec cat`},
+		{"the agent exits on its own", `exit 0`},
+		{"the agent ignores SIGTERM", `trap "" TERM; while :; do sleep 0.02; done`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &CommandTransport{Path: "/bin/sh", Args: []string{"-c", tc.script},
+				StopTimeout: 20 * time.Millisecond, KillTimeout: 20 * time.Millisecond}
+			c, err := Connect(context.Background(), tr, newRecorder(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := c.rwc.(*Process)
+			if p.guard == nil {
+				t.Fatal("the agent has no sentinel")
+			}
+			pid := p.guard.pid()
+			st := statOf(pid)
+			if st == nil {
+				t.Fatal("no sentinel in the process table")
+			}
+			c.Close()
+			select {
+			case <-p.guard.done:
+			default:
+				t.Fatal("Close returned before the sentinel was reaped")
+			}
+			waitDone(t, c)
+			if now := statOf(pid); now != nil && now[19] == st[19] {
+				t.Fatalf("sentinel %d left behind in state %s", pid, now[0])
+			}
+		})
+	}
+}
+
+// TestKilledSentinelLeavesTheAgentRunning: a sentinel that someone kills
+// takes only its protection with it; it is reaped, and the agent goes on.
+func TestKilledSentinelLeavesTheAgentRunning(t *testing.T) {
+	p := startCat(t, false)
+	pid := p.guard.pid()
+	if err := killPid(pid); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.guard.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the killed sentinel was not reaped")
+	}
+	if st := statOf(pid); st != nil && st[0] == "Z" {
+		t.Fatalf("the killed sentinel %d is a zombie", pid)
+	}
+	echo(t, p)
+	select {
+	case <-p.Exited():
+		t.Fatal("the agent exited with its sentinel")
+	default:
+	}
+	p.Close()
+}
+
+// TestSentinelPipeStaysOurs: the write end of the sentinel's stdin is held
+// by this process alone; no agent or other child started afterwards has it,
+// or a host death would not reach the sentinel.
+func TestSentinelPipeStaysOurs(t *testing.T) {
+	first := startCat(t, false)
+	var fd uintptr
+	rc, err := first.guard.guard.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.Control(func(f uintptr) { fd = f })
+	pipe, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(fd)))
+	if err != nil || !strings.HasPrefix(pipe, "pipe:") {
+		t.Fatalf("guard fd %d is %q, %v", fd, pipe, err)
+	}
+	second := startCat(t, false)
+	holders := func(pid int) []string {
+		dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fds []string
+		for _, e := range entries {
+			if l, _ := os.Readlink(filepath.Join(dir, e.Name())); l == pipe {
+				fds = append(fds, e.Name())
+			}
+		}
+		return fds
+	}
+	for what, pid := range map[string]int{"the first agent": first.Pid(), "a later agent": second.Pid(), "a later sentinel": second.guard.pid()} {
+		if fds := holders(pid); len(fds) > 0 {
+			t.Errorf("%s holds the sentinel's pipe as fds %v", what, fds)
+		}
+	}
+	// The sentinel itself has only the read end, as its stdin.
+	if fds := holders(first.guard.pid()); !slices.Equal(fds, []string{"0"}) {
+		t.Errorf("the sentinel holds its pipe as fds %v, want only 0", fds)
+	}
+	echo(t, first)
+}
+
+// TestNoSentinel: NoSentinel leaves the agent alone in its group.
+func TestNoSentinel(t *testing.T) {
+	rwc, err := (&CommandTransport{Path: "/bin/cat", NoSentinel: true}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rwc.(*Process)
+	defer p.Close()
+	group := strconv.Itoa(p.Pid())
+	for _, e := range scanProcs() {
+		if st := statOf(e.pid); st != nil && st[2] == group && e.pid != p.Pid() {
+			t.Errorf("process %d shares the agent's group", e.pid)
+		}
+	}
+	echo(t, p)
+}
+
+// TestSentinelWithoutShell: without /bin/sh there is no sentinel, only an
+// error naming what failed, and nothing left open.
+func TestSentinelWithoutShell(t *testing.T) {
+	fds := func() int { e, _ := os.ReadDir("/proc/self/fd"); return len(e) }
+	before := fds()
+	s, err := startSentinel("/nonexistent/sh", syscall.Getpgrp())
+	if s != nil || !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "sentinel") {
+		t.Fatalf("startSentinel without a shell: %v, %v", s, err)
+	}
+	if after := fds(); after != before {
+		t.Errorf("%d descriptors open before, %d after", before, after)
+	}
+}
