@@ -14,9 +14,13 @@
 // announced it; turn_end follows every update sent before the prompt's
 // answer, and updates sent after it come after turn_end, marked Late.
 // Updates that arrive before session/new answers are held and delivered first.
+// That buffer is bounded per Bridge (Config.EarlyUpdates): updates for an id
+// that no session claims are dropped when it is full or once they have
+// waited for a short while, and the first drop is reported as an error event
+// (ErrEarlyUpdatesDropped).
 // Replayed history from session/load is marked Replay.
 //
-// Nothing is dropped: a consumer that reads slowly slows the agents down.
+// Nothing else is dropped: a consumer that reads slowly slows the agents down.
 // While it lags, consecutive text deltas of one message may be merged into
 // one event.
 //
