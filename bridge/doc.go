@@ -28,7 +28,10 @@
 // and refuse file writes; Build asks the app (a permission Event it answers
 // with Allow or Reject); Full allows once. Only once-options are ever chosen,
 // so the app's current mode stays authoritative; unknown modes fail closed
-// to Build.
+// to Build. An answer names an option by its id, so an option whose id is
+// empty or shared with another option is never selected: in every mode the
+// request is then answered "cancelled" (Allow and Reject return
+// ErrAmbiguousOption).
 //
 // Liveness: a turn has an inactivity watchdog (ten minutes by default, no
 // total limit). Any update or agent request resets it; time the user spends
