@@ -56,6 +56,9 @@ type Config struct {
 	ElicitationModes []string
 	// Conn configures the wire (line caps, queue budget).
 	Conn *acpclient.ConnOptions
+	// EarlyUpdates bounds the updates held for session ids not known yet
+	// (sent before session/new answers); the zero value takes the defaults.
+	EarlyUpdates EarlyUpdateLimits
 	// TerminalLogin runs an agent's own login command in a terminal the
 	// user can type in, for terminal sign-in methods (see AuthRequest); it
 	// returns nil when the command exited 0. Nil means the app cannot run
@@ -80,9 +83,13 @@ type Bridge struct {
 	conn     *acpclient.Conn
 	agent    *acpclient.InitializeResponse
 	sessions map[string]*Session
-	early    map[string][]*acpclient.SessionNotification // updates for sessions not yet known
+	early    *earlyBuffer // updates for sessions not yet known
 	closed   bool
-	running  sync.WaitGroup // exit watchers
+	// earlyTimer purges expired early updates; earlyTimerGen tells a
+	// stopped timer's late call apart from the current one.
+	earlyTimer    Timer
+	earlyTimerGen uint64
+	running       sync.WaitGroup // exit watchers
 
 	permSeq atomic.Uint64
 	authMu  sync.Mutex // one sign-in at a time
@@ -91,7 +98,7 @@ type Bridge struct {
 
 func newBridge(h *Host, cfg Config) *Bridge {
 	b := &Bridge{cfg: cfg, host: h, provider: cfg.Provider, logger: cfg.Logger, clock: cfg.Clock,
-		sessions: map[string]*Session{}, early: map[string][]*acpclient.SessionNotification{}}
+		sessions: map[string]*Session{}, early: newEarlyBuffer(cfg.EarlyUpdates)}
 	if b.provider == nil {
 		b.provider = &Provider{}
 	}
@@ -236,6 +243,7 @@ func (b *Bridge) Close() error {
 		return nil
 	}
 	b.closed = true
+	b.closeEarlyLocked()
 	conn := b.conn
 	sessions := make([]*Session, 0, len(b.sessions))
 	for _, s := range b.sessions {
@@ -285,8 +293,7 @@ func (b *Bridge) register(s *Session) {
 	defer b.routeMu.Unlock()
 	b.mu.Lock()
 	b.sessions[s.id] = s
-	early := b.early[s.id]
-	delete(b.early, s.id)
+	early := b.claimEarlyLocked(s.id)
 	b.mu.Unlock()
 	for _, n := range early {
 		s.handleUpdate(n)
@@ -316,8 +323,11 @@ func (c *agentClient) SessionUpdate(ctx context.Context, n *acpclient.SessionNot
 	b.mu.Lock()
 	s := b.sessions[n.SessionID]
 	if s == nil {
-		b.early[n.SessionID] = append(b.early[n.SessionID], n)
+		err := b.holdEarlyLocked(n)
 		b.mu.Unlock()
+		if err != nil {
+			b.reportEarlyDrop(err)
+		}
 		return
 	}
 	b.mu.Unlock()

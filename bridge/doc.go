@@ -14,9 +14,13 @@
 // announced it; turn_end follows every update sent before the prompt's
 // answer, and updates sent after it come after turn_end, marked Late.
 // Updates that arrive before session/new answers are held and delivered first.
+// That buffer is bounded per Bridge (Config.EarlyUpdates): updates for an id
+// that no session claims are dropped when it is full or once they have
+// waited for a short while, and the first drop is reported as an error event
+// (ErrEarlyUpdatesDropped).
 // Replayed history from session/load is marked Replay.
 //
-// Nothing is dropped: a consumer that reads slowly slows the agents down.
+// Nothing else is dropped: a consumer that reads slowly slows the agents down.
 // While it lags, consecutive text deltas of one message may be merged into
 // one event.
 //
@@ -24,7 +28,10 @@
 // and refuse file writes; Build asks the app (a permission Event it answers
 // with Allow or Reject); Full allows once. Only once-options are ever chosen,
 // so the app's current mode stays authoritative; unknown modes fail closed
-// to Build.
+// to Build. An answer names an option by its id, so an option whose id is
+// empty or shared with another option is never selected: in every mode the
+// request is then answered "cancelled" (Allow and Reject return
+// ErrAmbiguousOption).
 //
 // Liveness: a turn has an inactivity watchdog (ten minutes by default, no
 // total limit). Any update or agent request resets it; time the user spends

@@ -7,14 +7,27 @@ import (
 	"github.com/acphost/acphost/acpclient"
 )
 
-// ErrAlreadyAnswered is returned when a permission request was answered
-// before (by the app, by a cancel, or by the agent abandoning it).
-var ErrAlreadyAnswered = errors.New("bridge: permission request already answered")
+// Errors of PermissionRequest's answers.
+var (
+	// ErrAlreadyAnswered is returned when a permission request was answered
+	// before (by the app, by a cancel, or by the agent abandoning it).
+	ErrAlreadyAnswered = errors.New("bridge: permission request already answered")
+	// ErrNoAllowOption is returned by Allow when the agent offered no
+	// allow-once option; the request was answered "cancelled".
+	ErrNoAllowOption = errors.New("bridge: the agent offered no allow-once option; request cancelled")
+	// ErrAmbiguousOption is returned by Allow or Reject when an option of
+	// the kind they select has an empty id or one shared with another
+	// option: selecting it could mean either, so the request was answered
+	// "cancelled" instead.
+	ErrAmbiguousOption = errors.New("bridge: the agent's option id is ambiguous; request cancelled")
+)
 
 // PermissionRequest is a tool call waiting for the app's decision (Build
 // mode). Answer it with Allow or Reject, from any goroutine. Only the
 // once-options are ever chosen: an agent that is told "always" stops asking,
-// and the host's current mode must stay authoritative.
+// and the host's current mode must stay authoritative. An answer names one
+// option by its id, so an id is used only when exactly one option has it;
+// when the option to choose is ambiguous the request is cancelled.
 type PermissionRequest struct {
 	// ID identifies the request within its Bridge.
 	ID string `json:"id"`
@@ -23,51 +36,57 @@ type PermissionRequest struct {
 	// Options are the choices the agent offered, for display.
 	Options []acpclient.PermissionOption `json:"options"`
 
-	allowID, rejectID string
-	once              sync.Once
-	done              chan struct{}
-	answer            func(*acpclient.RequestPermissionResponse)
+	allow, reject optionChoice
+	once          sync.Once
+	done          chan struct{}
+	answer        func(*acpclient.RequestPermissionResponse)
 }
 
 func newPermissionRequest(id string, tool *ToolCall, options []acpclient.PermissionOption, answer func(*acpclient.RequestPermissionResponse)) *PermissionRequest {
 	r := &PermissionRequest{ID: id, Tool: tool, Options: options, done: make(chan struct{}), answer: answer}
-	r.allowID = optionOfKind(options, acpclient.PermissionAllowOnce)
-	r.rejectID = optionOfKind(options, acpclient.PermissionRejectOnce)
+	r.allow = chooseOption(options, acpclient.PermissionAllowOnce)
+	r.reject = chooseOption(options, acpclient.PermissionRejectOnce)
 	return r
 }
 
-// optionOfKind returns the id of the first option of the given kind. Kinds
-// are matched exactly: an unknown kind is never taken for approval.
-func optionOfKind(options []acpclient.PermissionOption, kind string) string {
-	for _, o := range options {
-		if o.Kind == kind {
-			return o.OptionID
-		}
-	}
-	return ""
-}
-
-// CanAllow reports whether the agent offered an allow-once option.
-func (r *PermissionRequest) CanAllow() bool { return r.allowID != "" }
+// CanAllow reports whether Allow would select an option: the agent offered
+// an allow-once option whose id is unambiguous.
+func (r *PermissionRequest) CanAllow() bool { return r.allow.id != "" }
 
 // Allow answers with the agent's allow-once option. Without one, the
-// request is answered "cancelled" (never with allow-always) and an error
-// says so.
+// request is answered "cancelled" (never with allow-always) and the error
+// is ErrNoAllowOption; when its id is ambiguous, also "cancelled", with
+// ErrAmbiguousOption.
 func (r *PermissionRequest) Allow() error {
-	if r.allowID == "" {
-		r.settle(acpclient.PermissionCancelled())
-		return errors.New("bridge: the agent offered no allow-once option; request cancelled")
+	switch {
+	case r.allow.ambiguous:
+		return r.cancelWith(ErrAmbiguousOption)
+	case r.allow.id == "":
+		return r.cancelWith(ErrNoAllowOption)
 	}
-	return r.settle(acpclient.PermissionSelected(r.allowID))
+	return r.settle(acpclient.PermissionSelected(r.allow.id))
 }
 
 // Reject answers with the agent's reject-once option, or "cancelled" when it
-// offered none.
+// offered none (which refuses just as well). When the reject-once option's
+// id is ambiguous the answer is "cancelled" too and the error is
+// ErrAmbiguousOption.
 func (r *PermissionRequest) Reject() error {
-	if r.rejectID == "" {
+	switch {
+	case r.reject.ambiguous:
+		return r.cancelWith(ErrAmbiguousOption)
+	case r.reject.id == "":
 		return r.settle(acpclient.PermissionCancelled())
 	}
-	return r.settle(acpclient.PermissionSelected(r.rejectID))
+	return r.settle(acpclient.PermissionSelected(r.reject.id))
+}
+
+// cancelWith answers "cancelled" and returns why, or ErrAlreadyAnswered.
+func (r *PermissionRequest) cancelWith(why error) error {
+	if err := r.settle(acpclient.PermissionCancelled()); err != nil {
+		return err
+	}
+	return why
 }
 
 // Done is closed once the request has been answered in any way.
@@ -84,4 +103,36 @@ func (r *PermissionRequest) settle(resp *acpclient.RequestPermissionResponse) er
 		close(r.done)
 	})
 	return err
+}
+
+// optionChoice is the option an answer of one kind selects: its id, or
+// ambiguous when that kind cannot be named safely.
+type optionChoice struct {
+	id        string
+	ambiguous bool
+}
+
+// chooseOption picks the option of the given kind. Kinds are matched
+// exactly: an unknown kind is never taken for approval. An id is usable only
+// when exactly one option has it; if any option of the kind has an empty or
+// shared id the choice is ambiguous, since the agent could read the answer
+// as another option (a reject sharing an id with an allow approves).
+func chooseOption(options []acpclient.PermissionOption, kind string) optionChoice {
+	holders := make(map[string]int, len(options))
+	for _, o := range options {
+		holders[o.OptionID]++
+	}
+	var c optionChoice
+	for _, o := range options {
+		if o.Kind != kind {
+			continue
+		}
+		if o.OptionID == "" || holders[o.OptionID] != 1 {
+			return optionChoice{ambiguous: true}
+		}
+		if c.id == "" {
+			c.id = o.OptionID
+		}
+	}
+	return c
 }

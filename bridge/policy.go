@@ -1,6 +1,10 @@
 package bridge
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/acphost/acphost/acpclient"
+)
 
 // Mode is the host's execution mode for a session: how much the agent may do
 // without asking.
@@ -62,6 +66,26 @@ func (p Policy) permissionDecision() Decision {
 		return DecideAllowOnce
 	}
 	return DecideAskApp
+}
+
+// automaticAnswer is the answer the decision gives without asking the app,
+// or nil when the app decides. Full selects the allow-once option, and
+// cancels when its id is ambiguous; without one it asks the app rather
+// than pick "always".
+func (d Decision) automaticAnswer(options []acpclient.PermissionOption) *acpclient.RequestPermissionResponse {
+	switch d {
+	case DecideCancel:
+		return acpclient.PermissionCancelled()
+	case DecideAllowOnce:
+		allow := chooseOption(options, acpclient.PermissionAllowOnce)
+		if allow.ambiguous {
+			return acpclient.PermissionCancelled()
+		}
+		if allow.id != "" {
+			return acpclient.PermissionSelected(allow.id)
+		}
+	}
+	return nil
 }
 
 // writeRefusal returns why the policy refuses file writes, or "" when it

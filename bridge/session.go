@@ -135,6 +135,7 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 // applies grants, model and effort.
 func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID string) (*SessionReady, error) {
 	b := s.b
+	defer b.openStarted()() // updates held for the id to come are not purged meanwhile
 	ready := &SessionReady{}
 	var setup *acpclient.SessionSetup
 	if resumeID != "" {

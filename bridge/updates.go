@@ -198,16 +198,9 @@ func (s *Session) handlePermission(ctx context.Context, req *acpclient.RequestPe
 	} else {
 		s.activity()
 	}
-	switch s.Policy().permissionDecision() {
-	case DecideCancel:
-		reply(acpclient.PermissionCancelled(), nil)
+	if resp := s.Policy().permissionDecision().automaticAnswer(req.Options); resp != nil {
+		reply(resp, nil)
 		return
-	case DecideAllowOnce:
-		if id := optionOfKind(req.Options, acpclient.PermissionAllowOnce); id != "" {
-			reply(acpclient.PermissionSelected(id), nil)
-			return
-		}
-		// No allow-once option: ask the app rather than pick "always".
 	}
 	id := fmt.Sprintf("perm-%d", s.b.permSeq.Add(1))
 	var pr *PermissionRequest
