@@ -63,15 +63,15 @@ func AgentProfile(v string) string {
 // A concrete agent profile locks the host's execution mode to Build: the
 // profile owns the agent's behaviour, and Build keeps the host's permission
 // gate for what the approval policy still asks. Change the profile or the
-// approval policy with Bridge.Relaunch. CrewCoder's vendor protocol is
+// approval policy with bridge.Bridge.Relaunch. CrewCoder's vendor protocol is
 // mapped as follows: usage from _meta["crewcoder/usage"], tool identity from
 // _meta["crewcoder/tool"].name (then ACP's name, then a title that is a bare
 // identifier, see bridge.IdentifierTitle), _crewcoder/compaction_update (a session
 // update kind, and a notification in older builds) as the only source of
 // compaction events, directory grants through
 // session/set_external_directories, effort through
-// session/set_reasoning_effort, Session.FollowUp through session/follow_up,
-// Session.Compact through session/compact when initialize advertises it
+// session/set_reasoning_effort, bridge.Session.FollowUp through session/follow_up,
+// bridge.Session.Compact through session/compact when initialize advertises it
 // (the session keeps its id), and Task* tool results as todos events.
 var Profile = &bridge.Profile{
 	Name: "crewcoder", Title: "CrewCoder",

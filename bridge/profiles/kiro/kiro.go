@@ -20,7 +20,7 @@ const (
 	metadataNotif   = "_kiro.dev/metadata"
 	compactionNotif = "_kiro.dev/compaction/status"
 	commandMethod   = "_kiro.dev/commands/execute"
-	// CompactMetadataWait is how long Session.Compact waits, after a
+	// CompactMetadataWait is how long bridge.Session.Compact waits, after a
 	// manual compaction completed, for the metadata frame that measures the
 	// compacted context (kiro-cli sends it about a second later).
 	CompactMetadataWait = 5 * time.Second
@@ -41,7 +41,7 @@ const ContinuePrompt = "Your previous response was interrupted by a temporary ba
 // bridge.LaunchOptions.AgentMode (kiro-cli takes any agent name at launch). Before every start it
 // writes the workspace overlay <cwd>/.kiro/settings/cli.json (reasoning
 // effort for the model, MCP tool search), merging with what is there.
-// Session.SetEffort rewrites the overlay and pushes the level live with
+// bridge.Session.SetEffort rewrites the overlay and pushes the level live with
 // the /effort command (_kiro.dev/commands/execute, args {level}); it is
 // refused for models outside the effort allowlist (EffortKey). A
 // saved session is loaded only when kiro-cli's transcript
