@@ -283,7 +283,7 @@ func (b *Bridge) carryOut(ctx context.Context, conn *acpclient.Conn, m AuthOptio
 				env[k] = v
 			}
 		}
-		next, err := b.restart(ctx, func(t acpclient.Transport) (acpclient.Transport, error) { return transportWithEnv(t, env) })
+		next, err := b.respawn(ctx, func(t acpclient.Transport) (acpclient.Transport, error) { return transportWithEnv(t, env) }, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -302,37 +302,13 @@ func (b *Bridge) carryOut(ctx context.Context, conn *acpclient.Conn, m AuthOptio
 		if err := b.cfg.TerminalLogin(ctx, TerminalLogin{Method: m.ID, Command: m.Command, Args: m.Args, Env: env}); err != nil {
 			return nil, fmt.Errorf("login command %s: %w", m.Command, err)
 		}
-		return b.restart(ctx, func(t acpclient.Transport) (acpclient.Transport, error) { return t, nil })
+		return b.respawn(ctx, func(t acpclient.Transport) (acpclient.Transport, error) { return t, nil }, nil)
 	default:
 		if err := conn.Authenticate(ctx, &acpclient.AuthenticateRequest{MethodID: m.ID, Meta: ans.Meta}); err != nil {
 			return nil, err
 		}
 		return conn, nil
 	}
-}
-
-// restart ends the running process and starts a new one on the transport
-// change returns; sessions attach to it when next used.
-func (b *Bridge) restart(ctx context.Context, change func(acpclient.Transport) (acpclient.Transport, error)) (*acpclient.Conn, error) {
-	b.startMu.Lock()
-	defer b.startMu.Unlock()
-	t, err := change(b.cfg.Transport)
-	if err != nil {
-		return nil, err
-	}
-	b.mu.Lock()
-	old, closed := b.conn, b.closed
-	b.conn = nil
-	b.cfg.Transport = t
-	b.mu.Unlock()
-	if closed {
-		return nil, ErrClosed
-	}
-	if old != nil {
-		old.Close()
-		<-old.Done()
-	}
-	return b.start(ctx)
 }
 
 // transportWithEnv returns a copy of t whose process gets env on top of its

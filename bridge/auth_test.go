@@ -42,9 +42,9 @@ func answerAuth(rec *recorder, answer func(*AuthRequest)) {
 	}()
 }
 
-func startPlain(t *testing.T, h *Host, script acptest.Script, pre string, cfg Config) (*Bridge, *installed) {
+func startPlain(t *testing.T, h *Host, script acptest.Script, pre string, cfg Config) (*Bridge, *acptest.Installed) {
 	t.Helper()
-	in := install(t, t.TempDir(), "agent", script, pre)
+	in := acptest.Install(t, t.TempDir(), "agent", script, pre)
 	if cfg.ID == "" {
 		cfg.ID = "auth"
 	}
@@ -92,7 +92,7 @@ func TestSignInOnSessionNew(t *testing.T) {
 				t.Errorf("auth request %+v", ev.Auth)
 			}
 			want := []string{"initialize", "session/new", "authenticate", "session/new"}
-			if got := methodsOf(in.received(t)); !reflect.DeepEqual(got, want) {
+			if got := acptest.MethodsOf(in.Received(t)); !reflect.DeepEqual(got, want) {
 				t.Errorf("methods %q, want %q", got, want)
 			}
 			if s.ID() == "" {
@@ -198,15 +198,15 @@ func TestSignInWithEnvVarRestartsWithTheSecret(t *testing.T) {
 	if s.ID() == "" {
 		t.Fatal("no session")
 	}
-	if got := methodsOf(in.received(t)); !reflect.DeepEqual(got, []string{"initialize", "authenticate", "session/new"}) {
+	if got := acptest.MethodsOf(in.Received(t)); !reflect.DeepEqual(got, []string{"initialize", "authenticate", "session/new"}) {
 		t.Errorf("the restarted agent got %q", got)
 	}
 	ev := rec.waitFor("auth event", func(ev Event) bool { return ev.Kind == KindAuthRequired })
 	if m := ev.Auth.Methods[0]; m.Type != AuthTypeEnvVar || len(m.Vars) != 1 || m.Vars[0].Name != "OPENAI_API_KEY" || !m.Vars[0].Secret || m.Link == "" {
 		t.Errorf("env_var method %+v", m)
 	}
-	if len(in.launches(t)) != 3 {
-		t.Errorf("launches %q: want the original and one restart per answer", in.launches(t))
+	if len(in.Launches(t)) != 3 {
+		t.Errorf("launches %q: want the original and one restart per answer", in.Launches(t))
 	}
 	for _, ev := range rec.snapshot() {
 		data, _ := json.Marshal(ev)
@@ -264,7 +264,7 @@ func TestSignInRetriesAFailedPrompt(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %q, want %q", got, want)
 	}
-	if got := methodsOf(in.received(t)); !reflect.DeepEqual(got, []string{"initialize", "authenticate", "session/load", "session/prompt"}) {
+	if got := acptest.MethodsOf(in.Received(t)); !reflect.DeepEqual(got, []string{"initialize", "authenticate", "session/load", "session/prompt"}) {
 		t.Errorf("the restarted agent got %q", got)
 	}
 	if s.ID() != "s1" {
@@ -320,7 +320,7 @@ func TestSignInWithTerminalLogin(t *testing.T) {
 			if tt.wantEnvX != slices.Contains(ran[0].Env, "LOGIN_MODE=tui") {
 				t.Errorf("login env has LOGIN_MODE: %v", !tt.wantEnvX)
 			}
-			init := paramsOf(t, in.received(t), "initialize")
+			init := acptest.ParamsOf(t, in.Received(t), "initialize")
 			caps := init["clientCapabilities"].(map[string]any)
 			if caps["auth"].(map[string]any)["terminal"] != true || caps["_meta"].(map[string]any)["terminal-auth"] != true {
 				t.Errorf("initialize did not offer terminal login: %v", caps)

@@ -46,16 +46,24 @@
 //
 // # Profiles
 //
-// A Profile names an agent program ("crewcoder", "kiro", "claude", "codex",
-// "gemini", "opencode", "qwen", "copilot", "codey"): where to find it, the
-// flags that carry the app's launch choices, and its Provider.
+// A Profile names an agent program: where to find it, the flags that carry
+// the app's launch choices, and its Provider. This package holds the
+// machinery only; the built-in profiles and the registry that finds them
+// by name are in package bridge/profiles, one subpackage per agent with
+// vendor semantics of its own. A profile is written against this package's
+// exported API alone, so an app can add its own the same way: LaunchOptions
+// carries the generic choices, an AgentMode for agents that take their own
+// mode at launch, and a Vendor value whose type the profile's package
+// defines (VendorOptions reads it).
+//
 // Host.StartProfile resolves the binary the way a GUI app must (a Resolver:
 // override, PATH, the login shell's PATH, npm, ~/.local/bin, Homebrew) and
 // executes it directly, never through a shell; Bridge.Relaunch restarts it
 // with new choices and resumes its sessions; Doctor reports on each
-// configured one. Launch options that change authority (CrewCoder's agent
-// profile and approval policy) restart the process instead of being sent
-// live, and are refused while a turn runs.
+// configured one. Launch options that change authority (an agent mode, an
+// approval policy) restart the process instead of being sent live, and are
+// refused while a turn runs. A sign-in that needs new environment variables
+// and a Relaunch replace the process the same way.
 //
 // # Signing in
 //

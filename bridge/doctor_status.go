@@ -40,7 +40,7 @@ type AgentStatus struct {
 
 // statusProbe is the outcome of running a profile's status command.
 type statusProbe struct {
-	command string // as shown in findings: "codey models"
+	command string // as shown in findings: the program and StatusArgs
 	status  *AgentStatus
 	err     error
 }
@@ -145,5 +145,5 @@ func doctorProvider(p *Profile, o LaunchOptions) *Provider {
 	if p.NewProvider == nil {
 		return nil
 	}
-	return p.NewProvider(&Launch{Profile: p, opts: o})
+	return p.NewProvider(NewLaunch(p, o))
 }

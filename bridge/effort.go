@@ -19,8 +19,8 @@ const thoughtLevelCategory = "thought_level"
 
 // SetEffort changes the reasoning effort of the open session, live: through
 // the agent's thought_level config option when it has one (level must be
-// one of its values), else the provider's vendor way (kiro-cli's /effort
-// command, CrewCoder's session/set_reasoning_effort). An agent with neither
+// one of its values), else the provider's vendor way (Provider.SetEffort:
+// a vendor method or command). An agent with neither
 // fails with an error wrapping acpclient.ErrUnsupported; a level the agent
 // does not offer fails with ErrUnknownEffort before anything is sent. The
 // effort is kept for reattaching and in the store. Refused while a turn
@@ -81,11 +81,13 @@ func checkLevel(o *acpclient.ConfigOption, level string) error {
 		}
 		valid = append(valid, v.Value)
 	}
-	return effortLevelError(level, valid)
+	return UnknownEffortError(level, valid)
 }
 
-// effortLevelError is the ErrUnknownEffort error for level.
-func effortLevelError(level string, valid []string) error {
+// UnknownEffortError returns the error for a level that is not one of
+// valid, the levels the agent offers: it wraps ErrUnknownEffort and lists
+// them. Provider.SetEffort hooks return it for levels their agent lacks.
+func UnknownEffortError(level string, valid []string) error {
 	if len(valid) == 0 {
 		return fmt.Errorf("%w %q: the agent offers no levels", ErrUnknownEffort, level)
 	}

@@ -150,8 +150,8 @@ type Compaction struct {
 	// when it reports one.
 	Progress float64 `json:"progress,omitempty"`
 	// Phase is the agent's own word for the step it reports, when it sends
-	// one (CrewCoder: "skipped" on a completed update that changed nothing,
-	// which Status then reports as skipped).
+	// one (for example "skipped" on a completed update that changed
+	// nothing, which Status then reports as skipped).
 	Phase string `json:"phase,omitempty"`
 }
 

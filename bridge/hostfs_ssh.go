@@ -13,7 +13,7 @@ import (
 )
 
 // HostFS returns the SSH host's file system over the shared connection, for
-// profiles' checks and overlays on a remote workspace (for example kiro's
+// profiles' checks and overlays on a remote workspace (for example a
 // transcript check before resuming).
 func (h *SSHHosts) HostFS(target SSHTarget) HostFS { return &sshHostFS{hosts: h, target: target} }
 

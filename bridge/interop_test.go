@@ -173,6 +173,10 @@ func (diskFiles) WriteTextFile(_ context.Context, path, content string) error {
 	return os.WriteFile(path, []byte(content), 0o644)
 }
 
+// peerProfile is a plain ACP profile for a real agent started by path (the
+// built-in profiles live in bridge/profiles, which imports this package).
+func peerProfile(name string) *Profile { return &Profile{Name: name} }
+
 // startPeer starts a real agent through a profile: the program is the
 // first word of its peers.env command, the rest are extra arguments.
 func startPeer(t *testing.T, h *Host, p *Profile, argv []string, env []string, cwd string, cfg Config) *Bridge {
@@ -401,7 +405,7 @@ func TestInteropClaudeAgentACP(t *testing.T) {
 	h, rec := newHostAndRecorder(t, nil)
 	cwd := t.TempDir()
 	env := peerEnv(t, fmt.Sprintf("ANTHROPIC_BASE_URL=http://127.0.0.1:%d", port), "ANTHROPIC_API_KEY=x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
-	b := startPeer(t, h, ClaudeProfile, argv, env, cwd, Config{ID: "claude"})
+	b := startPeer(t, h, peerProfile("claude"), argv, env, cwd, Config{ID: "claude"})
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	s, err := b.OpenSession(ctx, SessionConfig{Cwd: cwd, Files: diskFiles{}, Policy: Policy{Mode: ModeBuild}})
@@ -435,7 +439,7 @@ func TestInteropCodexACP(t *testing.T) {
 		// method, restarting codex-acp with it.
 		h, rec := newHostAndRecorder(t, nil)
 		cwd := t.TempDir()
-		b := startPeer(t, h, CodexProfile, base, peerEnv(t), cwd, Config{ID: "codex-auth"})
+		b := startPeer(t, h, peerProfile("codex"), base, peerEnv(t), cwd, Config{ID: "codex-auth"})
 		go func() {
 			ev := rec.waitFor("sign-in", func(ev Event) bool { return ev.Kind == KindAuthRequired })
 			for _, m := range ev.Auth.Methods {
@@ -470,7 +474,7 @@ func TestInteropCodexACP(t *testing.T) {
 		cwd := t.TempDir()
 		argv := append(slices.Clone(base), "-c", `model_provider="mock"`, "-c",
 			fmt.Sprintf(`model_providers.mock={name="mock",base_url="http://127.0.0.1:%d/v1",wire_api="responses",env_key="OPENAI_API_KEY"}`, port))
-		b := startPeer(t, h, CodexProfile, argv, peerEnv(t, "OPENAI_API_KEY=x"), cwd, Config{ID: "codex"})
+		b := startPeer(t, h, peerProfile("codex"), argv, peerEnv(t, "OPENAI_API_KEY=x"), cwd, Config{ID: "codex"})
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 		defer cancel()
 		s, err := b.OpenSession(ctx, SessionConfig{Cwd: cwd, Files: diskFiles{}, Policy: Policy{Mode: ModeBuild}})

@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/internal/acptest"
 	"github.com/acphost/acphost/internal/fakeclock"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strings"
 	"sync"
 
 	"github.com/acphost/acphost/acpclient"
@@ -16,24 +14,33 @@ import (
 // Profile is what the bridge knows about one kind of agent program: how to
 // find it, which arguments start it in ACP mode and carry the app's launch
 // choices, what to prepare before each start, and its vendor semantics (a
-// Provider). An app picks one by name (LookupProfile) and starts it with
-// Host.StartProfile; everything it does arrives as the same Events.
+// Provider). The built-in profiles and their registry live in package
+// bridge/profiles and its subpackages; an app picks one there and starts it
+// with Host.StartProfile; everything it does arrives as the same Events.
+// Anyone can write one: it needs only this package's exported API.
 type Profile struct {
-	// Name is the profile's canonical name ("crewcoder", "kiro", …).
+	// Name is the profile's canonical name, in lower case.
 	Name string
-	// Aliases are other names LookupProfile accepts ("kiro-cli").
+	// Aliases are other names a registry accepts for it.
 	Aliases []string
 	// Title is a human name for the agent.
 	Title string
 	// Binaries are the program names to look for, preferred first.
 	Binaries []string
 	// Args returns the arguments that start the agent in ACP mode with the
-	// app's launch options (ExtraArgs are appended by the bridge).
-	Args func(o LaunchOptions) []string
+	// app's launch options (ExtraArgs are appended by the bridge), or an
+	// error when the options cannot be honoured (for example a Vendor value
+	// of another profile's type, see VendorOptions); nil means none.
+	Args func(o LaunchOptions) ([]string, error)
 	// LegacyArgs, if set, returns the arguments older builds need instead
 	// (e.g. --experimental-acp); StartProfile falls back to them when the
 	// agent exits before answering initialize.
-	LegacyArgs func(o LaunchOptions) []string
+	LegacyArgs func(o LaunchOptions) ([]string, error)
+	// AgentModeAtLaunch reports whether the agent takes mode as its own
+	// mode when it starts (LaunchOptions.AgentMode: an agent, a persona, a
+	// behaviour profile chosen by a flag), rather than through ACP's
+	// session/set_mode; nil means it takes none. See TakesAgentMode.
+	AgentModeAtLaunch func(mode string) bool
 	// VersionArgs print the version (default --version); Doctor runs them.
 	VersionArgs []string
 	// StatusArgs, if set, make the program print what it can tell without
@@ -44,7 +51,7 @@ type Profile struct {
 	ParseStatus func(output []byte) AgentStatus
 	// NewProvider returns the vendor hooks of one launch; nil means plain
 	// ACP. Hooks that depend on launch options read them from the Launch,
-	// which Relaunch updates.
+	// which Relaunch updates; its options always have a Clock.
 	NewProvider func(l *Launch) *Provider
 	// BeforeSpawn runs before every start of the process, restarts
 	// included (for example to write a workspace settings overlay).
@@ -67,42 +74,37 @@ type LaunchOptions struct {
 	// Resolver finds the binary (nil: a Resolver over Env).
 	Resolver *Resolver
 	// FS is the agent host's file system, for overlays and the transcript
-	// check (nil: the local one, or the SSH host's when SSH is set).
+	// check (nil: the local one, or the SSH host's when SSH is set). Hooks
+	// read it through HostFS.
 	FS HostFS
 	// SSH, when set, starts the agent on that host instead of this machine:
 	// the remote shell finds the program (Binary, else the profile's first
 	// binary name) in its PATH, Cwd is a directory there, Env holds only
 	// what to set for the agent, and FS defaults to the host's files.
 	SSH *SSHLaunch
-	// Home is the agent host's home directory (default: HOME of Env).
+	// Home is the agent host's home directory (default: HOME of Env; hooks
+	// read it through HostHome).
 	Home string
-	// Clock is the time source of provider timers (default: the real one).
+	// Clock is the time source of provider timers (default: Config.Clock,
+	// else the real one).
 	Clock Clock
 	// Legacy starts with the profile's LegacyArgs.
 	Legacy bool
 
-	// Approval is CrewCoder's native approval policy: review (default),
-	// always, never, full-access or sandboxed; anything else means review.
-	Approval string
-	// AgentProfile is CrewCoder's agent profile for --mode: general,
-	// crewcoder, plugin or extension; empty (or anything else) keeps the
-	// user's configured default and omits the flag.
-	AgentProfile string
-
-	// Agent is kiro-cli's agent (--agent).
-	Agent string
-	// Model and Effort are written into kiro-cli's workspace overlay, so
-	// they hold after a respawn.
+	// AgentMode is the agent's own mode to start in, for profiles that take
+	// one at launch (Profile.AgentModeAtLaunch); "" keeps the agent's
+	// default. It is unrelated to the host's policy Mode.
+	AgentMode string
+	// Model and Effort are the model and reasoning effort chosen at launch,
+	// for profiles that apply them before the agent starts (for example in
+	// a settings file written before every start, so they hold after a
+	// respawn); sessions still choose theirs with SessionConfig.
 	Model  string
 	Effort string
-	// ToolSearch configures kiro-cli's MCP tool search (nil: leave the
-	// user's setting alone).
-	ToolSearch *ToolSearch
-
-	// PermissionMode is Codey's --permission-mode: default, acceptEdits or
-	// auto (anything else: default); AlwaysApprove adds --always-approve.
-	PermissionMode string
-	AlwaysApprove  bool
+	// Vendor holds the options only one profile understands, as a value of
+	// the type that profile's package defines; nil means its defaults. The
+	// profile reads it with VendorOptions and refuses another type.
+	Vendor any
 }
 
 // Launch is the live launch of a profile by a Bridge: its options, which
@@ -116,10 +118,33 @@ type Launch struct {
 	res  Resolution
 }
 
+// NewLaunch returns a launch of p with o that no agent runs yet, for
+// building p's Provider without starting it (Doctor reads what the hooks
+// tell from an initialize answer; a profile's tests drive its hooks). A
+// nil o.Clock is the real clock.
+func NewLaunch(p *Profile, o LaunchOptions) *Launch {
+	if o.Clock == nil {
+		o.Clock = realClock{}
+	}
+	return &Launch{Profile: p, opts: o}
+}
+
 // Options returns the current launch options.
 func (l *Launch) Options() LaunchOptions {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.opts
+}
+
+// Update changes the options the next start of the agent uses, without
+// restarting it, and returns the new options. It is for provider hooks that
+// apply a change live and must keep it across a respawn (an effort pushed
+// with a vendor command and also written to a settings file); use
+// Bridge.Relaunch to restart with new options.
+func (l *Launch) Update(change func(*LaunchOptions)) LaunchOptions {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	change(&l.opts)
 	return l.opts
 }
 
@@ -179,7 +204,11 @@ func (p *Profile) transport(ctx context.Context, o LaunchOptions) (acpclient.Tra
 	if name == "" {
 		return nil, "", Resolution{}, fmt.Errorf("bridge: %s: no program name", p.Name)
 	}
-	argv := append([]string{name}, p.argv(o)...)
+	args, err := p.argv(o)
+	if err != nil {
+		return nil, "", Resolution{}, err
+	}
+	argv := append([]string{name}, args...)
 	w := Workspace{Path: o.Cwd, SSH: &o.SSH.Target}
 	tr, err := o.SSH.Hosts.Transport(w, argv, o.Env)
 	if err != nil {
@@ -189,16 +218,26 @@ func (p *Profile) transport(ctx context.Context, o LaunchOptions) (acpclient.Tra
 }
 
 // argv returns the profile's arguments for o.
-func (p *Profile) argv(o LaunchOptions) []string {
+func (p *Profile) argv(o LaunchOptions) ([]string, error) {
 	args := p.Args
 	if o.Legacy && p.LegacyArgs != nil {
 		args = p.LegacyArgs
 	}
 	var argv []string
 	if args != nil {
-		argv = args(o)
+		var err error
+		if argv, err = args(o); err != nil {
+			return nil, fmt.Errorf("bridge: %s: launch options: %w", p.Name, err)
+		}
 	}
-	return append(argv, o.ExtraArgs...)
+	return append(argv, o.ExtraArgs...), nil
+}
+
+// TakesAgentMode reports whether the profile's agent takes mode as its own
+// mode at launch (LaunchOptions.AgentMode); an app sets the others with
+// Session.SetMode once a session is open.
+func (p *Profile) TakesAgentMode(mode string) bool {
+	return mode != "" && p.AgentModeAtLaunch != nil && p.AgentModeAtLaunch(mode)
 }
 
 // Command resolves the profile's binary and returns the command that starts
@@ -213,7 +252,11 @@ func (p *Profile) Command(ctx context.Context, o LaunchOptions) (*acpclient.Comm
 	if err != nil {
 		return nil, res, fmt.Errorf("bridge: %s: %w", p.Name, err)
 	}
-	return &acpclient.CommandTransport{Path: res.Path, Args: p.argv(o), Dir: o.Cwd, Env: o.Env}, res, nil
+	args, err := p.argv(o)
+	if err != nil {
+		return nil, res, err
+	}
+	return &acpclient.CommandTransport{Path: res.Path, Args: args, Dir: o.Cwd, Env: o.Env}, res, nil
 }
 
 // StartProfile resolves and starts the profile's agent with o and returns
@@ -224,6 +267,9 @@ func (p *Profile) Command(ctx context.Context, o LaunchOptions) (*acpclient.Comm
 func (h *Host) StartProfile(ctx context.Context, p *Profile, o LaunchOptions, cfg Config) (*Bridge, error) {
 	if o.Clock == nil {
 		o.Clock = cfg.Clock
+	}
+	if o.Clock == nil {
+		o.Clock = realClock{}
 	}
 	b, err := h.startProfile(ctx, p, o, cfg)
 	var exit *acpclient.ExitError
@@ -281,110 +327,6 @@ func (b *Bridge) Launch() *Launch {
 	return nil
 }
 
-// Relaunch restarts the agent of a profile bridge with changed launch
-// options (a CrewCoder profile or approval policy, a kiro-cli agent) and
-// resumes its sessions natively on the new process, under the same session
-// ids. It is refused with ErrBusy while any session runs a turn, so
-// authority never changes under a running turn. Policies are re-applied, so
-// a launch that locks the execution mode takes effect at once.
-func (b *Bridge) Relaunch(ctx context.Context, change func(*LaunchOptions)) error {
-	l := b.Launch()
-	if l == nil {
-		return fmt.Errorf("bridge %s: relaunch: not started from a profile", b.cfg.ID)
-	}
-	b.mu.Lock()
-	sessions := make([]*Session, 0, len(b.sessions))
-	for _, s := range b.sessions {
-		sessions = append(sessions, s)
-	}
-	b.mu.Unlock()
-	var locked []*Session
-	unlock := func() {
-		for _, s := range locked {
-			s.turnMu.Unlock()
-		}
-		locked = nil
-	}
-	for _, s := range sessions {
-		if !s.turnMu.TryLock() {
-			unlock()
-			return fmt.Errorf("bridge %s: relaunch: %w", b.cfg.ID, ErrBusy)
-		}
-		locked = append(locked, s)
-	}
-	opts := l.Options()
-	change(&opts)
-	tr, path, res, err := l.Profile.transport(ctx, opts)
-	if err != nil {
-		unlock()
-		return err
-	}
-
-	b.startMu.Lock()
-	b.mu.Lock()
-	old := b.conn
-	b.conn = nil
-	b.cfg.Transport = &profileTransport{launch: l, inner: tr, path: path}
-	b.mu.Unlock()
-	l.mu.Lock()
-	l.opts, l.res = opts, res
-	l.mu.Unlock()
-	if old != nil {
-		old.Close()
-		<-old.Done()
-	}
-	unlock()
-	b.running.Wait() // the old process's exit is reported before the new one starts
-	_, err = b.start(ctx)
-	b.startMu.Unlock()
-	if err != nil {
-		return fmt.Errorf("bridge %s: relaunch: %w", b.cfg.ID, err)
-	}
-	var errs []error
-	for _, s := range sessions {
-		s.SetPolicy(s.Policy())
-		if !s.turnMu.TryLock() {
-			continue // a prompt got in first and resumes the session itself
-		}
-		_, err := s.reattach(ctx)
-		s.turnMu.Unlock()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("session %s: %w", s.id, err))
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("bridge %s: relaunch: resuming sessions: %w", b.cfg.ID, errors.Join(errs...))
-	}
-	return nil
-}
-
-// profiles are the built-in profiles, in the order Profiles lists them.
-var profiles = []*Profile{
-	CrewCoderProfile, KiroProfile, ClaudeProfile, CodexProfile, GeminiProfile,
-	OpenCodeProfile, QwenProfile, CopilotProfile, CodeyProfile,
-}
-
-// Profiles returns the built-in profiles.
-func Profiles() []*Profile { return slices.Clone(profiles) }
-
-// LookupProfile returns the built-in profile with the given name or alias
-// (case-insensitive).
-func LookupProfile(name string) (*Profile, bool) {
-	name = strings.ToLower(strings.TrimSpace(name))
-	for _, p := range profiles {
-		if p.Name == name || slices.Contains(p.Aliases, name) {
-			return p, true
-		}
-	}
-	return nil, false
-}
-
 // environ is this process's environment; a variable so tests of the
 // resolver do not depend on the machine.
 var environ = os.Environ
-
-// fixed returns an Args function for arguments that do not depend on the
-// launch options.
-func fixed(args ...string) func(LaunchOptions) []string {
-	return func(LaunchOptions) []string { return slices.Clone(args) }
-}

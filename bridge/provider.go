@@ -32,7 +32,7 @@ type Provider struct {
 	// handled=false passes it through as an ext event.
 	Notification func(method string, params json.RawMessage) (sessionID string, events []Event, handled bool)
 	// Update maps a session/update of a vendor kind (a sessionUpdate
-	// starting with "_", such as "_crewcoder/compaction_update") to events
+	// starting with "_", such as "_vendor/compaction_update") to events
 	// of the session it came for; update is the update object as sent. It
 	// gets the first look at such kinds; returning handled=false passes the
 	// update on as an ext event. Compaction and usage events it returns go

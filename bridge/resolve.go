@@ -68,8 +68,9 @@ type Resolution struct {
 
 // Resolve returns the first match, in this order: override (when not
 // empty), then each name in the environment's PATH, the login shell's PATH,
-// npm global bins, ~/.local/bin and Homebrew. The error wraps
-// acpclient.ErrAgentNotFound and lists every place searched.
+// npm global bins, ~/.local/bin and Homebrew; a folder listed in several of
+// them is looked at once. The error wraps acpclient.ErrAgentNotFound and
+// names the programs and each place searched, once.
 func (r *Resolver) Resolve(ctx context.Context, override string, names ...string) (Resolution, error) {
 	var res Resolution
 	if override != "" {
@@ -111,11 +112,14 @@ func (r *Resolver) Resolve(ctx context.Context, override string, names ...string
 			return dirs
 		}},
 	}
+	seen := map[string]bool{}
 	for _, pl := range places {
 		for _, dir := range pl.dirs() {
-			if dir == "" || !filepath.IsAbs(dir) {
-				continue // a relative PATH entry would depend on our cwd
+			dir = filepath.Clean(dir)
+			if dir == "." || !filepath.IsAbs(dir) || seen[dir] {
+				continue // a relative PATH entry would depend on our cwd; a repeated one was looked at
 			}
+			seen[dir] = true
 			res.Searched = append(res.Searched, pl.source+":"+dir)
 			for _, name := range names {
 				candidate := filepath.Join(dir, name)
@@ -126,12 +130,33 @@ func (r *Resolver) Resolve(ctx context.Context, override string, names ...string
 			}
 		}
 	}
+	return res, r.notFound(names, res.Searched)
+}
+
+// notFound is the error of a search that found none of names: the names,
+// then each place searched once, grouped by source in the PATH list form
+// ("PATH:/usr/bin:/bin login-shell:/opt/bin …"), and why the login shell
+// did not help when it failed.
+func (r *Resolver) notFound(names, searched []string) error {
+	var b strings.Builder
+	source := ""
+	for _, s := range searched {
+		src, dir, _ := strings.Cut(s, ":")
+		switch {
+		case src != source && b.Len() > 0:
+			b.WriteString(" " + src + ":" + dir)
+		case src != source:
+			b.WriteString(src + ":" + dir)
+		default:
+			b.WriteString(string(filepath.ListSeparator) + dir)
+		}
+		source = src
+	}
 	why := ""
 	if r.shellErr != nil {
 		why = fmt.Sprintf(" (login shell: %v)", r.shellErr)
 	}
-	return res, fmt.Errorf("%w: %s not found in %s%s", acpclient.ErrAgentNotFound,
-		strings.Join(names, " or "), strings.Join(res.Searched, ", "), why)
+	return fmt.Errorf("%w: %s; searched %s%s", acpclient.ErrAgentNotFound, strings.Join(names, " or "), b.String(), why)
 }
 
 func (r *Resolver) getenv(name string) string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +121,39 @@ func TestResolverLoginShellTimeout(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "did not print its PATH within") {
 		t.Fatalf("error %v does not explain the login shell", err)
+	}
+}
+
+// The not-found error names the program and each folder once, even when the
+// login shell's PATH repeats the environment's (as it usually does).
+func TestResolverNotFoundNamesEachPlaceOnce(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	shell := exe(t, filepath.Join(root, "shell"), "#!/bin/sh\nprintf '__ACPHOST_PATH__%s__ACPHOST_PATH__' '"+a+":"+b+":"+a+"/'\n")
+	r := &Resolver{Env: []string{"PATH=" + a + ":" + b + ":" + a, "HOME=" + root, "SHELL=" + shell}, HomebrewPrefixes: []string{}}
+	res, err := r.Resolve(context.Background(), "", "agent")
+	if !errors.Is(err, acpclient.ErrAgentNotFound) {
+		t.Fatalf("error %v", err)
+	}
+	msg := err.Error()
+	for _, dir := range []string{a, b, filepath.Join(root, ".local", "bin")} {
+		if n := strings.Count(msg, dir+":") + strings.Count(msg, dir+" ") + strings.Count(msg, dir+";"); n != 1 && !strings.HasSuffix(msg, dir) {
+			t.Errorf("%s named %d times in %q", dir, n, msg)
+		}
+	}
+	if !strings.Contains(msg, "agent; searched PATH:"+a+":"+b+" npm-global:") || strings.Contains(msg, "login-shell") {
+		t.Errorf("error %q does not group the places by source", msg)
+	}
+	if n := len(res.Searched); n != len(slices.Compact(slices.Sorted(slices.Values(res.Searched)))) {
+		t.Errorf("searched %q repeats a place", res.Searched)
+	}
+	// Compact: the folders, a word per source, and a short preamble.
+	dirs := 0
+	for _, p := range res.Searched {
+		_, dir, _ := strings.Cut(p, ":")
+		dirs += len(dir) + 1
+	}
+	if len(msg) > dirs+120 {
+		t.Errorf("error is %d bytes for %d bytes of folders: %q", len(msg), dirs, msg)
 	}
 }

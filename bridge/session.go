@@ -377,7 +377,10 @@ func (s *Session) save() {
 		Effort: s.cfg.Effort, Mode: string(p.Mode), ReadOnly: p.ReadOnly, ExternalDirectories: s.cfg.ExternalDirectories}
 	if l := s.b.Launch(); l != nil {
 		o := l.Options()
-		rec.ApprovalPolicy, rec.AgentMode = o.Approval, o.AgentProfile
+		rec.AgentMode = o.AgentMode
+		if a, ok := o.Vendor.(ApprovalPolicyOption); ok {
+			rec.ApprovalPolicy = a.ApprovalPolicy()
+		}
 	}
 	if err := s.cfg.Store.Save(key, rec); err != nil {
 		s.emit(Event{Kind: KindError, Err: fmt.Errorf("saving session state: %w", err)})

@@ -10,7 +10,10 @@ import (
 	"time"
 )
 
-// Record is what must survive an app restart to resume a session.
+// Record is what must survive an app restart to resume a session. For a
+// profile launch it also keeps the launch's AgentMode and, when the
+// profile's Vendor options carry one (ApprovalPolicyOption), the agent's
+// native approval policy.
 type Record struct {
 	NativeSessionID     string    `json:"nativeSessionId"`
 	Provider            string    `json:"provider,omitempty"`
@@ -23,6 +26,13 @@ type Record struct {
 	AgentMode           string    `json:"agentMode,omitempty"`
 	ExternalDirectories []string  `json:"externalDirectories,omitempty"`
 	UpdatedAt           time.Time `json:"updatedAt"`
+}
+
+// ApprovalPolicyOption is implemented by the Vendor options of profiles
+// whose agent has a native approval policy chosen at launch, so the store
+// can record it (Record.ApprovalPolicy) without knowing the profile.
+type ApprovalPolicyOption interface {
+	ApprovalPolicy() string
 }
 
 // Store keeps Records by key (the app's own session key).

@@ -10,11 +10,10 @@ const maxToolNameLen = 64
 // and spaces are excluded, so a file name ("main.go") or a human title
 // ("Read main.go") is never taken for a tool name.
 //
-// It is the compatibility fallback of seed 000 ("bare identifier titles
-// remain a compatibility fallback for older CrewCoder ACP streams"), which
-// is why only CrewCoder's provider uses it: ACP titles are for humans, and
-// a one-word human title such as "Thinking" would be misread as a name for
-// other agents.
+// It is a compatibility fallback (Provider.ToolNameFromTitle) for agents
+// whose older streams put the tool's name in the title; plain agents do not
+// use it: ACP titles are for humans, and a one-word human title such as
+// "Thinking" would be misread as a name.
 func IdentifierTitle(title string) string {
 	if title == "" || len(title) > maxToolNameLen {
 		return ""

@@ -66,7 +66,7 @@ func (s *Session) handleUpdate(n *acpclient.SessionNotification) {
 		ev.Kind, ev.Usage = KindUsage, s.measure(used, size, u.Cost)
 		s.emitFromAgent(ev)
 	case *acpclient.CompactionUpdate:
-		c := &Compaction{ID: u.CompactionID, Status: compactionStatus(u.Status)}
+		c := &Compaction{ID: u.CompactionID, Status: NormalizeCompactionStatus(u.Status)}
 		for _, b := range u.Summary {
 			c.Summary += b.Text
 		}
@@ -129,17 +129,6 @@ func (s *Session) emitTool(ev Event, snap *ToolCall, kinds []Kind) {
 			s.emitAll(s.b.provider.OnToolEnd(s.id, snap))
 		}
 	}
-}
-
-// compactionStatus maps the agent's status words onto ours.
-func compactionStatus(status string) string {
-	switch status {
-	case "in_progress", "started", "running":
-		return CompactionStarted
-	case "completed", "applied", "done":
-		return CompactionCompleted
-	}
-	return status
 }
 
 // emitCompaction reports compaction and, once one completed, marks the

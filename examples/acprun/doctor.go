@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/acphost/acphost/bridge"
+	"github.com/acphost/acphost/bridge/profiles"
 )
 
 // runDoctor checks the named profiles (all of them when none is named) and
@@ -16,14 +17,14 @@ import (
 func runDoctor(o *options, w io.Writer) error {
 	var checks []bridge.DoctorCheck
 	for _, name := range o.args {
-		p, ok := bridge.LookupProfile(name)
+		p, ok := profiles.Lookup(name)
 		if !ok {
 			return fail(exitUsage, "doctor: unknown provider %q; the profiles are %s", name, strings.Join(profileNames(), ", "))
 		}
 		checks = append(checks, bridge.DoctorCheck{Profile: p, Timeout: o.timeout})
 	}
 	if len(checks) == 0 {
-		for _, p := range bridge.Profiles() {
+		for _, p := range profiles.All() {
 			checks = append(checks, bridge.DoctorCheck{Profile: p, Timeout: min(o.timeout, bridge.DefaultDoctorTimeout)})
 		}
 	}

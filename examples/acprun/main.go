@@ -88,6 +88,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/bridge"
+	"github.com/acphost/acphost/bridge/profiles"
 	"github.com/acphost/acphost/examples/internal/cmdline"
 	"github.com/acphost/acphost/examples/internal/demoagent"
 	"github.com/acphost/acphost/fsroot"
@@ -243,7 +244,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 
 func profileNames() []string {
 	var names []string
-	for _, p := range bridge.Profiles() {
+	for _, p := range profiles.All() {
 		names = append(names, p.Name)
 	}
 	return names
@@ -417,7 +418,7 @@ func startLocal(ctx context.Context, o *options, host *bridge.Host, cfg bridge.C
 	var b *bridge.Bridge
 	switch {
 	case o.provider != "":
-		p, ok := bridge.LookupProfile(o.provider)
+		p, ok := profiles.Lookup(o.provider)
 		if !ok {
 			return nil, "", nil, "", fail(exitUsage, "--provider %q: unknown; the profiles are %s", o.provider, strings.Join(profileNames(), ", "))
 		}
@@ -444,18 +445,12 @@ func startLocal(ctx context.Context, o *options, host *bridge.Host, cfg bridge.C
 	return b, cwd, files, setMode, nil
 }
 
-// launchAgentMode applies --agent-mode to the launch of profiles whose
-// modes are chosen when the agent starts (CrewCoder's profiles, kiro-cli's
-// agents) and returns the mode still to set with session/set_mode.
+// launchAgentMode applies --agent-mode to the launch of profiles that take
+// the agent's mode when it starts (the profile says which modes) and
+// returns the mode still to set with session/set_mode.
 func launchAgentMode(p *bridge.Profile, launch *bridge.LaunchOptions, mode string) string {
-	switch {
-	case mode == "":
-		return ""
-	case p == bridge.CrewCoderProfile && bridge.CrewCoderAgentProfile(mode) != "":
-		launch.AgentProfile = mode
-		return ""
-	case p == bridge.KiroProfile:
-		launch.Agent = mode
+	if p.TakesAgentMode(mode) {
+		launch.AgentMode = mode
 		return ""
 	}
 	return mode
@@ -526,7 +521,7 @@ func startRemoteAgent(ctx context.Context, o *options, host *bridge.Host, cfg br
 		}
 		return host.Start(ctx, cfg)
 	}
-	p, ok := bridge.LookupProfile(o.provider)
+	p, ok := profiles.Lookup(o.provider)
 	if !ok {
 		return nil, fail(exitUsage, "--provider %q: unknown; the profiles are %s", o.provider, strings.Join(profileNames(), ", "))
 	}

@@ -1,4 +1,4 @@
-package bridge
+package kiro
 
 import (
 	"bufio"
@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/bridge"
 	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/internal/bridgetest"
 	"github.com/acphost/acphost/internal/fakeclock"
 )
 
@@ -29,7 +31,7 @@ func TestKiroLaunchArgs(t *testing.T) {
 		{"", []string{"acp"}},
 		{"kirocrew-dev", []string{"acp", "--agent", "kirocrew-dev"}},
 	} {
-		cmd, _, err := KiroProfile.Command(context.Background(), LaunchOptions{Binary: bin, Agent: tt.agent, ExtraArgs: []string{"--trust-all-tools"}})
+		cmd, _, err := Profile.Command(context.Background(), bridge.LaunchOptions{Binary: bin, AgentMode: tt.agent, ExtraArgs: []string{"--trust-all-tools"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,15 +39,12 @@ func TestKiroLaunchArgs(t *testing.T) {
 			t.Errorf("agent %q: args %q, want %q", tt.agent, cmd.Args, want)
 		}
 	}
-	if p, ok := LookupProfile("kiro-cli"); !ok || p != KiroProfile {
-		t.Error("kiro-cli does not name the kiro profile")
-	}
 }
 
 // recordingFS is a HostFS that answers Exists from a set and records the
 // paths asked, standing in for an SSH workspace's remote check.
 type recordingFS struct {
-	LocalFS
+	bridge.LocalFS
 	mu     sync.Mutex
 	exists map[string]bool
 	asked  []string
@@ -58,14 +57,14 @@ func (f *recordingFS) Exists(_ context.Context, path string) (bool, error) {
 	return f.exists[path], nil
 }
 
-func startKiro(t *testing.T, h *Host, script acptest.Script, o LaunchOptions, cfg Config) (*Bridge, *installed) {
+func startKiro(t *testing.T, h *bridge.Host, script acptest.Script, o bridge.LaunchOptions, cfg bridge.Config) (*bridge.Bridge, *acptest.Installed) {
 	t.Helper()
-	in := install(t, t.TempDir(), "kiro-cli", script, "")
+	in := acptest.Install(t, t.TempDir(), "kiro-cli", script, "")
 	o.Binary = in.Path
 	if cfg.ID == "" {
 		cfg.ID = "kiro"
 	}
-	b, err := h.StartProfile(ctxT(t), KiroProfile, o, cfg)
+	b, err := h.StartProfile(bridgetest.Context(t), Profile, o, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,23 +82,23 @@ func TestKiroResumeGuard(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, rec := newHostAndRecorder(t, nil)
+			h, rec := bridgetest.NewHost(t, nil)
 			home := "/home/remote-user"
 			path := "/home/remote-user/.kiro/sessions/cli/k-old.json"
 			fsys := &recordingFS{exists: map[string]bool{path: tt.transcript}}
 			script := acptest.Script{LoadSession: acptest.LoadSessionScript{Sessions: []string{"k-old"}}}
-			b, in := startKiro(t, h, script, LaunchOptions{FS: fsys, Home: home}, Config{})
-			s, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w", ResumeID: "k-old"})
+			b, in := startKiro(t, h, script, bridge.LaunchOptions{FS: fsys, Home: home}, bridge.Config{})
+			s, err := b.OpenSession(bridgetest.Context(t), bridge.SessionConfig{Cwd: "/w", ResumeID: "k-old"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := methodsOf(in.received(t)); !reflect.DeepEqual(got, []string{"initialize", tt.want}) {
+			if got := acptest.MethodsOf(in.Received(t)); !reflect.DeepEqual(got, []string{"initialize", tt.want}) {
 				t.Fatalf("methods %q", got)
 			}
 			if !reflect.DeepEqual(fsys.asked, []string{path}) {
 				t.Errorf("asked %q", fsys.asked)
 			}
-			ev := rec.waitFor("ready", func(ev Event) bool { return ev.Kind == KindSession })
+			ev := rec.WaitFor("ready", func(ev bridge.Event) bool { return ev.Kind == bridge.KindSession })
 			if ev.SessionReady.Resumed != tt.transcript || (s.ID() == "k-old") != tt.transcript {
 				t.Errorf("ready %+v, id %s", ev.SessionReady, s.ID())
 			}
@@ -108,51 +107,51 @@ func TestKiroResumeGuard(t *testing.T) {
 }
 
 func kiroMeta(pct string) acptest.Step {
-	return acptest.Step{Notify: &acptest.Notification{Method: "_kiro.dev/metadata", Params: raw(`{"sessionId":"k1",` + pct + `}`)}}
+	return acptest.Step{Notify: &acptest.Notification{Method: "_kiro.dev/metadata", Params: bridgetest.Raw(`{"sessionId":"k1",` + pct + `}`)}}
 }
 
 func kiroCompaction(status string) acptest.Step {
-	return acptest.Step{Notify: &acptest.Notification{Method: "_kiro.dev/compaction/status", Params: raw(`{"sessionId":"k1","status":` + status + `}`)}}
+	return acptest.Step{Notify: &acptest.Notification{Method: "_kiro.dev/compaction/status", Params: bridgetest.Raw(`{"sessionId":"k1","status":` + status + `}`)}}
 }
 
 func TestKiroContextMeter(t *testing.T) {
-	h, rec := newHostAndRecorder(t, nil)
+	h, rec := bridgetest.NewHost(t, nil)
 	script := acptest.Script{
 		NewSession: acptest.NewSessionScript{SessionIDs: []string{"k1"},
-			Models: raw(`{"currentModelId":"claude-opus-4.6","availableModels":[{"modelId":"claude-opus-4.6","name":"Opus"},{"modelId":"gpt-5.2","name":"GPT"},{"modelId":"mystery-1","name":"?"}]}`)},
+			Models: bridgetest.Raw(`{"currentModelId":"claude-opus-4.6","availableModels":[{"modelId":"claude-opus-4.6","name":"Opus"},{"modelId":"gpt-5.2","name":"GPT"},{"modelId":"mystery-1","name":"?"}]}`)},
 		Prompts: []acptest.Turn{{Steps: []acptest.Step{
-			kiroMeta(`"contextUsagePercentage":50`),                                 // no served window yet: the table's 200K
-			update(`{"sessionUpdate":"usage_update","used":100000,"size":1000000}`), // served [1m] window
-			kiroMeta(`"contextUsagePercentage":12.5`),                               // the served window wins
-			kiroCompaction(`"completed"`),                                           // used reset, window kept
-			kiroMeta(`"credits":{"used":3}`),                                        // no percentage: not a measurement
+			kiroMeta(`"contextUsagePercentage":50`),                                            // no served window yet: the table's 200K
+			bridgetest.Update(`{"sessionUpdate":"usage_update","used":100000,"size":1000000}`), // served [1m] window
+			kiroMeta(`"contextUsagePercentage":12.5`),                                          // the served window wins
+			kiroCompaction(`"completed"`),                                                      // used reset, window kept
+			kiroMeta(`"credits":{"used":3}`),                                                   // no percentage: not a measurement
 			kiroMeta(`"contextUsagePercentage":2`),
 		}}},
 	}
-	b, _ := startKiro(t, h, script, LaunchOptions{}, Config{})
-	s, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w", Model: "claude-opus-4.6"})
+	b, _ := startKiro(t, h, script, bridge.LaunchOptions{}, bridge.Config{})
+	s, err := b.OpenSession(bridgetest.Context(t), bridge.SessionConfig{Cwd: "/w", Model: "claude-opus-4.6"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Prompt(ctxT(t), acpclient.TextBlock("go")); err != nil {
+	if _, err := s.Prompt(bridgetest.Context(t), acpclient.TextBlock("go")); err != nil {
 		t.Fatal(err)
 	}
-	rec.waitFor("turn end", func(ev Event) bool { return ev.Kind == KindTurnEnd })
+	rec.WaitFor("turn end", func(ev bridge.Event) bool { return ev.Kind == bridge.KindTurnEnd })
 	// A model switch rebases the window from the table and keeps the tokens.
-	if err := s.SetModel(ctxT(t), "gpt-5.2"); err != nil {
+	if err := s.SetModel(bridgetest.Context(t), "gpt-5.2"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetModel(ctxT(t), "mystery-1"); err != nil {
+	if err := s.SetModel(bridgetest.Context(t), "mystery-1"); err != nil {
 		t.Fatal(err)
 	}
-	rec.waitFor("last rebase", func(ev Event) bool { return ev.Kind == KindUsage && ev.Usage.Size == 0 })
+	rec.WaitFor("last rebase", func(ev bridge.Event) bool { return ev.Kind == bridge.KindUsage && ev.Usage.Size == 0 })
 	var got []string
-	for _, ev := range rec.of("kiro", "k1") {
+	for _, ev := range rec.Of("kiro", "k1") {
 		switch ev.Kind {
-		case KindUsage:
-			got = append(got, describe(ev)+":"+jsonNum(ev.Usage.Percent))
-		case KindCompaction, KindExt:
-			got = append(got, describe(ev))
+		case bridge.KindUsage:
+			got = append(got, bridgetest.Describe(ev)+":"+jsonNum(ev.Usage.Percent))
+		case bridge.KindCompaction, bridge.KindExt:
+			got = append(got, bridgetest.Describe(ev))
 		}
 	}
 	want := []string{
@@ -173,7 +172,7 @@ func TestKiroContextMeter(t *testing.T) {
 func jsonNum(f float64) string { b, _ := json.Marshal(f); return string(b) }
 
 func TestKiroManualCompactWaitsForTheMeasurement(t *testing.T) {
-	h, rec := newHostAndRecorder(t, nil)
+	h, rec := bridgetest.NewHost(t, nil)
 	script := acptest.Script{
 		NewSession: acptest.NewSessionScript{SessionIDs: []string{"k1"}},
 		Prompts: []acptest.Turn{{Match: "/compact",
@@ -182,25 +181,25 @@ func TestKiroManualCompactWaitsForTheMeasurement(t *testing.T) {
 			After: []acptest.Step{{Sleep: acptest.Duration(300 * time.Millisecond)}, kiroMeta(`"credits":{"used":1}`), kiroMeta(`"contextUsagePercentage":3`)},
 		}},
 	}
-	b, in := startKiro(t, h, script, LaunchOptions{}, Config{})
-	s, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w", Model: "claude-sonnet-4.5"})
+	b, in := startKiro(t, h, script, bridge.LaunchOptions{}, bridge.Config{})
+	s, err := b.OpenSession(bridgetest.Context(t), bridge.SessionConfig{Cwd: "/w", Model: "claude-sonnet-4.5"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Compact(ctxT(t)); err != nil {
+	if _, err := s.Compact(bridgetest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	if u := s.Usage(); !u.Known || u.Percent != 3 || u.Used != 6000 {
 		t.Fatalf("Compact returned before the measurement: %+v", u)
 	}
-	p := paramsOf(t, in.received(t), "session/prompt")
+	p := acptest.ParamsOf(t, in.Received(t), "session/prompt")
 	if text := p["prompt"].([]any)[0].(map[string]any)["text"]; text != "/compact" {
 		t.Errorf("compact sent %v", text)
 	}
 	var got []string
-	for _, ev := range rec.of("kiro", "k1") {
-		if ev.Kind == KindCompaction {
-			got = append(got, describe(ev))
+	for _, ev := range rec.Of("kiro", "k1") {
+		if ev.Kind == bridge.KindCompaction {
+			got = append(got, bridgetest.Describe(ev))
 		}
 	}
 	if want := []string{"compaction:started", "compaction:completed"}; !reflect.DeepEqual(got, want) {
@@ -209,16 +208,16 @@ func TestKiroManualCompactWaitsForTheMeasurement(t *testing.T) {
 }
 
 func TestKiroCompactionFailureNotices(t *testing.T) {
-	clock := fakeClock{fakeclock.New()}
-	p := KiroProfile.NewProvider(&Launch{Profile: KiroProfile, opts: LaunchOptions{Clock: clock}})
+	clock := bridgetest.FakeClock{Clock: fakeclock.New()}
+	p := Profile.NewProvider(bridge.NewLaunch(Profile, bridge.LaunchOptions{Clock: clock}))
 	fail := func() []string {
-		_, events, handled := p.Notification("_kiro.dev/compaction/status", raw(`{"sessionId":"k1","status":"failed","message":"model busy"}`))
+		_, events, handled := p.Notification("_kiro.dev/compaction/status", bridgetest.Raw(`{"sessionId":"k1","status":"failed","message":"model busy"}`))
 		if !handled {
 			t.Fatal("compaction status not handled")
 		}
 		var notices []string
 		for _, ev := range events {
-			if ev.Kind == KindNotice {
+			if ev.Kind == bridge.KindNotice {
 				notices = append(notices, ev.Text)
 			}
 		}
@@ -244,7 +243,7 @@ func TestKiroCompactionFailureNotices(t *testing.T) {
 		if st.status == "failed" {
 			got = fail()
 		} else {
-			p.Notification("_kiro.dev/compaction/status", raw(`{"sessionId":"k1","status":"completed"}`))
+			p.Notification("_kiro.dev/compaction/status", bridgetest.Raw(`{"sessionId":"k1","status":"completed"}`))
 		}
 		if !reflect.DeepEqual(got, st.want) {
 			t.Fatalf("step %d: notices %q, want %q", i, got, st.want)
@@ -258,54 +257,54 @@ func TestKiroOverlay(t *testing.T) {
 	tests := []struct {
 		name     string
 		existing string
-		opts     LaunchOptions
+		opts     bridge.LaunchOptions
 		want     string
 		wantErr  bool
 	}{
 		{
 			name:     "claude effort, other family swept, unrelated kept",
 			existing: `{"chat.defaultModel":"x","chat.modelDefaults":{"claude-opus-4.6":{"reasoning":{"effort":"low"},"output_config":{"max":1}},"other":{"reasoning":{"effort":"high"}}}}`,
-			opts:     LaunchOptions{Model: "claude-opus-4.6", Effort: "xhigh"},
+			opts:     bridge.LaunchOptions{Model: "claude-opus-4.6", Effort: "xhigh"},
 			want:     `{"chat.defaultModel":"x","chat.modelDefaults":{"claude-opus-4.6":{"output_config":{"effort":"xhigh","max":1}},"other":{"reasoning":{"effort":"high"}}}}`,
 		},
 		{
 			name:     "gpt effort under reasoning",
 			existing: `{"chat.modelDefaults":{"gpt-5.2":{"output_config":{"effort":"low"}}}}`,
-			opts:     LaunchOptions{Model: "gpt-5.2", Effort: "high"},
+			opts:     bridge.LaunchOptions{Model: "gpt-5.2", Effort: "high"},
 			want:     `{"chat.modelDefaults":{"gpt-5.2":{"reasoning":{"effort":"high"}}}}`,
 		},
 		{
 			name: "haiku takes no effort",
-			opts: LaunchOptions{Model: "claude-haiku-4.5", Effort: "high"},
+			opts: bridge.LaunchOptions{Model: "claude-haiku-4.5", Effort: "high"},
 			want: `{}`,
 		},
 		{
 			name:     "cleared effort sweeps both keys",
 			existing: `{"chat.modelDefaults":{"claude-sonnet-4.5":{"output_config":{"effort":"max"}}}}`,
-			opts:     LaunchOptions{Model: "claude-sonnet-4.5"},
+			opts:     bridge.LaunchOptions{Model: "claude-sonnet-4.5"},
 			want:     `{}`,
 		},
 		{
 			name: "tool search defaults",
-			opts: LaunchOptions{ToolSearch: &ToolSearch{Enabled: true}},
+			opts: bridge.LaunchOptions{Vendor: Options{ToolSearch: &ToolSearch{Enabled: true}}},
 			want: `{"toolSearch.enabled":true,"toolSearch.minPct":5,"toolSearch.minTokens":50000}`,
 		},
 		{
 			name:     "tool search thresholds clamped, forced zeros migrated",
 			existing: `{"toolSearch.minPct":0,"toolSearch.minTokens":0}`,
-			opts:     LaunchOptions{ToolSearch: &ToolSearch{Enabled: true, MinPct: pct(250), MinTokens: tokens(-3)}},
+			opts:     bridge.LaunchOptions{Vendor: Options{ToolSearch: &ToolSearch{Enabled: true, MinPct: pct(250), MinTokens: tokens(-3)}}},
 			want:     `{"toolSearch.enabled":true,"toolSearch.minPct":100,"toolSearch.minTokens":0}`,
 		},
 		{
 			name:     "tool search off drops the thresholds",
 			existing: `{"toolSearch.enabled":true,"toolSearch.minPct":5,"toolSearch.minTokens":50000,"keep":1}`,
-			opts:     LaunchOptions{ToolSearch: &ToolSearch{Enabled: false}},
+			opts:     bridge.LaunchOptions{Vendor: Options{ToolSearch: &ToolSearch{Enabled: false}}},
 			want:     `{"keep":1,"toolSearch.enabled":false}`,
 		},
 		{
 			name:     "a file that is not JSON is left alone",
 			existing: `{broken`,
-			opts:     LaunchOptions{ToolSearch: &ToolSearch{Enabled: true}},
+			opts:     bridge.LaunchOptions{Vendor: Options{ToolSearch: &ToolSearch{Enabled: true}}},
 			want:     `{broken`,
 			wantErr:  true,
 		},
@@ -313,13 +312,13 @@ func TestKiroOverlay(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cwd := t.TempDir()
-			path := KiroOverlayPath(cwd)
+			path := OverlayPath(cwd)
 			if tt.existing != "" {
 				os.MkdirAll(filepath.Dir(path), 0o755)
 				os.WriteFile(path, []byte(tt.existing), 0o600)
 			}
 			tt.opts.Cwd = cwd
-			err := WriteKiroOverlay(context.Background(), tt.opts)
+			err := WriteOverlay(context.Background(), tt.opts)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("error %v", err)
 			}
@@ -348,45 +347,45 @@ func TestKiroOverlay(t *testing.T) {
 }
 
 func TestKiroOverlayWrittenBeforeEverySpawn(t *testing.T) {
-	h, _ := newHostAndRecorder(t, nil)
+	h, _ := bridgetest.NewHost(t, nil)
 	cwd := t.TempDir()
-	path := KiroOverlayPath(cwd)
-	b, in := startKiro(t, h, acptest.Script{}, LaunchOptions{Cwd: cwd, Model: "claude-opus-4.6", Effort: "high", ToolSearch: &ToolSearch{Enabled: true}}, Config{})
+	path := OverlayPath(cwd)
+	b, in := startKiro(t, h, acptest.Script{}, bridge.LaunchOptions{Cwd: cwd, Model: "claude-opus-4.6", Effort: "high", Vendor: &Options{ToolSearch: &ToolSearch{Enabled: true}}}, bridge.Config{})
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("no overlay after the first start: %v", err)
 	}
 	os.Remove(path)
-	if err := b.Relaunch(ctxT(t), func(o *LaunchOptions) { o.Effort = "max" }); err != nil {
+	if err := b.Relaunch(bridgetest.Context(t), func(o *bridge.LaunchOptions) { o.Effort = "max" }); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil || !strings.Contains(string(data), `"max"`) {
 		t.Fatalf("overlay after the restart: %s %v", data, err)
 	}
-	if len(in.launches(t)) != 2 {
-		t.Fatalf("launches %q", in.launches(t))
+	if len(in.Launches(t)) != 2 {
+		t.Fatalf("launches %q", in.Launches(t))
 	}
 }
 
 func TestKiroPassesMCPServers(t *testing.T) {
-	h, _ := newHostAndRecorder(t, nil)
+	h, _ := bridgetest.NewHost(t, nil)
 	home := t.TempDir()
 	os.MkdirAll(filepath.Join(home, ".kiro", "sessions", "cli"), 0o755)
-	os.WriteFile(KiroTranscriptPath(home, "k-old"), []byte("{}"), 0o644)
+	os.WriteFile(TranscriptPath(home, "k-old"), []byte("{}"), 0o644)
 	script := acptest.Script{LoadSession: acptest.LoadSessionScript{Sessions: []string{"k-old"}}}
-	b, in := startKiro(t, h, script, LaunchOptions{Home: home}, Config{})
+	b, in := startKiro(t, h, script, bridge.LaunchOptions{Home: home}, bridge.Config{})
 	servers := []acpclient.MCPServer{
 		{Name: "kirocrew-core", Command: "/usr/bin/kirocrew-mcp", Args: []string{"core"}, Env: []acpclient.EnvVariable{}},
 		{Name: "user-tools", Command: "/opt/tools/mcp", Args: []string{}, Env: []acpclient.EnvVariable{{Name: "MODE", Value: "x"}}},
 	}
 	for _, resume := range []string{"", "k-old"} {
-		if _, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w", MCPServers: servers, ResumeID: resume}); err != nil {
+		if _, err := b.OpenSession(bridgetest.Context(t), bridge.SessionConfig{Cwd: "/w", MCPServers: servers, ResumeID: resume}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	msgs := in.received(t)
+	msgs := in.Received(t)
 	for _, method := range []string{"session/new", "session/load"} {
-		got, _ := json.Marshal(paramsOf(t, msgs, method)["mcpServers"])
+		got, _ := json.Marshal(acptest.ParamsOf(t, msgs, method)["mcpServers"])
 		if !strings.Contains(string(got), `"kirocrew-core"`) || !strings.Contains(string(got), `"MODE"`) {
 			t.Errorf("%s mcpServers %s", method, got)
 		}
@@ -475,7 +474,7 @@ func (m *miniAgent) sent() []string {
 
 // autoAdvance moves a fake clock forward while timers besides the turn's
 // watchdog are pending, until stop is closed.
-func autoAdvance(c fakeClock, stop <-chan struct{}) {
+func autoAdvance(c bridgetest.FakeClock, stop <-chan struct{}) {
 	for {
 		select {
 		case <-stop:
@@ -489,7 +488,7 @@ func autoAdvance(c fakeClock, stop <-chan struct{}) {
 }
 
 func TestKiroTransientErrors(t *testing.T) {
-	transient := &acpclient.Error{Code: -32603, Message: "Internal error", Data: raw(`{"kind":"InternalServerError"}`)}
+	transient := &acpclient.Error{Code: -32603, Message: "Internal error", Data: bridgetest.Raw(`{"kind":"InternalServerError"}`)}
 	reset := &acpclient.Error{Code: -32603, Message: "ConnectionReset: stream closed"}
 	tests := []struct {
 		name        string
@@ -523,7 +522,7 @@ func TestKiroTransientErrors(t *testing.T) {
 				}
 				return []string{"rest."}, nil
 			},
-			wantPrompts: []string{"go", KiroContinuePrompt}, wantText: []string{"Partial ", "rest."}, wantNotices: 1,
+			wantPrompts: []string{"go", ContinuePrompt}, wantText: []string{"Partial ", "rest."}, wantNotices: 1,
 		},
 		{
 			name: "after output: only once per user turn",
@@ -531,7 +530,7 @@ func TestKiroTransientErrors(t *testing.T) {
 				return []string{"Partial "}, transient
 			},
 			wantErr:     true,
-			wantPrompts: []string{"go", KiroContinuePrompt}, wantText: []string{"Partial ", "Partial "}, wantNotices: 1,
+			wantPrompts: []string{"go", ContinuePrompt}, wantText: []string{"Partial ", "Partial "}, wantNotices: 1,
 		},
 		{
 			name: "validation errors fail fast",
@@ -552,21 +551,21 @@ func TestKiroTransientErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, rec := newHostAndRecorder(t, nil)
-			clock := fakeClock{fakeclock.New()}
+			h, rec := bridgetest.NewHost(t, nil)
+			clock := bridgetest.FakeClock{Clock: fakeclock.New()}
 			agent := &miniAgent{prompt: tt.prompt}
-			l := &Launch{Profile: KiroProfile, opts: LaunchOptions{Clock: clock}}
-			b, err := h.Start(ctxT(t), Config{ID: "kiro", Transport: agent, Provider: KiroProfile.NewProvider(l), Clock: clock})
+			l := bridge.NewLaunch(Profile, bridge.LaunchOptions{Clock: clock})
+			b, err := h.Start(bridgetest.Context(t), bridge.Config{ID: "kiro", Transport: agent, Provider: Profile.NewProvider(l), Clock: clock})
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w"})
+			s, err := b.OpenSession(bridgetest.Context(t), bridge.SessionConfig{Cwd: "/w"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			stop := make(chan struct{})
 			go autoAdvance(clock, stop)
-			_, err = s.Prompt(ctxT(t), acpclient.TextBlock("go"))
+			_, err = s.Prompt(bridgetest.Context(t), acpclient.TextBlock("go"))
 			close(stop)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("Prompt error %v", err)
@@ -577,18 +576,18 @@ func TestKiroTransientErrors(t *testing.T) {
 			if got := agent.sent(); !reflect.DeepEqual(got, tt.wantPrompts) {
 				t.Fatalf("prompts %q, want %q", got, tt.wantPrompts)
 			}
-			rec.waitFor("turn end", func(ev Event) bool { return ev.Kind == KindTurnEnd })
+			rec.WaitFor("turn end", func(ev bridge.Event) bool { return ev.Kind == bridge.KindTurnEnd })
 			var text []string
 			notices, turnStarts, turnEnds := 0, 0, 0
-			for _, ev := range rec.of("kiro", "k1") {
+			for _, ev := range rec.Of("kiro", "k1") {
 				switch ev.Kind {
-				case KindText:
+				case bridge.KindText:
 					text = append(text, ev.Text)
-				case KindNotice:
+				case bridge.KindNotice:
 					notices++
-				case KindTurnStart:
+				case bridge.KindTurnStart:
 					turnStarts++
-				case KindTurnEnd:
+				case bridge.KindTurnEnd:
 					turnEnds++
 				}
 			}

@@ -1,4 +1,4 @@
-package bridge
+package kiro
 
 import (
 	"bytes"
@@ -10,7 +10,20 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/acphost/acphost/bridge"
 )
+
+// Options are kiro-cli's own launch options, given as
+// bridge.LaunchOptions.Vendor (a value or a pointer; nil means the
+// defaults). Its agent (--agent) is the generic
+// bridge.LaunchOptions.AgentMode, and the Model and Effort written into the
+// overlay are the generic ones.
+type Options struct {
+	// ToolSearch configures kiro-cli's MCP tool search (nil: leave the
+	// user's setting alone).
+	ToolSearch *ToolSearch
+}
 
 // ToolSearch configures kiro-cli's MCP tool search: tool specs are loaded
 // on demand once they are large, instead of being sent every turn.
@@ -24,14 +37,14 @@ type ToolSearch struct {
 	MinTokens *int64
 }
 
-// Kiro reasoning effort levels.
-var kiroEffortLevels = []string{"low", "medium", "high", "xhigh", "max"}
+// effortLevels are kiro-cli's reasoning effort levels.
+var effortLevels = []string{"low", "medium", "high", "xhigh", "max"}
 
-// KiroEffortKey returns the overlay key under which a model takes its
+// EffortKey returns the overlay key under which a model takes its
 // reasoning effort: "output_config" for Claude models, "reasoning" for GPT
 // models, "" for models without an effort setting (Haiku and the other
 // families kiro-cli refuses it for).
-func KiroEffortKey(model string) string {
+func EffortKey(model string) string {
 	m := strings.ToLower(model)
 	switch {
 	case strings.Contains(m, "haiku"):
@@ -44,23 +57,28 @@ func KiroEffortKey(model string) string {
 	return ""
 }
 
-// KiroOverlayPath is the workspace overlay kiro-cli reads on start.
-func KiroOverlayPath(cwd string) string {
+// OverlayPath is the workspace overlay kiro-cli reads on start.
+func OverlayPath(cwd string) string {
 	return filepath.Join(cwd, ".kiro", "settings", "cli.json")
 }
 
-// WriteKiroOverlay writes the reasoning effort and tool search settings of o
+// WriteOverlay writes the reasoning effort (Model, Effort) and tool search
+// (Options.ToolSearch) settings of o
 // into <o.Cwd>/.kiro/settings/cli.json on the agent's host, atomically and
 // keeping every other setting in the file. The effort goes under
 // chat.modelDefaults.<model>.<key>.effort for the model's family, and the
 // other family's effort is removed (kiro-cli silently ignores the wrong
 // key). Nothing is written when o sets neither.
-func WriteKiroOverlay(ctx context.Context, o LaunchOptions) error {
-	if o.Cwd == "" || (o.Model == "" && o.ToolSearch == nil) {
+func WriteOverlay(ctx context.Context, o bridge.LaunchOptions) error {
+	opts, err := bridge.VendorOptions[Options](o)
+	if err != nil {
+		return fmt.Errorf("kiro: %w", err)
+	}
+	if o.Cwd == "" || (o.Model == "" && opts.ToolSearch == nil) {
 		return nil
 	}
-	fsys := hostFS(o)
-	path := KiroOverlayPath(o.Cwd)
+	fsys := o.HostFS()
+	path := OverlayPath(o.Cwd)
 	settings := map[string]any{}
 	data, err := fsys.ReadFile(ctx, path)
 	switch {
@@ -77,9 +95,9 @@ func WriteKiroOverlay(ctx context.Context, o LaunchOptions) error {
 		}
 	}
 	if o.Model != "" {
-		applyKiroEffort(settings, o.Model, o.Effort)
+		applyEffort(settings, o.Model, o.Effort)
 	}
-	if ts := o.ToolSearch; ts != nil {
+	if ts := opts.ToolSearch; ts != nil {
 		settings["toolSearch.enabled"] = ts.Enabled
 		if ts.Enabled {
 			pct, tokens := 5.0, int64(50000)
@@ -106,11 +124,11 @@ func WriteKiroOverlay(ctx context.Context, o LaunchOptions) error {
 	return nil
 }
 
-// applyKiroEffort sets (or, for an empty or unknown effort, clears) a
+// applyEffort sets (or, for an empty or unknown effort, clears) a
 // model's effort, sweeping the other family's key.
-func applyKiroEffort(settings map[string]any, model, effort string) {
-	key := KiroEffortKey(model)
-	if !slices.Contains(kiroEffortLevels, effort) {
+func applyEffort(settings map[string]any, model, effort string) {
+	key := EffortKey(model)
+	if !slices.Contains(effortLevels, effort) {
 		effort = ""
 	}
 	defaults, _ := settings["chat.modelDefaults"].(map[string]any)

@@ -1,4 +1,4 @@
-package bridge
+package crewcoder
 
 import (
 	"encoding/json"
@@ -6,19 +6,21 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/bridge"
 	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/internal/bridgetest"
 )
 
 // taskCall is a finished CrewCoder task tool call.
-func taskCall(name, status, input, output string) *ToolCall {
-	return &ToolCall{ID: "t", Name: name, Status: status, RawInput: raw(input), RawOutput: raw(output)}
+func taskCall(name, status, input, output string) *bridge.ToolCall {
+	return &bridge.ToolCall{ID: "t", Name: name, Status: status, RawInput: bridgetest.Raw(input), RawOutput: bridgetest.Raw(output)}
 }
 
 // todoSummary renders a list compactly: "id#number subject status".
-func todoSummary(events []Event) [][]string {
+func todoSummary(events []bridge.Event) [][]string {
 	var out [][]string
 	for _, ev := range events {
-		if ev.Kind != KindTodos {
+		if ev.Kind != bridge.KindTodos {
 			continue
 		}
 		list := []string{}
@@ -35,12 +37,12 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 func TestTodosFromTaskTools(t *testing.T) {
 	tests := []struct {
 		name  string
-		calls []*ToolCall
+		calls []*bridge.ToolCall
 		want  [][]string
 	}{
 		{
 			name: "snapshot with full records",
-			calls: []*ToolCall{
+			calls: []*bridge.ToolCall{
 				taskCall("TaskCreate", "completed", `{"subject":"Parse input"}`,
 					`{"task":{"id":"tk-1","displayNumber":1,"subject":"Parse input","status":"pending","owner":"cc_1","blockedBy":["tk-0"],"createdAt":"2026-11-30T10:00:00Z"},"todos":[{"id":"tk-1","content":"Parse input","status":"pending","activeForm":"Parsing input"}]}`),
 				taskCall("TaskUpdate", "completed", `{"taskId":"tk-1","status":"in_progress"}`,
@@ -50,7 +52,7 @@ func TestTodosFromTaskTools(t *testing.T) {
 		},
 		{
 			name: "incremental only: create, update, delete",
-			calls: []*ToolCall{
+			calls: []*bridge.ToolCall{
 				taskCall("TaskCreate", "completed", `{"subject":"A","activeForm":"Doing A"}`, `{"id":"1"}`),
 				taskCall("TaskCreate", "completed", `{"subject":"B"}`, `{"id":2}`),
 				taskCall("TaskUpdate", "completed", `{"taskId":"1","status":"completed"}`, `{"success":true}`),
@@ -60,19 +62,19 @@ func TestTodosFromTaskTools(t *testing.T) {
 		},
 		{
 			name: "failed calls are not evidence",
-			calls: []*ToolCall{
+			calls: []*bridge.ToolCall{
 				taskCall("TaskCreate", "failed", `{"subject":"A"}`, `{"id":"1"}`),
 			},
 		},
 		{
 			name: "a project-wide TaskList does not count",
-			calls: []*ToolCall{
+			calls: []*bridge.ToolCall{
 				taskCall("TaskList", "completed", `{}`, `{"tasks":[{"id":"9","subject":"Someone else's","status":"pending"}]}`),
 			},
 		},
 		{
 			name: "a session-only TaskList replaces the list",
-			calls: []*ToolCall{
+			calls: []*bridge.ToolCall{
 				taskCall("TaskCreate", "completed", `{"subject":"Old"}`, `{"id":"1"}`),
 				taskCall("TaskList", "completed", `{"sessionOnly":true}`, `{"tasks":[{"id":"5","displayNumber":2,"subject":"Mine","status":"in_progress"}]}`),
 			},
@@ -80,13 +82,13 @@ func TestTodosFromTaskTools(t *testing.T) {
 		},
 		{
 			name:  "other tools are ignored",
-			calls: []*ToolCall{taskCall("Bash", "completed", `{"command":"ls"}`, `{"todos":[{"content":"x","status":"pending"}]}`)},
+			calls: []*bridge.ToolCall{taskCall("Bash", "completed", `{"command":"ls"}`, `{"todos":[{"content":"x","status":"pending"}]}`)},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			book := newTodoBook()
-			var events []Event
+			var events []bridge.Event
 			for _, c := range tt.calls {
 				events = append(events, book.toolEnded("s", c)...)
 			}
@@ -105,7 +107,7 @@ func TestTodosKeepTheFullRecord(t *testing.T) {
 		t.Fatalf("events %+v", events)
 	}
 	got := events[0].Todos[0]
-	want := Todo{ID: "tk-1", Number: 3, Content: "Parse input", Description: "all of it", Status: "pending", ActiveForm: "Parsing input",
+	want := bridge.Todo{ID: "tk-1", Number: 3, Content: "Parse input", Description: "all of it", Status: "pending", ActiveForm: "Parsing input",
 		Owner: "cc_1", Blocks: []string{"tk-2"}, BlockedBy: []string{"tk-0"}, CreatedAt: "c", UpdatedAt: "u"}
 	task := got.Task
 	got.Task = nil
@@ -122,33 +124,33 @@ func TestTodosKeepTheFullRecord(t *testing.T) {
 }
 
 func TestCrewCoderTodosThroughTheBridge(t *testing.T) {
-	h, rec := newHostAndRecorder(t, nil)
+	h, rec := bridgetest.NewHost(t, nil)
 	script := crewCoderScript()
 	script.Prompts = []acptest.Turn{
 		{Match: "plan", Steps: []acptest.Step{
-			update(`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"TaskCreate","kind":"other","status":"in_progress","rawInput":{"subject":"Write tests"},"_meta":{"crewcoder/tool":{"name":"TaskCreate"}}}`),
-			update(`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":{"task":{"id":"tk-1","displayNumber":1,"subject":"Write tests","status":"pending"},"todos":[{"id":"tk-1","content":"Write tests","status":"pending","activeForm":"Writing tests"}]}}`),
+			bridgetest.Update(`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"TaskCreate","kind":"other","status":"in_progress","rawInput":{"subject":"Write tests"},"_meta":{"crewcoder/tool":{"name":"TaskCreate"}}}`),
+			bridgetest.Update(`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"completed","rawOutput":{"task":{"id":"tk-1","displayNumber":1,"subject":"Write tests","status":"pending"},"todos":[{"id":"tk-1","content":"Write tests","status":"pending","activeForm":"Writing tests"}]}}`),
 		}},
 		{Match: "next", Steps: []acptest.Step{{Text: "ok"}}},
 	}
-	b, _ := startCrewCoder(t, h, script, LaunchOptions{})
-	s, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w"})
+	b, _ := startCrewCoder(t, h, script, bridge.LaunchOptions{})
+	s, err := b.OpenSession(bridgetest.Context(t), bridge.SessionConfig{Cwd: "/w"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"plan", "next"} {
-		if _, err := s.Prompt(ctxT(t), acpclient.TextBlock(p)); err != nil {
+		if _, err := s.Prompt(bridgetest.Context(t), acpclient.TextBlock(p)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rec.waitFor("second turn end", func(ev Event) bool { return ev.Kind == KindTurnEnd && ev.Seq > 6 })
+	rec.WaitFor("second turn end", func(ev bridge.Event) bool { return ev.Kind == bridge.KindTurnEnd && ev.Seq > 6 })
 	var got []string
-	for _, ev := range rec.of("cc", s.ID()) {
+	for _, ev := range rec.Of("cc", s.ID()) {
 		switch ev.Kind {
-		case KindTodos:
+		case bridge.KindTodos:
 			got = append(got, "todos:"+itoa(len(ev.Todos)))
-		case KindTurnStart, KindToolEnd:
-			got = append(got, describe(ev))
+		case bridge.KindTurnStart, bridge.KindToolEnd:
+			got = append(got, bridgetest.Describe(ev))
 		}
 	}
 	// The list follows the tool that produced it; a new user message

@@ -1,8 +1,9 @@
-package bridge
+package kiro
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -11,36 +12,38 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/bridge"
 )
 
 // kiro-cli vendor names and timings.
 const (
-	kiroMetadataNotif   = "_kiro.dev/metadata"
-	kiroCompactionNotif = "_kiro.dev/compaction/status"
-	kiroCommandMethod   = "_kiro.dev/commands/execute"
-	// KiroCompactMetadataWait is how long Session.Compact waits, after a
+	metadataNotif   = "_kiro.dev/metadata"
+	compactionNotif = "_kiro.dev/compaction/status"
+	commandMethod   = "_kiro.dev/commands/execute"
+	// CompactMetadataWait is how long bridge.Session.Compact waits, after a
 	// manual compaction completed, for the metadata frame that measures the
 	// compacted context (kiro-cli sends it about a second later).
-	KiroCompactMetadataWait = 5 * time.Second
-	// KiroCompactionNoticeCooldown is how long repeated compaction failures
+	CompactMetadataWait = 5 * time.Second
+	// CompactionNoticeCooldown is how long repeated compaction failures
 	// stay quiet after the first ones were shown.
-	KiroCompactionNoticeCooldown = 60 * time.Second
-	// kiroCompactionNoticesShown is how many failures in a row are shown
+	CompactionNoticeCooldown = 60 * time.Second
+	// compactionNoticesShown is how many failures in a row are shown
 	// one by one.
-	kiroCompactionNoticesShown = 2
+	compactionNoticesShown = 2
 )
 
-// KiroContinuePrompt is sent to the same live session to recover a turn a
+// ContinuePrompt is sent to the same live session to recover a turn a
 // transient backend error broke after it had produced output.
-const KiroContinuePrompt = "Your previous response was interrupted by a temporary backend error. " +
+const ContinuePrompt = "Your previous response was interrupted by a temporary backend error. " +
 	"Continue exactly where you stopped. Do not repeat text you already wrote and do not re-run tools that already completed."
 
-// KiroProfile runs "kiro-cli acp [--agent NAME]". Before every start it
+// Profile runs "kiro-cli acp [--agent NAME]", the agent being
+// bridge.LaunchOptions.AgentMode (kiro-cli takes any agent name at launch). Before every start it
 // writes the workspace overlay <cwd>/.kiro/settings/cli.json (reasoning
 // effort for the model, MCP tool search), merging with what is there.
-// Session.SetEffort rewrites the overlay and pushes the level live with
+// bridge.Session.SetEffort rewrites the overlay and pushes the level live with
 // the /effort command (_kiro.dev/commands/execute, args {level}); it is
-// refused for models outside the effort allowlist (KiroEffortKey). A
+// refused for models outside the effort allowlist (EffortKey). A
 // saved session is loaded only when kiro-cli's transcript
 // ~/.kiro/sessions/cli/<id>.json exists on the agent's host. Its context
 // meter comes from _kiro.dev/metadata percentages and usage_update sizes;
@@ -48,25 +51,29 @@ const KiroContinuePrompt = "Your previous response was interrupted by a temporar
 // backed off. Transient backend errors (-32603 InternalServerError,
 // DispatchFailure, ConnectionReset) are retried before output and recovered
 // once per user turn after it.
-var KiroProfile = &Profile{
+var Profile = &bridge.Profile{
 	Name: "kiro", Aliases: []string{"kiro-cli"}, Title: "Kiro CLI",
-	Binaries:    []string{"kiro-cli"},
-	Args:        kiroArgs,
-	NewProvider: newKiroProvider,
-	BeforeSpawn: func(ctx context.Context, o LaunchOptions) error { return WriteKiroOverlay(ctx, o) },
+	Binaries:          []string{"kiro-cli"},
+	Args:              args,
+	AgentModeAtLaunch: func(string) bool { return true },
+	NewProvider:       newProvider,
+	BeforeSpawn:       WriteOverlay,
 }
 
-func kiroArgs(o LaunchOptions) []string {
-	args := []string{"acp"}
-	if o.Agent != "" {
-		args = append(args, "--agent", o.Agent)
+func args(o bridge.LaunchOptions) ([]string, error) {
+	if _, err := bridge.VendorOptions[Options](o); err != nil {
+		return nil, err
 	}
-	return args
+	args := []string{"acp"}
+	if o.AgentMode != "" {
+		args = append(args, "--agent", o.AgentMode)
+	}
+	return args, nil
 }
 
-// kiroWindows is the static context window table, used until kiro-cli
+// windows is the static context window table, used until kiro-cli
 // reports the served window in a usage_update.
-var kiroWindows = []struct {
+var windows = []struct {
 	match  string
 	tokens int64
 }{
@@ -76,11 +83,11 @@ var kiroWindows = []struct {
 	{"qwen", 128_000}, {"deepseek", 128_000}, {"glm", 128_000}, {"minimax", 200_000},
 }
 
-// KiroContextWindow returns the static context window of a kiro-cli model,
+// ContextWindow returns the static context window of a kiro-cli model,
 // 0 when the table does not know it.
-func KiroContextWindow(model string) int64 {
+func ContextWindow(model string) int64 {
 	m := strings.ToLower(model)
-	for _, w := range kiroWindows {
+	for _, w := range windows {
 		if strings.Contains(m, w.match) {
 			return w.tokens
 		}
@@ -90,13 +97,13 @@ func KiroContextWindow(model string) int64 {
 
 // kiro is the state of one kiro-cli launch.
 type kiro struct {
-	launch *Launch
+	launch *bridge.Launch
 
 	mu       sync.Mutex
-	sessions map[string]*kiroSession
+	sessions map[string]*session
 }
 
-type kiroSession struct {
+type session struct {
 	failStreak    int
 	cooldownUntil time.Time
 	// awaitMeasure is closed when a percentage arrives after a completed
@@ -106,41 +113,37 @@ type kiroSession struct {
 	compactDone  chan struct{}
 }
 
-func newKiroProvider(l *Launch) *Provider {
-	k := &kiro{launch: l, sessions: map[string]*kiroSession{}}
-	return &Provider{
+func newProvider(l *bridge.Launch) *bridge.Provider {
+	k := &kiro{launch: l, sessions: map[string]*session{}}
+	return &bridge.Provider{
 		Name:              "kiro",
 		CanResume:         k.canResume,
 		Notification:      k.notification,
-		ContextWindow:     KiroContextWindow,
+		ContextWindow:     ContextWindow,
 		Compact:           k.compact,
 		ReportsCompaction: true,
 		SetEffort:         k.setEffort,
-		TransientError:    KiroTransientError,
+		TransientError:    TransientError,
 		RetryBackoff:      []time.Duration{time.Second, 2 * time.Second, 4 * time.Second},
-		ContinuePrompt:    KiroContinuePrompt,
+		ContinuePrompt:    ContinuePrompt,
 	}
 }
 
-func (k *kiro) clock() Clock {
-	if c := k.launch.Options().Clock; c != nil {
-		return c
-	}
-	return realClock{}
-}
+// clock is the launch's time source (StartProfile always sets one).
+func (k *kiro) clock() bridge.Clock { return k.launch.Options().Clock }
 
-func (k *kiro) session(id string) *kiroSession {
+func (k *kiro) session(id string) *session {
 	s := k.sessions[id]
 	if s == nil {
-		s = &kiroSession{}
+		s = &session{}
 		k.sessions[id] = s
 	}
 	return s
 }
 
-// KiroTranscriptPath is where kiro-cli keeps a session's transcript, under
+// TranscriptPath is where kiro-cli keeps a session's transcript, under
 // the agent host's home directory.
-func KiroTranscriptPath(home, sessionID string) string {
+func TranscriptPath(home, sessionID string) string {
 	return filepath.Join(home, ".kiro", "sessions", "cli", sessionID+".json")
 }
 
@@ -152,28 +155,13 @@ func (k *kiro) canResume(ctx context.Context, sessionID string) bool {
 		return false
 	}
 	o := k.launch.Options()
-	ok, err := hostFS(o).Exists(ctx, KiroTranscriptPath(agentHome(o), sessionID))
+	ok, err := o.HostFS().Exists(ctx, TranscriptPath(o.HostHome(), sessionID))
 	return err == nil && ok
 }
 
-func hostFS(o LaunchOptions) HostFS {
-	if o.FS != nil {
-		return o.FS
-	}
-	return LocalFS{}
-}
-
-// agentHome returns the agent host's home directory.
-func agentHome(o LaunchOptions) string {
-	if o.Home != "" {
-		return o.Home
-	}
-	return (&Resolver{Env: o.Env}).getenv("HOME")
-}
-
-func (k *kiro) notification(method string, params json.RawMessage) (string, []Event, bool) {
+func (k *kiro) notification(method string, params json.RawMessage) (string, []bridge.Event, bool) {
 	switch method {
-	case kiroMetadataNotif:
+	case metadataNotif:
 		var m struct {
 			SessionID              string   `json:"sessionId"`
 			ContextUsagePercentage *float64 `json:"contextUsagePercentage"`
@@ -190,16 +178,16 @@ func (k *kiro) notification(method string, params json.RawMessage) (string, []Ev
 		}
 		k.mu.Unlock()
 		pct := min(100, max(0, *m.ContextUsagePercentage))
-		return m.SessionID, []Event{{Kind: KindUsage, Usage: &Usage{Known: true, Percent: pct}, Method: method, Raw: params}}, true
-	case kiroCompactionNotif:
+		return m.SessionID, []bridge.Event{{Kind: bridge.KindUsage, Usage: &bridge.Usage{Known: true, Percent: pct}, Method: method, Raw: params}}, true
+	case compactionNotif:
 		return k.compactionStatus(method, params)
 	}
 	return "", nil, false
 }
 
-// kiroCompactionStatus is the params of _kiro.dev/compaction/status; the
+// compactionReport is the params of _kiro.dev/compaction/status; the
 // status may come as a word or as an object with a type.
-type kiroCompactionStatus struct {
+type compactionReport struct {
 	SessionID string          `json:"sessionId"`
 	Status    json.RawMessage `json:"status"`
 	Message   string          `json:"message"`
@@ -207,8 +195,8 @@ type kiroCompactionStatus struct {
 	Summary   json.RawMessage `json:"summary"`
 }
 
-func (k *kiro) compactionStatus(method string, params json.RawMessage) (string, []Event, bool) {
-	var p kiroCompactionStatus
+func (k *kiro) compactionStatus(method string, params json.RawMessage) (string, []bridge.Event, bool) {
+	var p compactionReport
 	if json.Unmarshal(params, &p) != nil {
 		return "", nil, false
 	}
@@ -228,24 +216,24 @@ func (k *kiro) compactionStatus(method string, params json.RawMessage) (string, 
 	if p.Message == "" {
 		p.Message = p.Error
 	}
-	c := &Compaction{Status: compactionStatus(strings.ToLower(status)), Message: p.Message, Summary: summaryText(p.Summary)}
-	events := []Event{{Kind: KindCompaction, Compaction: c, Method: method, Raw: params}}
+	c := &bridge.Compaction{Status: bridge.NormalizeCompactionStatus(strings.ToLower(status)), Message: p.Message, Summary: bridge.ContentText(p.Summary)}
+	events := []bridge.Event{{Kind: bridge.KindCompaction, Compaction: c, Method: method, Raw: params}}
 	now := k.clock().Now()
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	ks := k.session(p.SessionID)
 	switch c.Status {
-	case CompactionCompleted:
+	case bridge.CompactionCompleted:
 		ks.failStreak, ks.cooldownUntil = 0, time.Time{}
 		ks.compacted = true
 		if ks.compactDone != nil {
 			close(ks.compactDone)
 			ks.compactDone = nil
 		}
-	case CompactionFailed:
+	case bridge.CompactionFailed:
 		ks.failStreak++
 		if notice := ks.failureNotice(now, p.Message); notice != "" {
-			events = append(events, Event{Kind: KindNotice, Text: notice})
+			events = append(events, bridge.Event{Kind: bridge.KindNotice, Text: notice})
 		}
 		if ks.compactDone != nil {
 			close(ks.compactDone)
@@ -258,8 +246,8 @@ func (k *kiro) compactionStatus(method string, params json.RawMessage) (string, 
 // failureNotice applies the notice backoff: the first failures in a row are
 // shown as they come, later ones are quiet for a cooldown, after which one
 // collapsed notice sums them up.
-func (ks *kiroSession) failureNotice(now time.Time, message string) string {
-	if ks.failStreak <= kiroCompactionNoticesShown {
+func (ks *session) failureNotice(now time.Time, message string) string {
+	if ks.failStreak <= compactionNoticesShown {
 		if message == "" {
 			message = "no reason given"
 		}
@@ -267,16 +255,16 @@ func (ks *kiroSession) failureNotice(now time.Time, message string) string {
 	}
 	if ks.cooldownUntil.IsZero() || now.Before(ks.cooldownUntil) {
 		if ks.cooldownUntil.IsZero() {
-			ks.cooldownUntil = now.Add(KiroCompactionNoticeCooldown)
+			ks.cooldownUntil = now.Add(CompactionNoticeCooldown)
 		}
 		return ""
 	}
-	ks.cooldownUntil = now.Add(KiroCompactionNoticeCooldown)
+	ks.cooldownUntil = now.Add(CompactionNoticeCooldown)
 	return fmt.Sprintf("Compaction failed %dx in a row. Consider running /compact manually.", ks.failStreak)
 }
 
 // compact runs kiro-cli's /compact command, then waits up to
-// KiroCompactMetadataWait for the metadata that measures the compacted
+// CompactMetadataWait for the metadata that measures the compacted
 // context, so the meter shows real numbers.
 func (k *kiro) compact(ctx context.Context, conn *acpclient.Conn, sessionID string) (string, error) {
 	k.mu.Lock()
@@ -294,7 +282,7 @@ func (k *kiro) compact(ctx context.Context, conn *acpclient.Conn, sessionID stri
 	clock := k.clock()
 	waitUntil := func(ch <-chan struct{}) bool {
 		timeout := make(chan struct{})
-		t := clock.AfterFunc(KiroCompactMetadataWait, func() { close(timeout) })
+		t := clock.AfterFunc(CompactMetadataWait, func() { close(timeout) })
 		defer t.Stop()
 		select {
 		case <-ch:
@@ -325,31 +313,28 @@ func (k *kiro) compact(ctx context.Context, conn *acpclient.Conn, sessionID stri
 }
 
 // setEffort changes the effort of a kiro-cli session: it refuses levels
-// kiro-cli does not have and models outside its allowlist (KiroEffortKey),
+// kiro-cli does not have and models outside its allowlist (EffortKey),
 // records the effort in the launch options and rewrites the workspace
 // overlay, so it holds after a respawn (also when the live push below
 // fails), then pushes it to the live process with the /effort command.
 func (k *kiro) setEffort(ctx context.Context, conn *acpclient.Conn, sessionID string, effort string) error {
-	if !slices.Contains(kiroEffortLevels, effort) {
-		return fmt.Errorf("kiro: %w", effortLevelError(effort, kiroEffortLevels))
+	if !slices.Contains(effortLevels, effort) {
+		return fmt.Errorf("kiro: %w", bridge.UnknownEffortError(effort, effortLevels))
 	}
 	l := k.launch
-	if model := l.Options().Model; KiroEffortKey(model) == "" {
+	if model := l.Options().Model; EffortKey(model) == "" {
 		return fmt.Errorf("kiro: model %q has no reasoning effort setting: %w", model, acpclient.ErrUnsupported)
 	}
-	l.mu.Lock()
-	l.opts.Effort = effort
-	o := l.opts
-	l.mu.Unlock()
-	if err := WriteKiroOverlay(ctx, o); err != nil {
+	o := l.Update(func(o *bridge.LaunchOptions) { o.Effort = effort })
+	if err := WriteOverlay(ctx, o); err != nil {
 		return err
 	}
-	return kiroCommand(ctx, conn, sessionID, "effort", map[string]string{"level": effort})
+	return command(ctx, conn, sessionID, "effort", map[string]string{"level": effort})
 }
 
-// kiroCommand runs a kiro-cli slash command through _kiro.dev/commands/execute
+// command runs a kiro-cli slash command through _kiro.dev/commands/execute
 // in the object form ({command, args}), the one kiro-cli answers.
-func kiroCommand(ctx context.Context, conn *acpclient.Conn, sessionID, name string, args map[string]string) error {
+func command(ctx context.Context, conn *acpclient.Conn, sessionID, name string, args map[string]string) error {
 	params := struct {
 		SessionID string `json:"sessionId"`
 		Command   struct {
@@ -362,7 +347,7 @@ func kiroCommand(ctx context.Context, conn *acpclient.Conn, sessionID, name stri
 		Success *bool  `json:"success"`
 		Message string `json:"message"`
 	}
-	if err := conn.Call(ctx, kiroCommandMethod, params, &result); err != nil {
+	if err := conn.Call(ctx, commandMethod, params, &result); err != nil {
 		return fmt.Errorf("kiro: /%s: %w", name, err)
 	}
 	if result.Success != nil && !*result.Success {
@@ -374,12 +359,12 @@ func kiroCommand(ctx context.Context, conn *acpclient.Conn, sessionID, name stri
 	return nil
 }
 
-// KiroTransientError reports kiro-cli's transient backend failures: -32603
+// TransientError reports kiro-cli's transient backend failures: -32603
 // with InternalServerError, DispatchFailure or ConnectionReset. Auth and
 // validation errors are not transient.
-func KiroTransientError(err error) bool {
-	e := errorsAsCall(err)
-	if e == nil || e.Code != acpclient.CodeInternalError {
+func TransientError(err error) bool {
+	var e *acpclient.Error
+	if !errors.As(err, &e) || e.Code != acpclient.CodeInternalError {
 		return false
 	}
 	text := strings.ToLower(e.Message + " " + string(e.Data))

@@ -1,4 +1,4 @@
-package bridge
+package crewcoder
 
 import (
 	"encoding/json"
@@ -7,27 +7,8 @@ import (
 	"sync"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/bridge"
 )
-
-// Todo is one entry of an agent's task list, rebuilt from its task tools.
-// Task keeps the agent's complete task record (ids, owner, project,
-// metadata, dependency edges, timestamps) for hosts that show more than the
-// common fields.
-type Todo struct {
-	ID          string   `json:"id,omitempty"`
-	Number      int      `json:"number,omitempty"` // the session-local display number
-	Content     string   `json:"content"`
-	Description string   `json:"description,omitempty"`
-	Status      string   `json:"status"` // pending, in_progress, completed
-	ActiveForm  string   `json:"activeForm,omitempty"`
-	Owner       string   `json:"owner,omitempty"`
-	Blocks      []string `json:"blocks,omitempty"`
-	BlockedBy   []string `json:"blockedBy,omitempty"`
-	CreatedAt   string   `json:"createdAt,omitempty"`
-	UpdatedAt   string   `json:"updatedAt,omitempty"`
-	// Task is the agent's full record of the task, when it sent one.
-	Task json.RawMessage `json:"task,omitempty"`
-}
 
 // todoBook rebuilds CrewCoder's task list per session from Task* tool
 // results: the rawOutput.todos snapshot when there is one, enriched with
@@ -58,7 +39,7 @@ func (b *todoBook) state(sessionID string) *todoState {
 
 // clear forgets the list when a new user message starts a turn, and tells
 // the host when it was showing one.
-func (b *todoBook) clear(sessionID string) []Event {
+func (b *todoBook) clear(sessionID string) []bridge.Event {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st := b.state(sessionID)
@@ -67,12 +48,12 @@ func (b *todoBook) clear(sessionID string) []Event {
 	if !shown {
 		return nil
 	}
-	return []Event{{Kind: KindTodos}}
+	return []bridge.Event{{Kind: bridge.KindTodos}}
 }
 
 // toolEnded reads a finished tool call and returns a todos event when it
 // was a task tool that changed the list.
-func (b *todoBook) toolEnded(sessionID string, call *ToolCall) []Event {
+func (b *todoBook) toolEnded(sessionID string, call *bridge.ToolCall) []bridge.Event {
 	if call.Status != acpclient.ToolStatusCompleted || !strings.HasPrefix(call.Name, "Task") {
 		return nil
 	}
@@ -175,8 +156,8 @@ func (st *todoState) remove(id string) {
 	}
 }
 
-func (st *todoState) fromRecords() []Todo {
-	var list []Todo
+func (st *todoState) fromRecords() []bridge.Todo {
+	var list []bridge.Todo
 	for _, id := range st.order {
 		list = append(list, todoOf(st.records[id]))
 	}
@@ -185,8 +166,8 @@ func (st *todoState) fromRecords() []Todo {
 
 // fromSnapshot takes the authoritative snapshot and attaches each entry's
 // full record, matched by id or else by subject.
-func (st *todoState) fromSnapshot(snapshot []map[string]any) []Todo {
-	var list []Todo
+func (st *todoState) fromSnapshot(snapshot []map[string]any) []bridge.Todo {
+	var list []bridge.Todo
 	for _, item := range snapshot {
 		t := todoOf(item)
 		rec := st.records[t.ID]
@@ -212,17 +193,17 @@ func (st *todoState) fromSnapshot(snapshot []map[string]any) []Todo {
 	return list
 }
 
-func (st *todoState) report(list []Todo) []Event {
+func (st *todoState) report(list []bridge.Todo) []bridge.Event {
 	st.shown = len(list) > 0
 	plan := make([]acpclient.PlanEntry, 0, len(list))
 	for _, t := range list {
 		plan = append(plan, acpclient.PlanEntry{Content: t.Content, Priority: "medium", Status: t.Status})
 	}
-	return []Event{{Kind: KindTodos, Todos: list, Plan: plan}}
+	return []bridge.Event{{Kind: bridge.KindTodos, Todos: list, Plan: plan}}
 }
 
-func todoOf(rec map[string]any) Todo {
-	t := Todo{
+func todoOf(rec map[string]any) bridge.Todo {
+	t := bridge.Todo{
 		ID:          idString(rec["id"]),
 		Content:     firstString(rec, "subject", "content", "title"),
 		Description: str(rec["description"]),

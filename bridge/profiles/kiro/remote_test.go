@@ -1,0 +1,76 @@
+package kiro
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/acphost/acphost/bridge"
+	"github.com/acphost/acphost/fsroot"
+	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/internal/bridgetest"
+	"github.com/acphost/acphost/internal/sshtest"
+)
+
+// TestProfileOverSSH starts the kiro profile on an SSH host: the program is
+// found by the remote shell, the workspace overlay is written over SFTP
+// before the spawn, and the transcript check before a resume looks at the
+// remote files.
+func TestProfileOverSSH(t *testing.T) {
+	srv := sshtest.Start(t, nil)
+	hosts := bridge.NewSSHHosts(fsroot.DialConfig{KeyFiles: []string{srv.UserKeyFile}, KnownHostsFiles: []string{srv.KnownHostsFile}, NoAgent: true})
+	defer hosts.Close()
+	remoteHome := t.TempDir()
+	workspace := t.TempDir()
+	os.MkdirAll(filepath.Join(remoteHome, ".kiro", "sessions", "cli"), 0o755)
+	os.WriteFile(TranscriptPath(remoteHome, "sess_kept"), []byte("{}"), 0o644)
+	agent := acptest.Install(t, t.TempDir(), "kiro-cli", acptest.Script{
+		NewSession:  acptest.NewSessionScript{SessionIDs: []string{"sess_fresh"}},
+		LoadSession: acptest.LoadSessionScript{Sessions: []string{"sess_kept", "sess_gone"}},
+	}, "")
+
+	h, rec := bridgetest.NewHost(t, nil)
+	b, err := h.StartProfile(context.Background(), Profile, bridge.LaunchOptions{
+		SSH:    &bridge.SSHLaunch{Hosts: hosts, Target: *sshTarget(t, srv.Addr, srv.User)},
+		Binary: agent.Path, Cwd: workspace, Home: remoteHome, AgentMode: "reviewer", Effort: "high", Model: "claude-sonnet-4",
+	}, bridge.Config{ID: "kiro-remote"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := b.Launch().Resolution(); res.Source != bridge.FoundRemote {
+		t.Errorf("resolution %+v", res)
+	}
+	if got := agent.Launches(t); len(got) != 1 || !slices.Equal(got[0], []string{"acp", "--agent", "reviewer"}) {
+		t.Errorf("remote argv %q", got)
+	}
+	overlay, err := os.ReadFile(filepath.Join(workspace, ".kiro", "settings", "cli.json"))
+	if err != nil || !strings.Contains(string(overlay), "high") {
+		t.Errorf("overlay written over SFTP: %s, %v", overlay, err)
+	}
+
+	kept, err := b.OpenSession(context.Background(), bridge.SessionConfig{Cwd: workspace, ResumeID: "sess_kept"})
+	if err != nil || kept.ID() != "sess_kept" {
+		t.Fatalf("resume with a remote transcript: %v, %v", kept, err)
+	}
+	gone, err := b.OpenSession(context.Background(), bridge.SessionConfig{Cwd: workspace, ResumeID: "sess_gone"})
+	if err != nil || gone.ID() != "sess_fresh" {
+		t.Fatalf("resume without a remote transcript: %v, %v", gone, err)
+	}
+	ready := rec.WaitFor("fresh session", func(ev bridge.Event) bool { return ev.Kind == bridge.KindSession && ev.Session == "sess_fresh" })
+	if ready.SessionReady.Resumed || !strings.Contains(ready.SessionReady.ResumeError, "transcript") {
+		t.Errorf("ready %+v", ready.SessionReady)
+	}
+	b.Close()
+}
+
+// sshTarget returns the workspace target of a test server.
+func sshTarget(t *testing.T, addr, user string) *bridge.SSHTarget {
+	host, port, _ := net.SplitHostPort(addr)
+	p, _ := strconv.Atoi(port)
+	return &bridge.SSHTarget{User: user, Host: host, Port: p}
+}

@@ -1,0 +1,77 @@
+package profiles
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/acphost/acphost/bridge"
+	"github.com/acphost/acphost/bridge/profiles/codey"
+	"github.com/acphost/acphost/bridge/profiles/crewcoder"
+	"github.com/acphost/acphost/bridge/profiles/kiro"
+)
+
+// The common ACP agents. They speak plain ACP; their differences are the
+// program name and the flags that start ACP mode. Model selection goes
+// through a model config option when the agent offers one and the legacy
+// session/set_model otherwise (bridge.Session.SetModel), for all of them.
+var (
+	// Claude runs Zed's claude-agent-acp adapter for Claude Code.
+	Claude = &bridge.Profile{
+		Name: "claude", Aliases: []string{"claude-agent-acp", "claude-code-acp", "claude-code"}, Title: "Claude Code",
+		Binaries: []string{"claude-agent-acp", "claude-code-acp"},
+	}
+	// Codex runs Zed's codex-acp adapter for OpenAI Codex.
+	Codex = &bridge.Profile{
+		Name: "codex", Aliases: []string{"codex-acp"}, Title: "Codex",
+		Binaries: []string{"codex-acp"},
+	}
+	// Gemini runs Gemini CLI with --acp (--experimental-acp on
+	// older builds).
+	Gemini = &bridge.Profile{
+		Name: "gemini", Aliases: []string{"gemini-cli"}, Title: "Gemini CLI",
+		Binaries: []string{"gemini"}, Args: fixed("--acp"), LegacyArgs: fixed("--experimental-acp"),
+	}
+	// OpenCode runs "opencode acp".
+	OpenCode = &bridge.Profile{
+		Name: "opencode", Title: "OpenCode",
+		Binaries: []string{"opencode"}, Args: fixed("acp"),
+	}
+	// Qwen runs Qwen Code with --acp (--experimental-acp on older
+	// builds).
+	Qwen = &bridge.Profile{
+		Name: "qwen", Aliases: []string{"qwen-code"}, Title: "Qwen Code",
+		Binaries: []string{"qwen"}, Args: fixed("--acp"), LegacyArgs: fixed("--experimental-acp"),
+	}
+	// Copilot runs GitHub Copilot CLI with --acp.
+	Copilot = &bridge.Profile{
+		Name: "copilot", Aliases: []string{"copilot-cli", "github-copilot"}, Title: "GitHub Copilot CLI",
+		Binaries: []string{"copilot"}, Args: fixed("--acp"),
+	}
+)
+
+// builtin are the built-in profiles, in the order All lists them.
+var builtin = []*bridge.Profile{
+	crewcoder.Profile, kiro.Profile, Claude, Codex, Gemini,
+	OpenCode, Qwen, Copilot, codey.Profile,
+}
+
+// All returns the built-in profiles.
+func All() []*bridge.Profile { return slices.Clone(builtin) }
+
+// Lookup returns the built-in profile with the given name or alias
+// (case-insensitive).
+func Lookup(name string) (*bridge.Profile, bool) {
+	name = strings.ToLower(strings.TrimSpace(name))
+	for _, p := range builtin {
+		if p.Name == name || slices.Contains(p.Aliases, name) {
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+// fixed returns an Args function for arguments that do not depend on the
+// launch options.
+func fixed(args ...string) func(bridge.LaunchOptions) ([]string, error) {
+	return func(bridge.LaunchOptions) ([]string, error) { return slices.Clone(args), nil }
+}

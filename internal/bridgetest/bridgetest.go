@@ -1,0 +1,207 @@
+// Package bridgetest holds the test helpers that the tests of package
+// bridge's profiles share: a Host with a Recorder of its events, a Config
+// running the fake agent of internal/acptest, and fake agent programs
+// installed under a profile's binary name that record how they were
+// started and what they received.
+package bridgetest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/bridge"
+	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/internal/fakeclock"
+)
+
+// FakeClock adapts fakeclock.Clock to the bridge's Clock.
+type FakeClock struct{ *fakeclock.Clock }
+
+// AfterFunc schedules f on the fake clock.
+func (c FakeClock) AfterFunc(d time.Duration, f func()) bridge.Timer {
+	return c.Clock.AfterFunc(d, f)
+}
+
+// Recorder reads a Host's events for a test.
+type Recorder struct {
+	t       *testing.T
+	mu      sync.Mutex
+	events  []bridge.Event
+	changed chan struct{}
+	// onPermission, when set, answers permission events as they arrive.
+	onPermission func(*bridge.PermissionRequest)
+	done         chan struct{}
+}
+
+// NewHost returns a Host whose events a Recorder reads; the host is shut
+// down when the test ends.
+func NewHost(t *testing.T, opts *bridge.HostOptions) (*bridge.Host, *Recorder) {
+	t.Helper()
+	h := bridge.NewHost(opts)
+	r := &Recorder{t: t, changed: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		for ev := range h.Events() {
+			r.mu.Lock()
+			r.events = append(r.events, ev)
+			close(r.changed)
+			r.changed = make(chan struct{})
+			answer := r.onPermission
+			r.mu.Unlock()
+			if ev.Kind == bridge.KindPermission && answer != nil {
+				answer(ev.Permission)
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := h.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		<-r.done
+	})
+	return h, r
+}
+
+// SetPermissionAnswer answers permission events with f as they arrive.
+func (r *Recorder) SetPermissionAnswer(f func(*bridge.PermissionRequest)) {
+	r.mu.Lock()
+	r.onPermission = f
+	r.mu.Unlock()
+}
+
+// WaitFor waits until an event matching match has arrived and returns it.
+func (r *Recorder) WaitFor(desc string, match func(bridge.Event) bool) bridge.Event {
+	r.t.Helper()
+	deadline := time.After(10 * time.Second)
+	seen := 0
+	for {
+		r.mu.Lock()
+		for ; seen < len(r.events); seen++ {
+			if match(r.events[seen]) {
+				ev := r.events[seen]
+				r.mu.Unlock()
+				return ev
+			}
+		}
+		ch := r.changed
+		r.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline:
+			r.t.Fatalf("timed out waiting for %s; events: %s", desc, r.Summary())
+		}
+	}
+}
+
+// Snapshot returns the events so far.
+func (r *Recorder) Snapshot() []bridge.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]bridge.Event(nil), r.events...)
+}
+
+// Of returns the events of one session (or agent-wide ones with "").
+func (r *Recorder) Of(agent, session string) []bridge.Event {
+	var out []bridge.Event
+	for _, ev := range r.Snapshot() {
+		if ev.Agent == agent && ev.Session == session {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// Summary renders the events so far, one a line, for failure messages.
+func (r *Recorder) Summary() string {
+	var b strings.Builder
+	for _, ev := range r.Snapshot() {
+		fmt.Fprintf(&b, "\n  %s/%s #%d %s", ev.Agent, ev.Session, ev.Seq, Describe(ev))
+	}
+	return b.String()
+}
+
+// Describe renders an event compactly for order assertions.
+func Describe(ev bridge.Event) string {
+	s := string(ev.Kind)
+	switch ev.Kind {
+	case bridge.KindText, bridge.KindThinking, bridge.KindUserText, bridge.KindTurnStart:
+		s += ":" + ev.Text
+	case bridge.KindToolStart, bridge.KindToolUpdate, bridge.KindToolEnd:
+		s += ":" + ev.Tool.ID + ":" + ev.Tool.Status
+	case bridge.KindPermission:
+		s += ":" + ev.Tool.ID
+	case bridge.KindTurnEnd:
+		s += ":" + ev.StopReason
+	case bridge.KindUsage:
+		s += fmt.Sprintf(":%v:%d/%d", ev.Usage.Known, ev.Usage.Used, ev.Usage.Size)
+	case bridge.KindCompaction:
+		s += ":" + ev.Compaction.Status
+	case bridge.KindExt:
+		s += ":" + ev.Method
+	}
+	if ev.Replay {
+		s += "(replay)"
+	}
+	if ev.Late {
+		s += "(late)"
+	}
+	return s
+}
+
+// Kinds lists Describe of events, skipping the kinds given.
+func Kinds(events []bridge.Event, skip ...bridge.Kind) []string {
+	var out []string
+next:
+	for _, ev := range events {
+		for _, k := range skip {
+			if ev.Kind == k {
+				continue next
+			}
+		}
+		out = append(out, Describe(ev))
+	}
+	return out
+}
+
+// AgentConfig returns a Config running the fake agent binary with script.
+func AgentConfig(t *testing.T, id string, script acptest.Script) bridge.Config {
+	t.Helper()
+	bin := acptest.BuildBinary(t)
+	path := acptest.WriteScript(t, script)
+	return bridge.Config{ID: id, Transport: &acpclient.CommandTransport{Path: bin, Args: []string{"-script", path},
+		StopTimeout: 200 * time.Millisecond, KillTimeout: 200 * time.Millisecond}}
+}
+
+// Raw is s as raw JSON.
+func Raw(s string) json.RawMessage { return json.RawMessage(s) }
+
+// Update is a script step sending the session update s.
+func Update(s string) acptest.Step { return acptest.Step{Update: Raw(s)} }
+
+// Context returns a context that ends with the test, at the latest after
+// twenty seconds.
+func Context(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Eventually polls cond for up to five seconds.
+func Eventually(t *testing.T, desc string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", desc)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
