@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acphost/acphost/fsroot"
 	"github.com/acphost/acphost/internal/acptest"
 	"github.com/acphost/acphost/internal/sshtest"
+	"github.com/acphost/acphost/sshconn"
 )
 
 // TestProfileOverSSH starts the kiro profile on an SSH host: the program is
@@ -19,7 +19,7 @@ import (
 // remote files.
 func TestProfileOverSSH(t *testing.T) {
 	srv := sshtest.Start(t, nil)
-	hosts := NewSSHHosts(fsroot.DialConfig{KeyFiles: []string{srv.UserKeyFile}, KnownHostsFiles: []string{srv.KnownHostsFile}, NoAgent: true})
+	hosts := NewSSHHosts(sshconn.Config{KeyFiles: []string{srv.UserKeyFile}, KnownHostsFiles: []string{srv.KnownHostsFile}, NoAgent: true})
 	defer hosts.Close()
 	remoteHome := t.TempDir()
 	workspace := t.TempDir()
