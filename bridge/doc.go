@@ -75,4 +75,13 @@
 // agent's login command through Config.TerminalLogin) and retries the call
 // that failed. Values given for sign-in are secrets: they reach the agent's
 // environment only, and are masked in errors and logs.
+//
+// # Remote workspaces
+//
+// A Workspace on an SSH host (its SSH field, an sshconn.Destination) runs
+// the agent there and serves its files over SFTP. SSHHosts keeps one
+// sshconn.Conn per host and hands it to both (Transport, Files) and to
+// profiles (HostFS), so one connection carries everything and is dialled
+// again after a drop. The bridge's own files (the FileStore, settings
+// overlays written through HostFS) use fsroot's atomic write.
 package bridge

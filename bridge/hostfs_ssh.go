@@ -7,31 +7,32 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 
 	"github.com/pkg/sftp"
+
+	"github.com/acphost/acphost/fsroot"
+	"github.com/acphost/acphost/sshconn"
 )
 
 // HostFS returns the SSH host's file system over the shared connection, for
 // profiles' checks and overlays on a remote workspace (for example a
 // transcript check before resuming).
-func (h *SSHHosts) HostFS(target SSHTarget) HostFS { return &sshHostFS{hosts: h, target: target} }
+func (h *SSHHosts) HostFS(dest sshconn.Destination) HostFS { return &sshHostFS{conn: h.Conn(dest)} }
 
 // sshHostFS is HostFS over SFTP. Each call opens an SFTP session on the
 // shared connection (re-dialled if it dropped); these calls are rare.
 type sshHostFS struct {
-	hosts  *SSHHosts
-	target SSHTarget
+	conn *sshconn.Conn
 }
 
 func (f *sshHostFS) client(ctx context.Context) (*sftp.Client, error) {
-	conn, err := f.hosts.Conn(f.target).Client(ctx)
+	conn, err := f.conn.Client(ctx)
 	if err != nil {
 		return nil, err
 	}
 	c, err := sftp.NewClient(conn)
 	if err != nil {
-		return nil, fmt.Errorf("bridge: sftp on %s: %w", f.target, err)
+		return nil, fmt.Errorf("bridge: sftp on %s: %w", f.conn.Destination(), err)
 	}
 	return c, nil
 }
@@ -65,52 +66,21 @@ func (f *sshHostFS) ReadFile(ctx context.Context, p string) ([]byte, error) {
 	return io.ReadAll(file)
 }
 
-// WriteFile replaces a file on the host atomically: a temporary file beside
-// it, then a POSIX rename over it (the server must offer the
-// posix-rename extension, as OpenSSH does).
+// WriteFile replaces a file on the host with fsroot's atomic write, over
+// SFTP on the shared connection (see writeAtomic).
 func (f *sshHostFS) WriteFile(ctx context.Context, p string, data []byte) error {
-	c, err := f.client(ctx)
+	err := writeAtomic(ctx, func(opts *fsroot.Options) (fsroot.Root, error) {
+		return fsroot.NewSFTPConn(ctx, f.conn, "/", opts)
+	}, p, data, 0o644, 0o755)
 	if err != nil {
-		return err
-	}
-	defer c.Close()
-	dir := path.Dir(p)
-	if err := c.MkdirAll(dir); err != nil {
-		return err
-	}
-	mode := fs.FileMode(0o644)
-	if fi, err := c.Stat(p); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	tmp := path.Join(dir, "."+path.Base(p)+".acphost.tmp")
-	file, err := c.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
-	if err != nil {
-		return err
-	}
-	if err := c.Chmod(tmp, mode); err != nil {
-		file.Close()
-		c.Remove(tmp)
-		return err
-	}
-	if _, err := file.Write(data); err != nil {
-		file.Close()
-		c.Remove(tmp)
-		return err
-	}
-	if err := file.Close(); err != nil {
-		c.Remove(tmp)
-		return err
-	}
-	if err := c.PosixRename(tmp, p); err != nil {
-		c.Remove(tmp)
-		return fmt.Errorf("bridge: replacing %s on %s: %w", p, f.target, err)
+		return fmt.Errorf("bridge: on %s: %w", f.conn.Destination(), err)
 	}
 	return nil
 }
 
 // remoteHome returns the login directory on the host.
-func (h *SSHHosts) remoteHome(ctx context.Context, target SSHTarget) (string, error) {
-	c, err := (&sshHostFS{hosts: h, target: target}).client(ctx)
+func (h *SSHHosts) remoteHome(ctx context.Context, dest sshconn.Destination) (string, error) {
+	c, err := (&sshHostFS{conn: h.Conn(dest)}).client(ctx)
 	if err != nil {
 		return "", err
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/sshconn"
 )
 
 // Profile is what the bridge knows about one kind of agent program: how to
@@ -159,7 +160,7 @@ func (l *Launch) Resolution() Resolution {
 // the shared connection of Hosts.
 type SSHLaunch struct {
 	Hosts  *SSHHosts
-	Target SSHTarget
+	Target sshconn.Destination
 }
 
 // FoundRemote is the Resolution source of a program left to the remote

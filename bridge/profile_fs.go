@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/acphost/acphost/fsroot"
 )
 
 // HostFS is the agent host's file system as profiles need it: to check
@@ -38,50 +41,37 @@ func (LocalFS) Exists(_ context.Context, path string) (bool, error) {
 // ReadFile returns a file's content.
 func (LocalFS) ReadFile(_ context.Context, path string) ([]byte, error) { return os.ReadFile(path) }
 
-// WriteFile writes a temporary file beside path, syncs it and renames it
-// over path, keeping the old file's mode.
-func (LocalFS) WriteFile(_ context.Context, path string, data []byte) error {
-	return writeFileAtomic(path, data, 0o644, 0o755)
+// WriteFile replaces path with fsroot's atomic write (see writeAtomic).
+// A relative path is taken from the current directory.
+func (LocalFS) WriteFile(ctx context.Context, path string, data []byte) error {
+	return writeFileLocal(ctx, path, data, 0o644, 0o755)
 }
 
-// writeFileAtomic replaces path with data so that readers see the old or
-// the new content, never a part: a temporary file in the same directory
-// (with the old file's mode, else mode), synced, then renamed over path,
-// and the directory synced. Missing directories are created with dirMode.
-func writeFileAtomic(path string, data []byte, mode, dirMode fs.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, dirMode); err != nil {
-		return err
-	}
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+// writeFileLocal is writeAtomic on this machine.
+func writeFileLocal(ctx context.Context, path string, data []byte, mode, dirMode fs.FileMode) error {
+	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
+	return writeAtomic(ctx, func(opts *fsroot.Options) (fsroot.Root, error) {
+		return fsroot.NewLocal("/", opts)
+	}, abs, data, mode, dirMode)
+}
+
+// writeAtomic replaces the file at the absolute path p with data using the
+// module's one atomic write, fsroot's, on a root of "/" (which confines
+// nothing) that open makes: a temporary file in the same directory, given
+// the old file's mode (else mode) before any byte, synced and renamed over
+// p; missing directories are made with dirMode; an existing file this user
+// may not write is refused (fs.ErrPermission) and left alone; on failure
+// the old file is intact and the temporary removed. Readers see the old or
+// the new content, never a part.
+func writeAtomic(ctx context.Context, open func(*fsroot.Options) (fsroot.Root, error), p string, data []byte, mode, dirMode fs.FileMode) error {
+	// No size cap: these are the host's own files, not an agent's writes.
+	root, err := open(&fsroot.Options{FileMode: mode, DirMode: dirMode, MaxWriteSize: math.MaxInt64})
+	if err != nil {
 		return err
 	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	defer root.Close()
+	return root.WriteTextFile(ctx, p, string(data))
 }

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,9 +43,10 @@ type Store interface {
 	Delete(key string) error
 }
 
-// FileStore is a Store in one JSON file, rewritten atomically (temporary
-// file, fsync, rename) on every change, so a crash leaves the old or the new
-// content, never a torn file. It is safe for concurrent use in one process.
+// FileStore is a Store in one JSON file, rewritten atomically on every
+// change with fsroot's atomic write (temporary file, fsync, rename; the
+// file's mode kept, 0600 when new), so a crash leaves the old or the new
+// content, never a torn file; a file this user may not write is refused. It is safe for concurrent use in one process.
 type FileStore struct {
 	path string
 	mu   sync.Mutex
@@ -74,7 +76,7 @@ func (s *FileStore) write(recs map[string]Record) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(s.path, data, 0o600, 0o700)
+	return writeFileLocal(context.Background(), s.path, data, 0o600, 0o700)
 }
 
 // Load returns the record saved under key.

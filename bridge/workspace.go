@@ -3,15 +3,13 @@ package bridge
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/url"
 	"path"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/fsroot"
+	"github.com/acphost/acphost/sshconn"
 )
 
 // Workspace is where a session's files live and its agent runs: a local
@@ -23,57 +21,28 @@ type Workspace struct {
 	// Path is the absolute directory, on this machine or on the SSH host.
 	Path string
 	// SSH is the host for a remote workspace; nil for a local one.
-	SSH *SSHTarget
+	SSH *sshconn.Destination
 }
 
-// SSHTarget names an SSH host and login.
-type SSHTarget struct {
-	User string
-	Host string
-	Port int // 0 means 22
-}
-
-// Addr returns "host:port".
-func (t SSHTarget) Addr() string {
-	port := t.Port
-	if port == 0 {
-		port = 22
-	}
-	return net.JoinHostPort(t.Host, strconv.Itoa(port))
-}
-
-func (t SSHTarget) String() string {
-	if t.User == "" {
-		return t.Addr()
-	}
-	return t.User + "@" + t.Addr()
-}
-
-// ParseWorkspace reads "/abs/path" or "ssh://user@host[:port]/abs/path".
+// ParseWorkspace reads "/abs/path" or "ssh://user@host[:port]/abs/path";
+// the part after "ssh://" and before the path is what sshconn.Parse reads.
 func ParseWorkspace(s string) (Workspace, error) {
-	if !strings.HasPrefix(s, "ssh://") {
+	rest, remote := strings.CutPrefix(s, "ssh://")
+	if !remote {
 		if !path.IsAbs(s) {
 			return Workspace{}, fmt.Errorf("bridge: workspace %q: path must be absolute", s)
 		}
 		return Workspace{Path: path.Clean(s)}, nil
 	}
-	u, err := url.Parse(s)
+	i := strings.Index(rest, "/")
+	if i < 0 {
+		return Workspace{}, fmt.Errorf("bridge: workspace %q: path must be absolute", s)
+	}
+	dest, err := sshconn.Parse(rest[:i])
 	if err != nil {
 		return Workspace{}, fmt.Errorf("bridge: workspace %q: %w", s, err)
 	}
-	if u.Hostname() == "" {
-		return Workspace{}, fmt.Errorf("bridge: workspace %q: no host", s)
-	}
-	t := &SSHTarget{User: u.User.Username(), Host: u.Hostname()}
-	if p := u.Port(); p != "" {
-		if t.Port, err = strconv.Atoi(p); err != nil || t.Port <= 0 || t.Port > 65535 {
-			return Workspace{}, fmt.Errorf("bridge: workspace %q: bad port %q", s, p)
-		}
-	}
-	if u.Path == "" || !path.IsAbs(u.Path) {
-		return Workspace{}, fmt.Errorf("bridge: workspace %q: path must be absolute", s)
-	}
-	return Workspace{Path: path.Clean(u.Path), SSH: t}, nil
+	return Workspace{Path: path.Clean(rest[i:]), SSH: &dest}, nil
 }
 
 // String returns the workspace in the form ParseWorkspace reads.
@@ -89,29 +58,28 @@ func (w Workspace) String() string {
 // connection is dialled again by the next user. The zero value is not
 // usable; call NewSSHHosts.
 type SSHHosts struct {
-	template fsroot.DialConfig
+	config sshconn.Config
 
 	mu    sync.Mutex
-	conns map[string]*fsroot.SSHConn
+	conns map[string]*sshconn.Conn
 }
 
-// NewSSHHosts returns a pool dialling with template's keys, known_hosts and
-// keepalive settings; User and Addr come from each workspace.
-func NewSSHHosts(template fsroot.DialConfig) *SSHHosts {
-	return &SSHHosts{template: template, conns: map[string]*fsroot.SSHConn{}}
+// NewSSHHosts returns a pool dialling every host with config's keys,
+// known_hosts and keepalive settings.
+func NewSSHHosts(config sshconn.Config) *SSHHosts {
+	return &SSHHosts{config: config, conns: map[string]*sshconn.Conn{}}
 }
 
-// Conn returns the shared connection to target.
-func (h *SSHHosts) Conn(target SSHTarget) *fsroot.SSHConn {
-	key := target.String()
+// Conn returns the shared connection to dest.
+func (h *SSHHosts) Conn(dest sshconn.Destination) *sshconn.Conn {
+	// By text, so a port left 0 and an explicit 22 share one connection.
+	key := dest.String()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c, ok := h.conns[key]; ok {
 		return c
 	}
-	cfg := h.template
-	cfg.User, cfg.Addr = target.User, target.Addr()
-	c := fsroot.NewSSHConn(cfg)
+	c := sshconn.New(dest, h.config)
 	h.conns[key] = c
 	return c
 }

@@ -3,19 +3,17 @@ package bridge
 import (
 	"context"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
-	"github.com/acphost/acphost/fsroot"
 	"github.com/acphost/acphost/internal/acptest"
 	"github.com/acphost/acphost/internal/sshdtest"
 	"github.com/acphost/acphost/internal/sshtest"
+	"github.com/acphost/acphost/sshconn"
 )
 
 func TestParseWorkspace(t *testing.T) {
@@ -41,11 +39,13 @@ func TestParseWorkspace(t *testing.T) {
 	}
 }
 
-// sshTarget returns the workspace target of a test server.
-func sshTarget(t *testing.T, addr, user string) *SSHTarget {
-	host, port, _ := net.SplitHostPort(addr)
-	p, _ := strconv.Atoi(port)
-	return &SSHTarget{User: user, Host: host, Port: p}
+// sshTarget returns the workspace destination of a test server.
+func sshTarget(t *testing.T, addr, user string) *sshconn.Destination {
+	d, err := sshconn.Parse(user + "@" + addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &d
 }
 
 // TestRemoteWorkspace launches the fake agent over SSH in a workspace, runs
@@ -53,14 +53,14 @@ func sshTarget(t *testing.T, addr, user string) *SSHTarget {
 // the connection mid-turn, and resumes on the next prompt.
 func TestRemoteWorkspace(t *testing.T) {
 	srv := sshtest.Start(t, nil)
-	runRemoteWorkspace(t, srv.Addr, srv.User, fsroot.DialConfig{KeyFiles: []string{srv.UserKeyFile},
+	runRemoteWorkspace(t, srv.Addr, srv.User, sshconn.Config{KeyFiles: []string{srv.UserKeyFile},
 		KnownHostsFiles: []string{srv.KnownHostsFile}, NoAgent: true}, func(*SSHHosts) { srv.DropConnections() })
 }
 
 // TestRemoteWorkspaceRealSSHD does the same through a real OpenSSH server.
 func TestRemoteWorkspaceRealSSHD(t *testing.T) {
 	srv := sshdtest.Start(t)
-	runRemoteWorkspace(t, srv.Addr, srv.User, fsroot.DialConfig{KeyFiles: []string{srv.KeyFile},
+	runRemoteWorkspace(t, srv.Addr, srv.User, sshconn.Config{KeyFiles: []string{srv.KeyFile},
 		KnownHostsFiles: []string{srv.KnownHostsFile}, NoAgent: true}, func(pool *SSHHosts) {
 		// Cut the shared connection, as a network drop would.
 		if c, err := pool.Conn(*sshTarget(t, srv.Addr, srv.User)).Client(context.Background()); err == nil {
@@ -69,7 +69,7 @@ func TestRemoteWorkspaceRealSSHD(t *testing.T) {
 	})
 }
 
-func runRemoteWorkspace(t *testing.T, addr, user string, dial fsroot.DialConfig, drop func(*SSHHosts)) {
+func runRemoteWorkspace(t *testing.T, addr, user string, dial sshconn.Config, drop func(*SSHHosts)) {
 	bin := acptest.BuildBinary(t)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n"), 0o644)

@@ -61,6 +61,10 @@
 // second rename fails). Readers may see no file for an instant there, never
 // a partial one. fsync is skipped on servers without fsync@openssh.com.
 //
+// This is the module's one atomic write. A root on "/" confines nothing,
+// and is how a host writes its own files (a session store, an agent's
+// settings) locally or over SFTP with the same guarantees.
+//
 // # Watching
 //
 // Watch lets a host refresh its views when the agent (or anything else)
@@ -72,16 +76,15 @@
 //
 // # SSH
 //
-// Dial connects with keys from files and from ssh-agent, verifies the host
-// against known_hosts (an unknown host and a changed key are refused with
-// different, explanatory errors; only InsecureIgnoreHostKey skips this;
-// these and a missing or unreadable known_hosts file all satisfy
-// errors.Is(err, ErrHostKey) and name the file), and
-// sends keepalives that close a connection whose peer went silent. SSHConn
-// keeps one such connection and dials again after it dies, so an SFTP root
-// built with NewSFTPConn recovers on its next operation. Anything else that
-// needs the host, such as an agent process launched over SSH, can share the
-// same SSHConn. A caller with its own *ssh.Client uses NewSFTP instead.
+// fsroot does no dialling: an SFTP root takes the connection it is given,
+// in x/crypto's own type. NewSFTP takes an *ssh.Client and uses it as is
+// (if it dies, operations fail with ErrConnectionLost). NewSFTPConn takes
+// an SSHConn, anything whose Client method hands out the client to use
+// now, and asks it again after a drop, so the root recovers on its next
+// operation; github.com/acphost/acphost/sshconn's Conn is one, and dials
+// with host-key verification, ssh-agent keys and keepalives. Anything else
+// that needs the host, such as an agent process launched over SSH, can
+// share the same connection.
 //
 // Paths are POSIX paths; Windows is not supported yet.
 package fsroot

@@ -31,11 +31,11 @@ var (
 	ErrNotRegular = errors.New("not a regular file")
 	// ErrInvalidRange means a negative line or limit was requested.
 	ErrInvalidRange = errors.New("line and limit must not be negative")
-	// ErrClosed means the Root (or SSHConn) was closed.
+	// ErrClosed means the Root was closed.
 	ErrClosed = errors.New("closed")
 	// ErrConnectionLost means the SSH connection under an SFTP root dropped
-	// during the operation. The operation may be retried: a root built on an
-	// SSHConn dials again on its next use.
+	// during the operation. The operation may be retried: a root built with
+	// NewSFTPConn asks its SSHConn for a client again on its next use.
 	ErrConnectionLost = errors.New("ssh connection lost")
 )
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/acphost/acphost/fsroot"
+	"github.com/acphost/acphost/sshconn"
 )
 
 func ExampleLocal() {
@@ -53,16 +54,14 @@ func ExampleLocal() {
 
 func ExampleSFTP() {
 	ctx := context.Background()
-	user, addr, err := fsroot.ParseDestination("dev@build.example.com:22")
+	dest, err := sshconn.Parse("dev@build.example.com:22")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	// Keys from ssh-agent, host verified against ~/.ssh/known_hosts; the
 	// connection is dialed on first use and again after it drops.
-	conn := fsroot.NewSSHConn(fsroot.DialConfig{
-		User:     user,
-		Addr:     addr,
+	conn := sshconn.New(dest, sshconn.Config{
 		KeyFiles: []string{os.ExpandEnv("$HOME/.ssh/id_ed25519")},
 	})
 	defer conn.Close()

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/acphost/acphost/internal/nonroot"
 )
 
 // TestWriteOverCapIsRefused checks that content over the write cap
@@ -126,7 +128,7 @@ func (m overlayMap) Buffer(path string) (string, bool) {
 // errors.Is(err, fs.ErrPermission), the file byte-identical and no
 // temporary left, while a writable file next to it is written.
 func TestWriteRefusesFileTheUserMayNotWrite(t *testing.T) {
-	if !asNonRoot(t) {
+	if !nonroot.Run(t) {
 		return
 	}
 	forEachRoot(t, func(t *testing.T, kind rootKind) {

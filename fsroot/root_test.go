@@ -571,3 +571,40 @@ func TestSymlinkLoopIsAnError(t *testing.T) {
 		t.Fatalf("loop: %v", err)
 	}
 }
+
+// TestRootOnSlashWritesAnywhere checks the root that confines nothing,
+// which hosts use for their own files: it creates missing directories with
+// DirMode, keeps an existing file's mode, writes through a symlinked
+// directory without replacing the link, and leaves no temporary.
+func TestRootOnSlashWritesAnywhere(t *testing.T) {
+	forEachRoot(t, func(t *testing.T, kind rootKind) {
+		dir := tempDir(t)
+		real := filepath.Join(dir, "real")
+		writeFile(t, filepath.Join(real, "kept.json"), "{}")
+		if err := os.Chmod(filepath.Join(real, "kept.json"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		symlink(t, real, filepath.Join(dir, "link"))
+		r := kind.open(t, "/", &Options{DirMode: 0o700})
+
+		if err := r.WriteTextFile(ctx, filepath.Join(dir, "link", "kept.json"), `{"v":2}`); err != nil {
+			t.Fatal(err)
+		}
+		if got := readFile(t, filepath.Join(real, "kept.json")); got != `{"v":2}` {
+			t.Fatalf("through the link: %q", got)
+		}
+		assertMode(t, filepath.Join(real, "kept.json"), 0o600)
+		if info, err := os.Lstat(filepath.Join(dir, "link")); err != nil || info.Mode()&fs.ModeSymlink == 0 {
+			t.Fatalf("the symlinked directory was replaced: %v, %v", info, err)
+		}
+
+		created := filepath.Join(dir, "new", "deeper", "state.json")
+		if err := r.WriteTextFile(ctx, created, "s"); err != nil {
+			t.Fatal(err)
+		}
+		assertMode(t, filepath.Join(dir, "new"), 0o700)
+		assertMode(t, created, DefaultFileMode)
+		noTempFiles(t, real)
+		noTempFiles(t, filepath.Join(dir, "new", "deeper"))
+	})
+}

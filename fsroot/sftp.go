@@ -49,10 +49,18 @@ func NewSFTP(ctx context.Context, client *ssh.Client, cwd string, opts *Options)
 	return newSFTP(ctx, func(context.Context) (*ssh.Client, error) { return client, nil }, cwd, opts)
 }
 
+// SSHConn is an SSH connection that is dialled again after it dies: Client
+// returns the client to use now. *sshconn.Conn is one; fsroot takes the
+// interface so that it does no dialling of its own.
+type SSHConn interface {
+	Client(ctx context.Context) (*ssh.Client, error)
+}
+
 // NewSFTPConn returns a root for the directory cwd on the host of conn. An
 // operation that finds the connection dropped fails with ErrConnectionLost
-// and the next one dials again. Close does not close conn. opts may be nil.
-func NewSFTPConn(ctx context.Context, conn *SSHConn, cwd string, opts *Options) (*SFTP, error) {
+// and the next one asks conn for a client again, which re-dials. Close does
+// not close conn. opts may be nil.
+func NewSFTPConn(ctx context.Context, conn SSHConn, cwd string, opts *Options) (*SFTP, error) {
 	return newSFTP(ctx, conn.Client, cwd, opts)
 }
 

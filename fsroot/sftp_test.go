@@ -1,7 +1,6 @@
 package fsroot
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/internal/sshtest"
+	"github.com/acphost/acphost/sshconn"
 )
 
 // manualTicker is a poll ticker the test drives; an unbuffered send returns
@@ -24,6 +24,16 @@ func (m manualTicker) tick(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("watcher did not take the tick")
 	}
+}
+
+// destination returns the login and address of a test server.
+func destination(t testing.TB, user, addr string) sshconn.Destination {
+	t.Helper()
+	d, err := sshconn.Parse(user + "@" + addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 func newSFTPRoot(t *testing.T, cwd string, opts *Options) (*SFTP, *sshtest.Server) {
@@ -153,9 +163,8 @@ func TestSFTPConnRedialsAfterDrop(t *testing.T) {
 	p := filepath.Join(cwd, "f.txt")
 	writeFile(t, p, "hello")
 	srv := sshtest.Start(t, nil)
-	conn := NewSSHConn(DialConfig{
-		User: srv.User, Addr: srv.Addr, KeyFiles: []string{srv.UserKeyFile},
-		KnownHostsFiles: []string{srv.KnownHostsFile}, NoAgent: true,
+	conn := sshconn.New(destination(t, srv.User, srv.Addr), sshconn.Config{
+		KeyFiles: []string{srv.UserKeyFile}, KnownHostsFiles: []string{srv.KnownHostsFile}, NoAgent: true,
 	})
 	defer conn.Close()
 	r, err := NewSFTPConn(ctx, conn, cwd, nil)
@@ -185,9 +194,8 @@ func TestSFTPConnMidOperationDropThenRecovers(t *testing.T) {
 	p := filepath.Join(cwd, "f.txt")
 	writeFile(t, p, "hello")
 	srv := sshtest.Start(t, nil)
-	conn := NewSSHConn(DialConfig{
-		User: srv.User, Addr: srv.Addr, KeyFiles: []string{srv.UserKeyFile},
-		KnownHostsFiles: []string{srv.KnownHostsFile}, NoAgent: true,
+	conn := sshconn.New(destination(t, srv.User, srv.Addr), sshconn.Config{
+		KeyFiles: []string{srv.UserKeyFile}, KnownHostsFiles: []string{srv.KnownHostsFile}, NoAgent: true,
 	})
 	defer conn.Close()
 	r, err := NewSFTPConn(ctx, conn, cwd, nil)
@@ -205,15 +213,5 @@ func TestSFTPConnMidOperationDropThenRecovers(t *testing.T) {
 	<-dead
 	if got, err := r.ReadTextFile(ctx, p, 0, 0); err != nil || got != "hello" {
 		t.Fatalf("read after drop %q, %v", got, err)
-	}
-}
-
-func TestSSHConnClosed(t *testing.T) {
-	conn := NewSSHConn(DialConfig{})
-	if err := conn.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Client(context.Background()); !errors.Is(err, ErrClosed) {
-		t.Fatalf("Client after Close: %v", err)
 	}
 }

@@ -182,3 +182,9 @@ func (pw *pollWatch) forgetOutside(roots []rootDir) {
 		}
 	}
 }
+
+// realTicker is the poll ticker outside tests.
+func realTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
+}

@@ -8,15 +8,15 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost/internal/sshdtest"
+	"github.com/acphost/acphost/sshconn"
 )
 
-// TestRealSSHD runs the SFTP root and the dial helper against OpenSSH's
+// TestRealSSHD runs the SFTP root and sshconn's dialling against OpenSSH's
 // sshd and sftp-server (skipped when they are not installed).
 func TestRealSSHD(t *testing.T) {
 	srv := sshdtest.Start(t)
-	conn := NewSSHConn(DialConfig{
-		User: srv.User, Addr: srv.Addr, KeyFiles: []string{srv.KeyFile},
-		KnownHostsFiles: []string{srv.KnownHostsFile}, NoAgent: true,
+	conn := sshconn.New(destination(t, srv.User, srv.Addr), sshconn.Config{
+		KeyFiles: []string{srv.KeyFile}, KnownHostsFiles: []string{srv.KnownHostsFile}, NoAgent: true,
 	})
 	defer conn.Close()
 	cwd, outside := tempDir(t), tempDir(t)
@@ -96,8 +96,8 @@ func TestRealSSHD(t *testing.T) {
 		if err := os.WriteFile(empty, nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Dial(ctx, DialConfig{User: srv.User, Addr: srv.Addr, KeyFiles: []string{srv.KeyFile}, KnownHostsFiles: []string{empty}, NoAgent: true})
-		if !errors.Is(err, ErrUnknownHost) || !strings.Contains(err.Error(), srv.Addr) {
+		_, err := sshconn.Dial(ctx, destination(t, srv.User, srv.Addr), sshconn.Config{KeyFiles: []string{srv.KeyFile}, KnownHostsFiles: []string{empty}, NoAgent: true})
+		if !errors.Is(err, sshconn.ErrUnknownHost) || !strings.Contains(err.Error(), srv.Addr) {
 			t.Fatalf("unknown host: %v", err)
 		}
 	})

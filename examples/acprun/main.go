@@ -73,18 +73,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
-	"os/user"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
-
-	"golang.org/x/crypto/ssh"
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/bridge"
@@ -488,10 +483,7 @@ func startRemote(ctx context.Context, o *options, host *bridge.Host, cfg bridge.
 	if err != nil {
 		return nil, "", nil, fail(exitUsage, "--ssh-key: %v", err)
 	}
-	ws, err := bridge.ParseWorkspace("ssh://" + target.String() + filepath.ToSlash(filepath.Clean(o.cwd)))
-	if err != nil {
-		return nil, "", nil, fail(exitUsage, "--ssh: %v", err)
-	}
+	ws := bridge.Workspace{Path: filepath.ToSlash(filepath.Clean(o.cwd)), SSH: &target}
 	hosts := bridge.NewSSHHosts(dial)
 	*closers = append(*closers, closerFunc(hosts.Close))
 
@@ -532,58 +524,6 @@ func startRemoteAgent(ctx context.Context, o *options, host *bridge.Host, cfg br
 	o.agentMode = launchAgentMode(p, &launch, o.agentMode)
 	cfg.ID = p.Name
 	return host.StartProfile(ctx, p, launch, cfg)
-}
-
-// sshTarget reads user@host[:port]; the user defaults to the local one.
-func sshTarget(dest string) (bridge.SSHTarget, error) {
-	login, addr, err := fsroot.ParseDestination(dest)
-	if err != nil {
-		return bridge.SSHTarget{}, err
-	}
-	hostname, portText, err := net.SplitHostPort(addr)
-	if err != nil {
-		return bridge.SSHTarget{}, err
-	}
-	port, err := strconv.Atoi(portText)
-	if err != nil {
-		return bridge.SSHTarget{}, fmt.Errorf("bad port %q", portText)
-	}
-	if login == "" {
-		u, err := user.Current()
-		if err != nil {
-			return bridge.SSHTarget{}, fmt.Errorf("no user given and the local one is unknown: %v", err)
-		}
-		login = u.Username
-	}
-	return bridge.SSHTarget{User: login, Host: hostname, Port: port}, nil
-}
-
-// dialConfig offers the key file given, or else the unencrypted default
-// keys in ~/.ssh, besides those of a running ssh-agent. Host keys are
-// verified against knownHosts, or ~/.ssh/known_hosts.
-func dialConfig(keyFile, knownHosts string) (fsroot.DialConfig, error) {
-	var cfg fsroot.DialConfig
-	if knownHosts != "" {
-		cfg.KnownHostsFiles = []string{knownHosts}
-	}
-	if keyFile != "" {
-		cfg.KeyFiles = []string{keyFile}
-		return cfg, nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return cfg, nil
-	}
-	for _, name := range []string{"id_ed25519", "id_ecdsa", "id_rsa"} {
-		pem, err := os.ReadFile(filepath.Join(home, ".ssh", name))
-		if err != nil {
-			continue
-		}
-		if signer, err := ssh.ParsePrivateKey(pem); err == nil {
-			cfg.Signers = append(cfg.Signers, signer)
-		}
-	}
-	return cfg, nil
 }
 
 type closerFunc func() error

@@ -2,7 +2,7 @@
 // starts on the remote host, in the workspace directory, and its file reads
 // and writes are served over SFTP on the same SSH connection, confined to
 // that directory. It is the shortest complete use of bridge.Workspace and
-// bridge.SSHHosts.
+// bridge.SSHHosts (whose connections are sshconn's).
 //
 //	go run ./examples/remote -agent 'gemini --acp' ssh://me@build-box/home/me/project "Run the tests"
 //
@@ -21,7 +21,7 @@ import (
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/bridge"
 	"github.com/acphost/acphost/examples/internal/cmdline"
-	"github.com/acphost/acphost/fsroot"
+	"github.com/acphost/acphost/sshconn"
 )
 
 func main() {
@@ -57,7 +57,7 @@ func run(args []string, stdout io.Writer) error {
 	}
 	prompt := strings.Join(fs.Args()[1:], " ")
 
-	var dial fsroot.DialConfig
+	var dial sshconn.Config // ssh-agent keys, ~/.ssh/known_hosts
 	if *key != "" {
 		dial.KeyFiles = []string{*key}
 	}

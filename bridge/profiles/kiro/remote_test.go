@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost/bridge"
-	"github.com/acphost/acphost/fsroot"
 	"github.com/acphost/acphost/internal/acptest"
 	"github.com/acphost/acphost/internal/bridgetest"
 	"github.com/acphost/acphost/internal/sshtest"
+	"github.com/acphost/acphost/sshconn"
 )
 
 // TestProfileOverSSH starts the kiro profile on an SSH host: the program is
@@ -23,7 +23,7 @@ import (
 // remote files.
 func TestProfileOverSSH(t *testing.T) {
 	srv := sshtest.Start(t, nil)
-	hosts := bridge.NewSSHHosts(fsroot.DialConfig{KeyFiles: []string{srv.UserKeyFile}, KnownHostsFiles: []string{srv.KnownHostsFile}, NoAgent: true})
+	hosts := bridge.NewSSHHosts(sshconn.Config{KeyFiles: []string{srv.UserKeyFile}, KnownHostsFiles: []string{srv.KnownHostsFile}, NoAgent: true})
 	defer hosts.Close()
 	remoteHome := t.TempDir()
 	workspace := t.TempDir()
@@ -69,8 +69,8 @@ func TestProfileOverSSH(t *testing.T) {
 }
 
 // sshTarget returns the workspace target of a test server.
-func sshTarget(t *testing.T, addr, user string) *bridge.SSHTarget {
+func sshTarget(t *testing.T, addr, user string) *sshconn.Destination {
 	host, port, _ := net.SplitHostPort(addr)
 	p, _ := strconv.Atoi(port)
-	return &bridge.SSHTarget{User: user, Host: host, Port: p}
+	return &sshconn.Destination{User: user, Host: host, Port: p}
 }

@@ -1,19 +1,25 @@
-package fsroot
+package sshconn
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"golang.org/x/crypto/ssh"
 )
 
-// SSHConn holds one SSH connection to a host and replaces it when it dies:
-// Client hands out the current *ssh.Client and dials a new one if the last
-// has closed (server gone, keepalive missed). An SFTP root and agents
-// launched over SSH can share one SSHConn, and so one connection.
-type SSHConn struct {
-	cfg  DialConfig
-	dial func(context.Context, DialConfig) (*ssh.Client, error)
+// ErrClosed is returned by Conn.Client after Close.
+var ErrClosed = errors.New("ssh connection closed")
+
+// Conn holds one SSH connection to a destination and replaces it when it
+// dies: Client hands out the current *ssh.Client and dials a new one if the
+// last has closed (server gone, keepalive missed). An SFTP root
+// (fsroot.NewSFTPConn) and agents launched over SSH (acpclient.SSHTransport's
+// Dial, given Client) can share one Conn, and so one connection.
+type Conn struct {
+	dest Destination
+	cfg  Config
+	dial func(context.Context, Destination, Config) (*ssh.Client, error)
 
 	mu     sync.Mutex
 	client *ssh.Client
@@ -23,15 +29,18 @@ type SSHConn struct {
 	monitors sync.WaitGroup
 }
 
-// NewSSHConn returns a connection that dials cfg on first use. It does not
-// dial yet.
-func NewSSHConn(cfg DialConfig) *SSHConn {
-	return &SSHConn{cfg: cfg, dial: Dial}
+// New returns a connection to dest that dials with cfg on first use. It
+// does not dial yet.
+func New(dest Destination, cfg Config) *Conn {
+	return &Conn{dest: dest, cfg: cfg, dial: Dial}
 }
 
-// Client returns a live client, dialing when there is none or the previous
+// Destination returns the host and login the connection dials.
+func (c *Conn) Destination() Destination { return c.dest }
+
+// Client returns a live client, dialling when there is none or the previous
 // one has closed. Concurrent callers share one dial.
-func (c *SSHConn) Client(ctx context.Context) (*ssh.Client, error) {
+func (c *Conn) Client(ctx context.Context) (*ssh.Client, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -40,7 +49,7 @@ func (c *SSHConn) Client(ctx context.Context) (*ssh.Client, error) {
 	if c.client != nil && !isDone(c.dead) {
 		return c.client, nil
 	}
-	client, err := c.dial(ctx, c.cfg)
+	client, err := c.dial(ctx, c.dest, c.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -57,14 +66,14 @@ func (c *SSHConn) Client(ctx context.Context) (*ssh.Client, error) {
 
 // Dead returns a channel that is closed when the client last handed out by
 // Client has ended (nil before the first dial).
-func (c *SSHConn) Dead() <-chan struct{} {
+func (c *Conn) Dead() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.dead
 }
 
 // Close closes the current client; Client fails with ErrClosed afterwards.
-func (c *SSHConn) Close() error {
+func (c *Conn) Close() error {
 	c.mu.Lock()
 	c.closed = true
 	client, dead := c.client, c.dead

@@ -1,4 +1,4 @@
-package fsroot
+package sshconn
 
 import (
 	"context"
@@ -31,31 +31,42 @@ func TestParseDestination(t *testing.T) {
 		{in: "root@host:99999", bad: true},
 	}
 	for _, tc := range cases {
-		user, addr, err := ParseDestination(tc.in)
+		d, err := Parse(tc.in)
 		if tc.bad {
 			if err == nil {
 				t.Errorf("%q: no error", tc.in)
 			}
 			continue
 		}
-		if err != nil || user != tc.user || addr != tc.addr {
-			t.Errorf("%q = %q, %q, %v; want %q, %q", tc.in, user, addr, err, tc.user, tc.addr)
+		if err != nil || d.User != tc.user || d.Addr() != tc.addr {
+			t.Errorf("%q = %q, %q, %v; want %q, %q", tc.in, d.User, d.Addr(), err, tc.user, tc.addr)
+		}
+		if back, err := Parse(d.String()); err != nil || back != d {
+			t.Errorf("%q: String %q reads back as %+v, %v", tc.in, d, back, err)
 		}
 	}
 }
 
-func dialConfig(srv *sshtest.Server) DialConfig {
-	return DialConfig{
-		User: srv.User, Addr: srv.Addr, KeyFiles: []string{srv.UserKeyFile},
-		KnownHostsFiles: []string{srv.KnownHostsFile}, NoAgent: true,
+// destination returns where a test server listens, with its login.
+func destination(t testing.TB, srv *sshtest.Server) Destination {
+	d, err := Parse(srv.User + "@" + srv.Addr)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return d
+}
+
+// dialConfig authenticates with the test server's key file and verifies
+// it against its known_hosts file.
+func dialConfig(srv *sshtest.Server) Config {
+	return Config{KeyFiles: []string{srv.UserKeyFile}, KnownHostsFiles: []string{srv.KnownHostsFile}, NoAgent: true}
 }
 
 func TestDialVerifiesKnownHosts(t *testing.T) {
 	srv := sshtest.Start(t, nil)
 	dir := t.TempDir()
 
-	client, err := Dial(ctx, dialConfig(srv))
+	client, err := Dial(ctx, destination(t, srv), dialConfig(srv))
 	if err != nil {
 		t.Fatalf("known host: %v", err)
 	}
@@ -67,7 +78,7 @@ func TestDialVerifiesKnownHosts(t *testing.T) {
 	}
 	cfg := dialConfig(srv)
 	cfg.KnownHostsFiles = []string{empty}
-	_, err = Dial(ctx, cfg)
+	_, err = Dial(ctx, destination(t, srv), cfg)
 	if !errors.Is(err, ErrUnknownHost) || !strings.Contains(err.Error(), "unknown") || errors.Is(err, ErrHostKeyChanged) {
 		t.Fatalf("unknown host: %v", err)
 	}
@@ -81,7 +92,7 @@ func TestDialVerifiesKnownHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.KnownHostsFiles = []string{changed}
-	_, err = Dial(ctx, cfg)
+	_, err = Dial(ctx, destination(t, srv), cfg)
 	if !errors.Is(err, ErrHostKeyChanged) {
 		t.Fatalf("changed key: %v", err)
 	}
@@ -94,7 +105,7 @@ func TestDialVerifiesKnownHosts(t *testing.T) {
 	// Only an explicit opt-in skips verification.
 	cfg.KnownHostsFiles = []string{empty}
 	cfg.InsecureIgnoreHostKey = true
-	client, err = Dial(ctx, cfg)
+	client, err = Dial(ctx, destination(t, srv), cfg)
 	if err != nil {
 		t.Fatalf("insecure: %v", err)
 	}
@@ -134,15 +145,15 @@ func TestDialWithAgent(t *testing.T) {
 	}()
 	defer func() { l.Close(); <-served }()
 
-	cfg := DialConfig{User: srv.User, Addr: srv.Addr, KnownHostsFiles: []string{srv.KnownHostsFile}, AgentSocket: sock}
-	client, err := Dial(ctx, cfg)
+	cfg := Config{KnownHostsFiles: []string{srv.KnownHostsFile}, AgentSocket: sock}
+	client, err := Dial(ctx, destination(t, srv), cfg)
 	if err != nil {
 		t.Fatalf("agent login: %v", err)
 	}
 	client.Close()
 
 	cfg.NoAgent = true
-	if _, err := Dial(ctx, cfg); err == nil || !strings.Contains(err.Error(), "no keys") {
+	if _, err := Dial(ctx, destination(t, srv), cfg); err == nil || !strings.Contains(err.Error(), "no keys") {
 		t.Fatalf("without agent or keys: %v", err)
 	}
 }
@@ -164,7 +175,7 @@ func TestDialHonoursContext(t *testing.T) {
 	}()
 	dctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	_, err = Dial(dctx, DialConfig{User: "u", Addr: l.Addr().String(), InsecureIgnoreHostKey: true, Signers: []ssh.Signer{mustSigner(t)}})
+	_, err = Dial(dctx, Destination{User: "u", Host: "127.0.0.1", Port: l.Addr().(*net.TCPAddr).Port}, Config{InsecureIgnoreHostKey: true, Signers: []ssh.Signer{mustSigner(t)}})
 	if err == nil {
 		t.Fatal("dial to a silent server succeeded")
 	}
@@ -188,7 +199,7 @@ func TestKeepaliveClosesClientWhenUnanswered(t *testing.T) {
 	ticks := make(manualTicker)
 	cfg := dialConfig(srv)
 	cfg.keepaliveTicker = ticks.newTicker
-	client, err := Dial(ctx, cfg)
+	client, err := Dial(ctx, destination(t, srv), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +227,7 @@ func TestKeepaliveKeepsAnsweredClient(t *testing.T) {
 	cfg := dialConfig(srv)
 	cfg.keepaliveTicker = ticks.newTicker
 	cfg.keepaliveAnswered = func() { answered <- struct{}{} }
-	client, err := Dial(ctx, cfg)
+	client, err := Dial(ctx, destination(t, srv), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package fsroot
+package sshconn
 
 import (
 	"crypto/ed25519"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acphost/acphost/fsroot"
+	"github.com/acphost/acphost/internal/nonroot"
 	"github.com/acphost/acphost/internal/sshtest"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
@@ -53,21 +55,21 @@ func TestKnownHostsProblemsAreHostKeyErrors(t *testing.T) {
 	} {
 		cfg := dialConfig(srv)
 		cfg.KnownHostsFiles = []string{tc.file}
-		_, err := Dial(ctx, cfg)
+		_, err := Dial(ctx, destination(t, srv), cfg)
 		checkHostKeyError(t, tc.what, err, tc.file)
 	}
 
-	cwd := tempDir(t)
+	cwd := t.TempDir()
 	cfg := dialConfig(srv)
 	cfg.KnownHostsFiles = []string{missing}
-	conn := NewSSHConn(cfg)
+	conn := New(destination(t, srv), cfg)
 	defer conn.Close()
-	_, hostErr := NewSFTPConn(ctx, conn, cwd, nil)
+	_, hostErr := fsroot.NewSFTPConn(ctx, conn, cwd, nil)
 	checkHostKeyError(t, "SFTP root with a missing known_hosts", hostErr, missing)
 
-	good := NewSSHConn(dialConfig(srv))
+	good := New(destination(t, srv), dialConfig(srv))
 	defer good.Close()
-	_, cwdErr := NewSFTPConn(ctx, good, filepath.Join(cwd, "gone"), nil)
+	_, cwdErr := fsroot.NewSFTPConn(ctx, good, filepath.Join(cwd, "gone"), nil)
 	if !errors.Is(cwdErr, fs.ErrNotExist) || errors.Is(cwdErr, ErrHostKey) {
 		t.Fatalf("missing cwd: %v", cwdErr)
 	}
@@ -80,7 +82,7 @@ func TestKnownHostsProblemsAreHostKeyErrors(t *testing.T) {
 // bypass, that a known_hosts file the user may not read is an ErrHostKey
 // naming the file.
 func TestUnreadableKnownHostsIsHostKeyError(t *testing.T) {
-	if !asNonRoot(t) {
+	if !nonroot.Run(t) {
 		return
 	}
 	srv := sshtest.Start(t, nil)
@@ -93,7 +95,7 @@ func TestUnreadableKnownHostsIsHostKeyError(t *testing.T) {
 	}
 	cfg := dialConfig(srv)
 	cfg.KnownHostsFiles = []string{locked}
-	_, err := Dial(ctx, cfg)
+	_, err := Dial(ctx, destination(t, srv), cfg)
 	checkHostKeyError(t, "unreadable known_hosts", err, locked)
 	if !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("unreadable known_hosts does not say why: %v", err)
