@@ -53,16 +53,16 @@ type Session struct {
 
 	turnMu sync.Mutex // held for the whole of a turn
 
+	// pending are the session's requests waiting on the user.
+	pending pendingRequests
+
 	mu          sync.Mutex
 	policy      Policy
 	replaying   bool
 	turn        *turnState
 	tools       *toolTracker
 	usage       Usage
-	permissions map[string]*PermissionRequest
-	// elicitations are the agent's questions waiting for the user.
-	elicitations map[string]*ElicitationRequest
-	unusable     error
+	unusable    error
 	// configOptions and models are the latest the agent reported, for
 	// SetModel and the accessors.
 	configOptions []acpclient.ConfigOption
@@ -120,8 +120,7 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{b: b, cfg: cfg, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider),
-		permissions: map[string]*PermissionRequest{}, elicitations: map[string]*ElicitationRequest{}}
+	s := &Session{b: b, cfg: cfg, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider)}
 	ready, err := s.attach(ctx, conn, cfg.ResumeID)
 	if err != nil {
 		return nil, err
