@@ -8,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/acphost/acphost/acpclient"
 )
@@ -67,9 +66,12 @@ type AuthAnswer struct {
 
 // AuthRequest is an agent's demand to sign in, carried by an auth_required
 // event. Answer it (from any goroutine) with one of Methods; the bridge
-// signs in and retries the call that failed. Decline, or cancelling the
-// call's context, fails that call with ErrAuthRequired.
+// signs in and retries the call that failed. Decline, cancelling the call's
+// context, cancelling the turn that waits for it, or Bridge.Close fails that
+// call with ErrAuthRequired. Done closes on any answer.
 type AuthRequest struct {
+	userRequest
+
 	// ID identifies the request within its Bridge.
 	ID string `json:"id"`
 	// Call is the ACP method that failed for want of sign-in.
@@ -80,10 +82,10 @@ type AuthRequest struct {
 	// the agent offered none (the user must sign in outside the app).
 	Methods []AuthOption `json:"methods"`
 
-	once    sync.Once
-	done    chan struct{}
-	answer  AuthAnswer
-	decline bool
+	answer AuthAnswer
+	// refusal is why the sign-in will not happen (ErrAuthDeclined, or the
+	// cause of an abandoned request); nil when answered.
+	refusal error
 }
 
 // TerminalLogin is a login command for Config.TerminalLogin to run in an
@@ -97,22 +99,21 @@ type TerminalLogin struct {
 
 // Answer signs in with a method; it returns ErrAlreadyAnswered when the
 // request was answered or declined before.
-func (r *AuthRequest) Answer(a AuthAnswer) error { return r.settle(a, false) }
+func (r *AuthRequest) Answer(a AuthAnswer) error { return r.settle(a, nil) }
 
 // Decline refuses to sign in.
-func (r *AuthRequest) Decline() error { return r.settle(AuthAnswer{}, true) }
+func (r *AuthRequest) Decline() error { return r.settle(AuthAnswer{}, ErrAuthDeclined) }
 
-// Done is closed once the request is answered or declined.
-func (r *AuthRequest) Done() <-chan struct{} { return r.done }
+// abandon declines with cause. The agent's exit leaves a sign-in waiting:
+// carrying it out starts the agent again anyway.
+func (r *AuthRequest) abandon(cause error) {
+	if !errors.Is(cause, errAgentExited) {
+		r.settle(AuthAnswer{}, cause)
+	}
+}
 
-func (r *AuthRequest) settle(a AuthAnswer, decline bool) error {
-	err := ErrAlreadyAnswered
-	r.once.Do(func() {
-		err = nil
-		r.answer, r.decline = a, decline
-		close(r.done)
-	})
-	return err
+func (r *AuthRequest) settle(a AuthAnswer, refusal error) error {
+	return r.userRequest.settle(func() { r.answer, r.refusal = a, refusal })
 }
 
 func (r *AuthRequest) method(id string) (AuthOption, bool) {
@@ -224,11 +225,12 @@ func (b *Bridge) signIn(ctx context.Context, s *Session, call string, cause erro
 	if err != nil {
 		return nil, err
 	}
-	req := &AuthRequest{ID: fmt.Sprintf("auth-%d", b.authSeq.Add(1)), Call: call,
-		Methods: b.authOptions(conn.Agent(), cause), done: make(chan struct{})}
+	req := &AuthRequest{userRequest: newUserRequest(), ID: fmt.Sprintf("auth-%d", b.authSeq.Add(1)), Call: call,
+		Methods: b.authOptions(conn.Agent(), cause)}
 	if e := errorsAsCall(cause); e != nil {
 		req.Message = e.Message
 	}
+	b.await(ctx, s, req.ID, req)
 	ev := Event{Kind: KindAuthRequired, Auth: req}
 	if s != nil {
 		s.emit(ev)
@@ -242,14 +244,9 @@ func (b *Bridge) signIn(ctx context.Context, s *Session, call string, cause erro
 		req.Decline()
 		return nil, fail(fmt.Errorf("the agent offers no sign-in method the app can use (%v)", cause))
 	}
-	select {
-	case <-req.done:
-	case <-ctx.Done():
-		req.Decline()
-		return nil, fail(ctx.Err())
-	}
-	if req.decline {
-		return nil, fail(ErrAuthDeclined)
+	<-req.Done() // answered, declined, or abandoned when ctx ends
+	if req.refusal != nil {
+		return nil, fail(req.refusal)
 	}
 	ans := req.answer
 	secrets := slices.Collect(maps.Values(ans.Env))

@@ -92,7 +92,8 @@ type Bridge struct {
 	running       sync.WaitGroup // exit watchers
 
 	permSeq atomic.Uint64
-	authMu  sync.Mutex // one sign-in at a time
+	pending pendingRequests // requests waiting on the user outside any session
+	authMu  sync.Mutex      // one sign-in at a time
 	authSeq atomic.Uint64
 }
 
@@ -213,7 +214,7 @@ func (b *Bridge) watchExit(conn *acpclient.Conn) {
 	closed := b.closed
 	b.mu.Unlock()
 	for _, s := range sessions {
-		s.cancelPermissions()
+		s.cancelPending(errAgentExited)
 		s.turnMu.Lock() // wait for a broken turn to report its end
 		s.turnMu.Unlock()
 	}
@@ -250,8 +251,9 @@ func (b *Bridge) Close() error {
 		sessions = append(sessions, s)
 	}
 	b.mu.Unlock()
+	b.pending.abandonAll(ErrClosed)
 	for _, s := range sessions {
-		s.cancelPermissions()
+		s.cancelPending(ErrClosed)
 	}
 	if conn != nil {
 		conn.Close()

@@ -33,9 +33,23 @@
 // request is then answered "cancelled" (Allow and Reject return
 // ErrAmbiguousOption).
 //
+// Files: the policy is the session's one write rule. Files with a write gate
+// of their own (ReadOnlySetter, as fsroot's roots are) are switched by it
+// when the session opens and on every SetPolicy, and do the refusing; other
+// Files are gated by the bridge with the same rule. The session's
+// ExternalDirectories are its one grant list: Files that are a GrantSetter
+// take it when the session opens and whenever Session.SetGrants changes it,
+// and so does an agent with a vendor method for it.
+//
+// Requests that wait on the user (PermissionRequest, ElicitationRequest,
+// AuthRequest) work alike: answered once from any goroutine (a second answer
+// is ErrAlreadyAnswered), Done closes on the answer, the watchdog is paused
+// while they wait, and a cancelled or ended turn, Bridge.Close or the agent
+// giving up answers them (cancelled, or the sign-in declined).
+//
 // Liveness: a turn has an inactivity watchdog (ten minutes by default, no
 // total limit). Any update or agent request resets it; time the user spends
-// deciding a permission request does not count. On expiry the bridge cancels
+// on a permission request, a question or a sign-in does not count. On expiry the bridge cancels
 // the turn, gives the agent ten seconds to settle, and otherwise kills the
 // process so a replacement starts cleanly. A process that dies mid-turn is
 // reported as an error quoting its stderr, then turn_end, then exited; the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 
 	"github.com/acphost/acphost/acpclient"
 )
@@ -13,8 +12,11 @@ import (
 // ElicitationModes must offer its mode): a form to fill (Mode "form",
 // Schema) or a URL to open (Mode "url"; show the full URL and ask before
 // opening it). Answer with Accept, Decline or Cancel, from any goroutine;
-// a cancelled turn cancels it.
+// a cancelled or ended turn, Bridge.Close and the agent giving up cancel
+// it. Done closes on any answer.
 type ElicitationRequest struct {
+	userRequest
+
 	// ID identifies the request within its Bridge.
 	ID      string `json:"id"`
 	Message string `json:"message"`
@@ -27,8 +29,6 @@ type ElicitationRequest struct {
 	// ToolCallID is the tool call asking, when the agent says.
 	ToolCallID string `json:"toolCallId,omitempty"`
 
-	once   sync.Once
-	done   chan struct{}
 	answer func(*acpclient.CreateElicitationResponse)
 }
 
@@ -47,17 +47,10 @@ func (r *ElicitationRequest) Cancel() error {
 	return r.settle(&acpclient.CreateElicitationResponse{Action: "cancel"})
 }
 
-// Done is closed once the request has been answered in any way.
-func (r *ElicitationRequest) Done() <-chan struct{} { return r.done }
+func (r *ElicitationRequest) abandon(error) { r.Cancel() }
 
 func (r *ElicitationRequest) settle(resp *acpclient.CreateElicitationResponse) error {
-	err := ErrAlreadyAnswered
-	r.once.Do(func() {
-		err = nil
-		r.answer(resp)
-		close(r.done)
-	})
-	return err
+	return r.userRequest.settle(func() { r.answer(resp) })
 }
 
 // elicitingClient is the agent client of a bridge whose app renders
@@ -73,35 +66,10 @@ func (c *elicitingClient) CreateElicitation(ctx context.Context, req *acpclient.
 	b := c.b
 	s := b.session(req.SessionID)
 	id := fmt.Sprintf("ask-%d", b.permSeq.Add(1))
-	q := &ElicitationRequest{ID: id, Message: req.Message, Mode: req.Mode, Schema: req.RequestedSchema,
-		URL: req.URL, ElicitationID: req.ElicitationID, ToolCallID: req.ToolCallID, done: make(chan struct{})}
-	q.answer = func(resp *acpclient.CreateElicitationResponse) {
-		if s != nil {
-			s.mu.Lock()
-			delete(s.elicitations, id)
-			turn := s.turn
-			s.mu.Unlock()
-			if turn != nil {
-				turn.watchdog.resume()
-			}
-		}
-		reply(resp, nil)
-	}
-	if s != nil {
-		s.mu.Lock()
-		s.elicitations[id] = q
-		if s.turn != nil {
-			s.turn.watchdog.pause()
-		}
-		s.mu.Unlock()
-	}
-	go func() {
-		select {
-		case <-ctx.Done(): // the agent gave up, or the connection ended
-			q.Cancel()
-		case <-q.Done():
-		}
-	}()
+	q := &ElicitationRequest{userRequest: newUserRequest(), ID: id, Message: req.Message, Mode: req.Mode,
+		Schema: req.RequestedSchema, URL: req.URL, ElicitationID: req.ElicitationID, ToolCallID: req.ToolCallID,
+		answer: func(resp *acpclient.CreateElicitationResponse) { reply(resp, nil) }}
+	b.await(ctx, s, id, q)
 	ev := Event{Kind: KindElicitation, Elicitation: q}
 	if s != nil {
 		s.emitFromAgent(ev)

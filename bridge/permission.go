@@ -2,16 +2,12 @@ package bridge
 
 import (
 	"errors"
-	"sync"
 
 	"github.com/acphost/acphost/acpclient"
 )
 
-// Errors of PermissionRequest's answers.
+// Errors of PermissionRequest's answers (besides ErrAlreadyAnswered).
 var (
-	// ErrAlreadyAnswered is returned when a permission request was answered
-	// before (by the app, by a cancel, or by the agent abandoning it).
-	ErrAlreadyAnswered = errors.New("bridge: permission request already answered")
 	// ErrNoAllowOption is returned by Allow when the agent offered no
 	// allow-once option; the request was answered "cancelled".
 	ErrNoAllowOption = errors.New("bridge: the agent offered no allow-once option; request cancelled")
@@ -27,8 +23,12 @@ var (
 // once-options are ever chosen: an agent that is told "always" stops asking,
 // and the host's current mode must stay authoritative. An answer names one
 // option by its id, so an id is used only when exactly one option has it;
-// when the option to choose is ambiguous the request is cancelled.
+// when the option to choose is ambiguous the request is cancelled. A
+// cancelled or ended turn, Bridge.Close and the agent giving up answer it
+// "cancelled"; Done closes on any answer.
 type PermissionRequest struct {
+	userRequest
+
 	// ID identifies the request within its Bridge.
 	ID string `json:"id"`
 	// Tool is the tool call asking, as the bridge knows it.
@@ -37,13 +37,11 @@ type PermissionRequest struct {
 	Options []acpclient.PermissionOption `json:"options"`
 
 	allow, reject optionChoice
-	once          sync.Once
-	done          chan struct{}
 	answer        func(*acpclient.RequestPermissionResponse)
 }
 
 func newPermissionRequest(id string, tool *ToolCall, options []acpclient.PermissionOption, answer func(*acpclient.RequestPermissionResponse)) *PermissionRequest {
-	r := &PermissionRequest{ID: id, Tool: tool, Options: options, done: make(chan struct{}), answer: answer}
+	r := &PermissionRequest{userRequest: newUserRequest(), ID: id, Tool: tool, Options: options, answer: answer}
 	r.allow = chooseOption(options, acpclient.PermissionAllowOnce)
 	r.reject = chooseOption(options, acpclient.PermissionRejectOnce)
 	return r
@@ -89,20 +87,12 @@ func (r *PermissionRequest) cancelWith(why error) error {
 	return why
 }
 
-// Done is closed once the request has been answered in any way.
-func (r *PermissionRequest) Done() <-chan struct{} { return r.done }
-
-// cancel answers "cancelled" (turn cancelled or agent gave up).
-func (r *PermissionRequest) cancel() { r.settle(acpclient.PermissionCancelled()) }
+// abandon answers "cancelled" (turn cancelled or ended, bridge closed,
+// agent gave up).
+func (r *PermissionRequest) abandon(error) { r.settle(acpclient.PermissionCancelled()) }
 
 func (r *PermissionRequest) settle(resp *acpclient.RequestPermissionResponse) error {
-	err := ErrAlreadyAnswered
-	r.once.Do(func() {
-		err = nil
-		r.answer(resp)
-		close(r.done)
-	})
-	return err
+	return r.userRequest.settle(func() { r.answer(resp) })
 }
 
 // optionChoice is the option an answer of one kind selects: its id, or

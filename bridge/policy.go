@@ -88,17 +88,18 @@ func (d Decision) automaticAnswer(options []acpclient.PermissionOption) *acpclie
 	return nil
 }
 
-// writeRefusal returns why the policy refuses file writes, or "" when it
-// allows them.
+// writeRefusal returns why the policy refuses file writes ("Ask mode",
+// "Plan mode", "read-only tool policy"), or "" when it allows them. It is
+// the one rule of a session's write gate (see Session.applyWriteGateLocked).
 func (p Policy) writeRefusal() string {
 	if p.ReadOnly {
-		return "the session's tool policy is read-only"
+		return "read-only tool policy"
 	}
 	switch ParseMode(string(p.Mode)) {
 	case ModeAsk:
-		return "the session is in Ask mode"
+		return "Ask mode"
 	case ModePlan:
-		return "the session is in Plan mode"
+		return "Plan mode"
 	}
 	return ""
 }

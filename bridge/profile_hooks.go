@@ -161,9 +161,7 @@ func (s *Session) recoverTurn(ctx context.Context, turn *turnState, held error, 
 		s.mu.Lock()
 		turn.retries.auth++
 		s.mu.Unlock()
-		turn.watchdog.pause() // the user signing in is not agent silence
-		_, err := s.b.signIn(ctx, s, "session/prompt", held)
-		turn.watchdog.resume()
+		_, err := s.b.signIn(ctx, s, "session/prompt", held) // pauses the watchdog while the user signs in
 		if err != nil {
 			return nil, nil, err
 		}

@@ -4,27 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"strings"
+	"slices"
 	"sync"
 
 	"github.com/acphost/acphost/acpclient"
 )
 
-// Files serves a session's fs/read_text_file and fs/write_text_file from
-// its workspace; fsroot's roots implement it. Paths are absolute; line is
-// 1-based (0: from the start) and limit a line count (0: all).
-type Files interface {
-	ReadTextFile(ctx context.Context, path string, line, limit int) (string, error)
-	WriteTextFile(ctx context.Context, path, content string) error
-}
-
 // SessionConfig describes a session to open.
 type SessionConfig struct {
 	// Cwd is the session's absolute working directory on the agent's host.
 	Cwd string
-	// ExternalDirectories are further directories the agent may use; the
-	// complete list is sent on every attach.
+	// ExternalDirectories are further directories the agent may use: the
+	// session's one grant list, sent to the agent on every attach and set
+	// on Files that are a GrantSetter. Session.SetGrants changes it.
 	ExternalDirectories []string
 	// ResumeID is a saved native session id to load; when it cannot be
 	// loaded a new session is created and the SessionReady event says why.
@@ -34,9 +26,12 @@ type SessionConfig struct {
 	Effort string
 	// MCPServers are passed to the agent.
 	MCPServers []acpclient.MCPServer
-	// Policy is the host's execution policy for the session.
+	// Policy is the host's execution policy for the session; it drives the
+	// write gate of Files that are a ReadOnlySetter.
 	Policy Policy
 	// Files serves the agent's file reads and writes; nil refuses them.
+	// The session owns the read-only state and the grants of Files that
+	// implement ReadOnlySetter and GrantSetter (fsroot's roots do).
 	Files Files
 	// Store, with StoreKey, persists what is needed to resume the session
 	// after an app restart.
@@ -52,17 +47,21 @@ type Session struct {
 	conn *acpclient.Conn // the process the session is attached to
 
 	turnMu sync.Mutex // held for the whole of a turn
+	// grantMu orders grant changes against attaching, so the agent always
+	// ends up with the latest list; it also guards conn.
+	grantMu sync.Mutex
 
-	mu          sync.Mutex
-	policy      Policy
-	replaying   bool
-	turn        *turnState
-	tools       *toolTracker
-	usage       Usage
-	permissions map[string]*PermissionRequest
-	// elicitations are the agent's questions waiting for the user.
-	elicitations map[string]*ElicitationRequest
-	unusable     error
+	// pending are the session's requests waiting on the user.
+	pending pendingRequests
+
+	mu        sync.Mutex
+	policy    Policy
+	grants    []string // the external directories; see SetGrants
+	replaying bool
+	turn      *turnState
+	tools     *toolTracker
+	usage     Usage
+	unusable  error
 	// configOptions and models are the latest the agent reported, for
 	// SetModel and the accessors.
 	configOptions []acpclient.ConfigOption
@@ -102,11 +101,13 @@ func (s *Session) Policy() Policy {
 }
 
 // SetPolicy changes the execution policy. It applies to the next permission
-// request and file write, also in a running turn.
+// request and file write, also in a running turn; Files with a write gate
+// of their own (ReadOnlySetter) are switched with it.
 func (s *Session) SetPolicy(p Policy) {
 	p = s.b.lockPolicy(p)
 	s.mu.Lock()
 	s.policy = p
+	s.applyWriteGateLocked()
 	s.mu.Unlock()
 	s.save()
 }
@@ -121,7 +122,13 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 		return nil, err
 	}
 	s := &Session{b: b, cfg: cfg, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider),
-		permissions: map[string]*PermissionRequest{}, elicitations: map[string]*ElicitationRequest{}}
+		grants: slices.Clone(cfg.ExternalDirectories)}
+	if g, ok := cfg.Files.(GrantSetter); ok {
+		if err := g.SetGrants(ctx, s.grants); err != nil {
+			return nil, fmt.Errorf("bridge %s: granting %q: %w", b.cfg.ID, s.grants, err)
+		}
+	}
+	s.applyWriteGateLocked() // s is not shared yet
 	ready, err := s.attach(ctx, conn, cfg.ResumeID)
 	if err != nil {
 		return nil, err
@@ -135,6 +142,8 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 // applies grants, model and effort.
 func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID string) (*SessionReady, error) {
 	b := s.b
+	s.grantMu.Lock()
+	defer s.grantMu.Unlock()
 	defer b.openStarted()() // updates held for the id to come are not purged meanwhile
 	ready := &SessionReady{}
 	var setup *acpclient.SessionSetup
@@ -151,7 +160,7 @@ func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID str
 	if !ready.Resumed {
 		req := &acpclient.NewSessionRequest{Cwd: s.cfg.Cwd, MCPServers: s.cfg.MCPServers}
 		if s.standardDirs(conn) {
-			req.AdditionalDirectories = s.cfg.ExternalDirectories
+			req.AdditionalDirectories = s.Grants()
 		}
 		resp, err := conn.NewSession(ctx, req)
 		if acpclient.IsAuthRequired(err) {
@@ -171,7 +180,7 @@ func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID str
 	}
 
 	if b.provider.SetExternalDirectories != nil {
-		dirs := s.cfg.ExternalDirectories
+		dirs := s.Grants()
 		if dirs == nil {
 			dirs = []string{}
 		}
@@ -217,7 +226,7 @@ func (s *Session) load(ctx context.Context, conn *acpclient.Conn, id string) (*a
 	a := conn.Agent()
 	var dirs []string
 	if s.standardDirs(conn) {
-		dirs = s.cfg.ExternalDirectories
+		dirs = s.Grants()
 	}
 	switch {
 	case a.AgentCapabilities.LoadSession:
@@ -302,58 +311,6 @@ func (s *Session) emitFromAgent(ev Event) {
 	s.emit(ev)
 }
 
-// readTextFile serves fs/read_text_file from the session's Files.
-func (s *Session) readTextFile(ctx context.Context, req *acpclient.ReadTextFileRequest) (*acpclient.ReadTextFileResponse, error) {
-	s.activity()
-	if s.cfg.Files == nil {
-		return nil, acpclient.NewError(acpclient.CodeInternalError, "reading %s refused: the session has no file root", req.Path)
-	}
-	line, limit := 0, 0
-	if req.Line != nil {
-		line = *req.Line
-	}
-	if req.Limit != nil {
-		limit = *req.Limit
-	}
-	content, err := s.cfg.Files.ReadTextFile(ctx, req.Path, line, limit)
-	if err != nil {
-		return nil, fileError("reading", req.Path, err)
-	}
-	return &acpclient.ReadTextFileResponse{Content: content}, nil
-}
-
-// writeTextFile serves fs/write_text_file, refusing writes the policy does
-// not allow.
-func (s *Session) writeTextFile(ctx context.Context, req *acpclient.WriteTextFileRequest) error {
-	s.activity()
-	if why := s.Policy().writeRefusal(); why != "" {
-		return acpclient.NewError(acpclient.CodeInternalError, "writing %s refused: %s", req.Path, why)
-	}
-	if s.cfg.Files == nil {
-		return acpclient.NewError(acpclient.CodeInternalError, "writing %s refused: the session has no file root", req.Path)
-	}
-	if err := s.cfg.Files.WriteTextFile(ctx, req.Path, req.Content); err != nil {
-		return fileError("writing", req.Path, err)
-	}
-	return nil
-}
-
-// fileError turns a Files error into the ACP error the agent sees.
-func fileError(op, path string, err error) error {
-	var e *acpclient.Error
-	if errors.As(err, &e) {
-		return e
-	}
-	msg := err.Error()
-	if !strings.Contains(msg, path) {
-		msg = path + ": " + msg
-	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return acpclient.NewError(acpclient.CodeResourceNotFound, "%s %s", op, msg)
-	}
-	return acpclient.NewError(acpclient.CodeInternalError, "%s %s", op, msg)
-}
-
 // activity records that the agent is alive, for the watchdog.
 func (s *Session) activity() {
 	s.mu.Lock()
@@ -374,7 +331,7 @@ func (s *Session) save() {
 	}
 	p := s.Policy()
 	rec := Record{NativeSessionID: s.id, Provider: s.b.provider.Name, Cwd: s.cfg.Cwd, Model: s.cfg.Model,
-		Effort: s.cfg.Effort, Mode: string(p.Mode), ReadOnly: p.ReadOnly, ExternalDirectories: s.cfg.ExternalDirectories}
+		Effort: s.cfg.Effort, Mode: string(p.Mode), ReadOnly: p.ReadOnly, ExternalDirectories: s.Grants()}
 	if l := s.b.Launch(); l != nil {
 		o := l.Options()
 		rec.AgentMode = o.AgentMode

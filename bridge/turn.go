@@ -99,7 +99,7 @@ func (s *Session) finishTurn(turn *turnState, resp *acpclient.PromptResponse, er
 		s.turnsEnded++
 		timedOut, cancelled := turn.timedOut, turn.cancelled
 		s.mu.Unlock()
-		s.cancelPermissions()
+		s.cancelPending(errTurnEnded)
 		if timedOut {
 			err = fmt.Errorf("%w for %v: turn cancelled", ErrInactive, s.b.cfg.InactivityTimeout)
 		}
@@ -204,7 +204,7 @@ func (s *Session) cancelTurn(turn *turnState) {
 	turn.cancelled = true
 	conn := turn.conn
 	s.mu.Unlock()
-	s.cancelPermissions()
+	s.cancelPending(context.Canceled)
 	if err := conn.Cancel(context.Background(), s.id); err != nil {
 		s.b.logger.Debug("bridge: session/cancel failed", "err", err)
 	}

@@ -192,61 +192,23 @@ func (s *Session) handlePermission(ctx context.Context, req *acpclient.RequestPe
 		return
 	}
 	id := fmt.Sprintf("perm-%d", s.b.permSeq.Add(1))
-	var pr *PermissionRequest
-	pr = newPermissionRequest(id, snap, req.Options, func(resp *acpclient.RequestPermissionResponse) {
-		s.mu.Lock()
-		delete(s.permissions, id)
-		turn := s.turn
-		s.mu.Unlock()
-		if turn != nil {
-			turn.watchdog.resume()
-		}
-		reply(resp, nil)
-	})
-	s.mu.Lock()
-	s.permissions[id] = pr
-	if s.turn != nil {
-		s.turn.watchdog.pause() // the user's thinking time is not agent silence
-	}
-	s.mu.Unlock()
-	go func() {
-		// The agent abandoned the request, or the connection ended.
-		select {
-		case <-ctx.Done():
-			pr.cancel()
-		case <-pr.Done():
-		}
-	}()
+	pr := newPermissionRequest(id, snap, req.Options, func(resp *acpclient.RequestPermissionResponse) { reply(resp, nil) })
+	s.b.await(ctx, s, id, pr)
 	s.emitFromAgent(Event{Kind: KindPermission, Tool: snap, Permission: pr})
 }
 
-// cancelPermissions answers every pending permission request "cancelled".
-func (s *Session) cancelPermissions() {
-	s.mu.Lock()
-	pending := make([]*PermissionRequest, 0, len(s.permissions))
-	for _, p := range s.permissions {
-		pending = append(pending, p)
-	}
-	questions := make([]*ElicitationRequest, 0, len(s.elicitations))
-	for _, q := range s.elicitations {
-		questions = append(questions, q)
-	}
-	s.mu.Unlock()
-	for _, p := range pending {
-		p.cancel()
-	}
-	for _, q := range questions {
-		q.Cancel()
-	}
-}
+// cancelPending abandons every request of the session that waits on the
+// user: permissions are answered "cancelled", questions cancelled, sign-ins
+// declined with cause.
+func (s *Session) cancelPending(cause error) { s.pending.abandonAll(cause) }
 
 // PendingPermissions returns the requests waiting for the app.
 func (s *Session) PendingPermissions() []*PermissionRequest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]*PermissionRequest, 0, len(s.permissions))
-	for _, p := range s.permissions {
-		out = append(out, p)
+	out := []*PermissionRequest{}
+	for _, w := range s.pending.all() {
+		if p, ok := w.(*PermissionRequest); ok {
+			out = append(out, p)
+		}
 	}
 	return out
 }

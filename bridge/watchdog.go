@@ -17,7 +17,7 @@ const DefaultCancelGrace = 10 * time.Second
 // watchdog fires when a turn has been silent for timeout. Activity only
 // records a time (it runs for every streamed chunk); a single timer checks,
 // when it fires, whether the silence really lasted and re-arms otherwise.
-// While paused (the user is deciding a permission request) time does not
+// While paused (a request waits on the user, see userRequest) time does not
 // count.
 type watchdog struct {
 	clock    Clock

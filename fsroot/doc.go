@@ -26,7 +26,10 @@
 // Grants change while the session lives (SetGrants, AddGrant, RemoveGrant);
 // a removed grant is refused by every operation that starts afterwards.
 // The write gate (SetReadOnly) is how a host's Ask, Plan and read-only
-// policies turn writes off, with the reason in the refusal.
+// policies turn writes off, with the reason in the refusal. A root given to
+// a bridge.Session is driven by it: the session sets the gate from its
+// policy and the grants from its list of external directories, so change
+// them there (Session.SetPolicy, Session.SetGrants), not on the root.
 //
 // # Reads and writes
 //

@@ -1,0 +1,171 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+
+	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/fsroot"
+)
+
+// Files serves a session's fs/read_text_file and fs/write_text_file from
+// its workspace; fsroot's roots implement it. Paths are absolute; line is
+// 1-based (0: from the start) and limit a line count (0: all). Files that
+// also implement ReadOnlySetter and GrantSetter are driven by the session:
+// such a value belongs to one session.
+type Files interface {
+	ReadTextFile(ctx context.Context, path string, line, limit int) (string, error)
+	WriteTextFile(ctx context.Context, path, content string) error
+}
+
+// ReadOnlySetter is implemented by Files with a write gate of their own
+// (fsroot's roots). The session sets it from its Policy when it opens and on
+// every SetPolicy, with the reason ("Ask mode", "Plan mode", "read-only
+// tool policy"), and leaves the refusing to it. Files without one are gated
+// by the bridge itself, by the same rule.
+type ReadOnlySetter interface {
+	SetReadOnly(readOnly bool, reason string)
+}
+
+// GrantSetter is implemented by Files that confine the agent to its cwd
+// and granted directories (fsroot's roots). The session's external
+// directories are its complete grant list: set when the session opens
+// (replacing any grants the Files were made with) and by Session.SetGrants.
+type GrantSetter interface {
+	SetGrants(ctx context.Context, dirs []string) error
+}
+
+// fsroot's roots are what the two seams are for.
+var _ interface {
+	Files
+	ReadOnlySetter
+	GrantSetter
+} = fsroot.Root(nil)
+
+// applyWriteGateLocked hands the policy's write rule to Files that have a
+// gate of their own. Called with s.mu held, so gate changes apply in policy
+// order.
+func (s *Session) applyWriteGateLocked() {
+	if g, ok := s.cfg.Files.(ReadOnlySetter); ok {
+		why := s.policy.writeRefusal()
+		g.SetReadOnly(why != "", why)
+	}
+}
+
+// Grants returns the session's external directories, as last set.
+func (s *Session) Grants() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.grants)
+}
+
+// SetGrants replaces the session's external directories, also while a turn
+// runs. The session's Files (when a GrantSetter) take the new list first:
+// from then on a removed directory is refused and a new one served, and a
+// list they refuse (a directory that does not exist) changes nothing. Then
+// an agent with a vendor method for it (Provider.SetExternalDirectories) is
+// told the complete list; if that fails the session becomes unusable, as
+// carrying on would leave the agent's own tools with stale grants. A
+// standard ACP agent has no way to be told mid-session: it gets the list
+// with its next session/new, load or resume (after a restart), and until
+// then only its fs/* calls follow the new list. The list is saved with the
+// session.
+func (s *Session) SetGrants(ctx context.Context, dirs []string) error {
+	dirs = slices.Clone(dirs)
+	if dirs == nil {
+		dirs = []string{}
+	}
+	s.grantMu.Lock()
+	defer s.grantMu.Unlock()
+	if g, ok := s.cfg.Files.(GrantSetter); ok {
+		if err := g.SetGrants(ctx, dirs); err != nil {
+			return fmt.Errorf("bridge %s: granting %q: %w", s.b.cfg.ID, dirs, err)
+		}
+	}
+	s.mu.Lock()
+	s.grants = dirs
+	s.mu.Unlock()
+	if err := s.tellGrants(ctx); err != nil {
+		return err
+	}
+	s.save()
+	return nil
+}
+
+// tellGrants sends the grant list to the live process through the vendor
+// method, if the agent has one. A session whose process died is told on
+// its next attach instead. Called with s.grantMu held.
+func (s *Session) tellGrants(ctx context.Context) error {
+	hook := s.b.provider.SetExternalDirectories
+	s.b.mu.Lock()
+	live := s.conn != nil && s.conn == s.b.conn
+	s.b.mu.Unlock()
+	if hook == nil || !live {
+		return nil
+	}
+	if err := hook(ctx, s.conn, s.id, s.Grants()); err != nil {
+		err = fmt.Errorf("%w: synchronising external directories: %v", ErrUnusable, err)
+		s.markUnusable(err)
+		return err
+	}
+	return nil
+}
+
+// readTextFile serves fs/read_text_file from the session's Files.
+func (s *Session) readTextFile(ctx context.Context, req *acpclient.ReadTextFileRequest) (*acpclient.ReadTextFileResponse, error) {
+	s.activity()
+	if s.cfg.Files == nil {
+		return nil, acpclient.NewError(acpclient.CodeInternalError, "reading %s refused: the session has no file root", req.Path)
+	}
+	line, limit := 0, 0
+	if req.Line != nil {
+		line = *req.Line
+	}
+	if req.Limit != nil {
+		limit = *req.Limit
+	}
+	content, err := s.cfg.Files.ReadTextFile(ctx, req.Path, line, limit)
+	if err != nil {
+		return nil, fileError("reading", req.Path, err)
+	}
+	return &acpclient.ReadTextFileResponse{Content: content}, nil
+}
+
+// writeTextFile serves fs/write_text_file. The policy's write rule is
+// enforced once: by the Files' own gate when they have one (kept in step by
+// applyWriteGateLocked), else here.
+func (s *Session) writeTextFile(ctx context.Context, req *acpclient.WriteTextFileRequest) error {
+	s.activity()
+	if _, gated := s.cfg.Files.(ReadOnlySetter); !gated {
+		if why := s.Policy().writeRefusal(); why != "" {
+			return acpclient.NewError(acpclient.CodeInternalError, "writing %s refused: the session is read-only (%s)", req.Path, why)
+		}
+	}
+	if s.cfg.Files == nil {
+		return acpclient.NewError(acpclient.CodeInternalError, "writing %s refused: the session has no file root", req.Path)
+	}
+	if err := s.cfg.Files.WriteTextFile(ctx, req.Path, req.Content); err != nil {
+		return fileError("writing", req.Path, err)
+	}
+	return nil
+}
+
+// fileError turns a Files error into the ACP error the agent sees.
+func fileError(op, path string, err error) error {
+	var e *acpclient.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, path) {
+		msg = path + ": " + msg
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return acpclient.NewError(acpclient.CodeResourceNotFound, "%s %s", op, msg)
+	}
+	return acpclient.NewError(acpclient.CodeInternalError, "%s %s", op, msg)
+}
