@@ -47,6 +47,7 @@ type Conn struct {
 	out     *writer
 	rpc     *jsonrpc2.Conn
 	queue   *queue
+	files   fileCalls
 	nextID  atomic.Uint64
 	ctx     context.Context // cancelled when the connection ends
 	cancel  context.CancelFunc
