@@ -27,17 +27,17 @@ type inbound struct {
 // fileCalls) is fully handled only when answered: until then it holds the
 // count back, and its bytes count against the budget.
 type queue struct {
-	mu        sync.Mutex
-	nonEmpty  *sync.Cond
-	hasRoom   *sync.Cond
-	items     []*inbound
-	head      int
-	bytes     int
-	maxBytes  int
-	closed    bool
-	enqueued  uint64
-	handled   uint64   // messages the dispatcher is through with
-	later     []uint64 // seqs of handed-off messages not yet answered, ascending
+	mu       sync.Mutex
+	nonEmpty *sync.Cond
+	hasRoom  *sync.Cond
+	items    []*inbound
+	head     int
+	bytes    int
+	maxBytes int
+	closed   bool
+	enqueued uint64
+	handled  uint64   // messages the dispatcher is through with
+	later    []uint64 // seqs of handed-off messages not yet answered, ascending
 	// exempt counts dispatch-goroutine calls waiting on a response; while
 	// one waits, the read loop must not block, or the response never comes.
 	exempt  int
