@@ -159,6 +159,22 @@ func (t *profileTransport) Connect(ctx context.Context) (io.ReadWriteCloser, err
 	return t.inner.Connect(ctx)
 }
 
+// WithEnv is the inner transport's acpclient.EnvTransport, kept in this
+// wrapper.
+func (t *profileTransport) WithEnv(vars map[string]string) (acpclient.Transport, error) {
+	et, ok := t.inner.(acpclient.EnvTransport)
+	if !ok {
+		return nil, fmt.Errorf("the agent's transport (%T) cannot be restarted with new environment variables", t.inner)
+	}
+	inner, err := et.WithEnv(vars)
+	if err != nil {
+		return nil, err
+	}
+	cp := *t
+	cp.inner = inner
+	return &cp, nil
+}
+
 // transport returns what starts the profile's agent with o: a local
 // command, or a remote one when o.SSH is set.
 func (p *Profile) transport(ctx context.Context, o LaunchOptions) (acpclient.Transport, string, Resolution, error) {
