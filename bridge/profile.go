@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -173,6 +174,17 @@ func (t *profileTransport) WithEnv(vars map[string]string) (acpclient.Transport,
 	cp := *t
 	cp.inner = inner
 	return &cp, nil
+}
+
+// WithDefaultLogger hands l to the inner transport (acpclient.LogTransport).
+func (t *profileTransport) WithDefaultLogger(l *slog.Logger) acpclient.Transport {
+	lt, ok := t.inner.(acpclient.LogTransport)
+	if !ok {
+		return t
+	}
+	cp := *t
+	cp.inner = lt.WithDefaultLogger(l)
+	return &cp
 }
 
 // transport returns what starts the profile's agent with o: a local
