@@ -171,7 +171,7 @@ func isEnvName(s string) bool {
 // Connect starts the agent on the remote host.
 func (t *SSHTransport) Connect(ctx context.Context) (io.ReadWriteCloser, error) {
 	if t.Path == "" {
-		return nil, fmt.Errorf("%w: no program given", ErrAgentNotFound)
+		return nil, fmt.Errorf("acpclient: %w: no program given", ErrAgentNotFound)
 	}
 	preamble, err := envPreamble(t.Env)
 	if err != nil {
