@@ -31,7 +31,7 @@ func (c *Conn) Initialize(ctx context.Context, req *InitializeRequest) (*Initial
 		err := fmt.Errorf("%w: agent speaks version %d, this client speaks %d", ErrProtocolVersion, resp.ProtocolVersion, ProtocolVersion)
 		c.setErr(err)
 		c.Close()
-		return &resp, err
+		return &resp, fmt.Errorf("acpclient: initialize: %w", err)
 	}
 	if resp.AuthMethods == nil {
 		resp.AuthMethods = []AuthMethod{}

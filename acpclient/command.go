@@ -173,11 +173,11 @@ func closeAll(files ...*os.File) {
 // will get and an error that lists where it looked.
 func (t *CommandTransport) resolve() (string, error) {
 	if t.Path == "" {
-		return "", fmt.Errorf("%w: no program given", ErrAgentNotFound)
+		return "", fmt.Errorf("acpclient: %w: no program given", ErrAgentNotFound)
 	}
 	if strings.ContainsRune(t.Path, filepath.Separator) {
 		if _, err := os.Stat(t.Path); err != nil {
-			return "", fmt.Errorf("%w: %s: %v", ErrAgentNotFound, t.Path, err)
+			return "", fmt.Errorf("acpclient: %w: %s: %v", ErrAgentNotFound, t.Path, err)
 		}
 		return t.Path, nil
 	}
@@ -196,7 +196,7 @@ func (t *CommandTransport) resolve() (string, error) {
 			return candidate, nil
 		}
 	}
-	return "", fmt.Errorf("%w: %q is not in PATH (searched %s)", ErrAgentNotFound, t.Path, pathEnv)
+	return "", fmt.Errorf("acpclient: %w: %q is not in PATH (searched %s)", ErrAgentNotFound, t.Path, pathEnv)
 }
 
 // Process is the stream to a running agent process returned by

@@ -29,7 +29,15 @@ type ConnOptions struct {
 	// called on the read goroutine and must not block.
 	OnBadLine func(BadLine)
 	// Logger receives debug and warning records (default: discard).
+	// Connect also hands it to a LogTransport that has no logger of its
+	// own, so the agent's stderr lines show there too.
 	Logger *slog.Logger
+	// WireTrace logs every line in and out on Logger at debug level
+	// (WireTraceIn, WireTraceOut): the lines that are skipped too, cut at
+	// WireTraceBytes with their length noted, and redacted (the generic
+	// credential shapes, and the secrets of the stream's transport when it
+	// is a Process or a RemoteProcess).
+	WireTrace bool
 	// ExitWait is how long a Conn whose stream ended waits for the agent
 	// process to exit, to report its exit status and stderr (default 2s).
 	ExitWait time.Duration
@@ -47,6 +55,8 @@ type Conn struct {
 	out     *writer
 	rpc     *jsonrpc2.Conn
 	queue   *queue
+	files   fileCalls
+	trace   *tracer // nil without WireTrace
 	nextID  atomic.Uint64
 	ctx     context.Context // cancelled when the connection ends
 	cancel  context.CancelFunc
@@ -98,6 +108,10 @@ func NewConn(rwc io.ReadWriteCloser, client Client, opts *ConnOptions) *Conn {
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.lines = newLineReader(rwc, c.opts.MaxLineBytes)
 	c.out = &writer{w: rwc}
+	if c.opts.WireTrace {
+		c.trace = newTracer(c.logger, rwc)
+		c.out.trace = c.trace
+	}
 	c.queue = newQueue(c.opts.MaxQueuedBytes)
 	c.nextID.Store(0)
 	c.rpc = jsonrpc2.NewConn(c.ctx, rpcStream{c}, noHandler{}, jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
@@ -119,6 +133,9 @@ func NewConn(rwc io.ReadWriteCloser, client Client, opts *ConnOptions) *Conn {
 
 // Connect starts the transport and returns a Conn over it.
 func Connect(ctx context.Context, t Transport, client Client, opts *ConnOptions) (*Conn, error) {
+	if lt, ok := t.(LogTransport); ok && opts != nil && opts.Logger != nil {
+		t = lt.WithDefaultLogger(opts.Logger)
+	}
 	rwc, err := t.Connect(ctx)
 	if err != nil {
 		return nil, err

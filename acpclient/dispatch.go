@@ -111,13 +111,19 @@ func (c *Conn) failInflight() {
 }
 
 // dispatchLoop delivers queued messages to the Client, one at a time, in
-// arrival order, until the queue is closed and drained.
+// arrival order, until the queue is closed and drained; file calls go on to
+// the file worker (see fileCalls), which it waits for at the end.
 func (c *Conn) dispatchLoop() {
+	defer c.files.wait()
 	ctx := context.WithValue(c.ctx, dispatchKey{}, true)
 	for {
 		m, ok := c.queue.pop()
 		if !ok {
 			return
+		}
+		if isFileCall(m) {
+			c.handOff(ctx, m)
+			continue
 		}
 		c.deliver(ctx, m)
 		c.queue.done(m)
@@ -136,6 +142,9 @@ func (c *Conn) deliver(ctx context.Context, m *inbound) {
 		}
 	}()
 	if m.settle != nil {
+		// The hook's place in the stream is after every file call the
+		// agent sent before the answer.
+		c.files.wait()
 		m.settle()
 		return
 	}

@@ -20,9 +20,13 @@
 // single dispatch goroutine, so a host sees updates, permission requests and
 // the answer to its prompt in the agent's order. The read loop never waits on
 // the host: requests that wait for a person (permission, elicitation) or a
-// process (terminal exit) get a reply function to call later. When a call
+// process (terminal exit) get a reply function to call later. File calls
+// (fs/read_text_file, fs/write_text_file) are served off the dispatch
+// goroutine, so a slow file root (SFTP) does not hold up updates; they run
+// one at a time in the agent's order (a read after a write sees the write),
+// on one goroutine per connection at most. When a call
 // such as Prompt returns, every message the agent sent before its answer has
-// been delivered; PromptThen goes further and runs a hook at the answer's
+// been delivered, file calls answered included; PromptThen goes further and runs a hook at the answer's
 // exact place in the stream, so a host can end its turn there. The queue has
 // a byte budget: a host that falls behind slows the agent down (it blocks on
 // its stdout) and loses nothing.

@@ -55,21 +55,21 @@ func (e *Error) DataMessage() string {
 // Sentinel errors a caller can branch on with errors.Is.
 var (
 	// ErrClosed reports a call on a connection that has ended.
-	ErrClosed = errors.New("acpclient: connection closed")
+	ErrClosed = errors.New("connection closed")
 	// ErrNotInitialized reports a call made before Initialize succeeded.
-	ErrNotInitialized = errors.New("acpclient: connection not initialized")
+	ErrNotInitialized = errors.New("connection not initialized")
 	// ErrUnsupported reports a call or content the agent did not advertise
 	// support for; nothing was sent.
-	ErrUnsupported = errors.New("acpclient: not supported by the agent")
+	ErrUnsupported = errors.New("not supported by the agent")
 	// ErrProtocolVersion reports an agent that answered initialize with a
 	// protocol version this package does not speak.
-	ErrProtocolVersion = errors.New("acpclient: unsupported protocol version")
+	ErrProtocolVersion = errors.New("unsupported protocol version")
 	// ErrLineTooLong reports an incoming line larger than the configured
 	// maximum; it ends the connection, since the stream cannot be resynchronised
 	// cheaply without trusting the rest of an oversized line.
-	ErrLineTooLong = errors.New("acpclient: line exceeds maximum size")
+	ErrLineTooLong = errors.New("line exceeds maximum size")
 	// ErrAgentNotFound reports an agent binary that could not be found.
-	ErrAgentNotFound = errors.New("acpclient: agent binary not found")
+	ErrAgentNotFound = errors.New("agent binary not found")
 )
 
 // IsAuthRequired reports whether err is the agent's "authentication required"

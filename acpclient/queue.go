@@ -2,6 +2,7 @@ package acpclient
 
 import (
 	"encoding/json"
+	"slices"
 	"sync"
 )
 
@@ -14,24 +15,29 @@ type inbound struct {
 	size   int
 	req    *inboundRequest // requests only
 	settle func()          // a response marker: run in stream order
+	seq    uint64          // its place in the stream, from 1
 }
 
 // queue is the ordered hand-off between the read loop and the dispatch
 // goroutine. The read loop only waits on it when more than maxBytes are
 // queued (the host is not keeping up): that is backpressure onto the agent's
-// stdout, never a drop. delivered counts messages fully handled, so a call
-// can wait until everything that arrived before its response was delivered.
+// stdout, never a drop. delivered counts the messages fully handled, so a
+// call can wait until everything that arrived before its response was
+// delivered. A message the dispatcher hands off (a file call, see
+// fileCalls) is fully handled only when answered: until then it holds the
+// count back, and its bytes count against the budget.
 type queue struct {
-	mu        sync.Mutex
-	nonEmpty  *sync.Cond
-	hasRoom   *sync.Cond
-	items     []*inbound
-	head      int
-	bytes     int
-	maxBytes  int
-	closed    bool
-	enqueued  uint64
-	delivered uint64
+	mu       sync.Mutex
+	nonEmpty *sync.Cond
+	hasRoom  *sync.Cond
+	items    []*inbound
+	head     int
+	bytes    int
+	maxBytes int
+	closed   bool
+	enqueued uint64
+	handled  uint64   // messages the dispatcher is through with
+	later    []uint64 // seqs of handed-off messages not yet answered, ascending
 	// exempt counts dispatch-goroutine calls waiting on a response; while
 	// one waits, the read loop must not block, or the response never comes.
 	exempt  int
@@ -64,6 +70,7 @@ func (q *queue) push(m *inbound, wake bool) {
 	q.items = append(q.items, m)
 	q.bytes += m.size
 	q.enqueued++
+	m.seq = q.enqueued
 	q.mu.Unlock()
 	if wake {
 		q.nonEmpty.Signal()
@@ -103,20 +110,57 @@ func (q *queue) pop() (*inbound, bool) {
 func (q *queue) done(m *inbound) {
 	q.mu.Lock()
 	q.bytes -= m.size
-	q.delivered++
-	if len(q.waiters) > 0 {
-		kept := q.waiters[:0]
-		for _, w := range q.waiters {
-			if w.target <= q.delivered {
-				close(w.ch)
-			} else {
-				kept = append(kept, w)
-			}
-		}
-		q.waiters = kept
-	}
+	q.handled++
+	q.release()
 	q.mu.Unlock()
 	q.hasRoom.Signal()
+}
+
+// handOff records that the dispatcher passed m on, to be answered later
+// (finishLater).
+func (q *queue) handOff(m *inbound) {
+	q.mu.Lock()
+	q.handled++
+	q.later = append(q.later, m.seq)
+	q.mu.Unlock()
+}
+
+// finishLater records that a handed-off m has been answered.
+func (q *queue) finishLater(m *inbound) {
+	q.mu.Lock()
+	q.bytes -= m.size
+	if i := slices.Index(q.later, m.seq); i >= 0 {
+		q.later = slices.Delete(q.later, i, i+1)
+	}
+	q.release()
+	q.mu.Unlock()
+	q.hasRoom.Signal()
+}
+
+// delivered is how many messages, from the first, are fully handled.
+// Called with mu held.
+func (q *queue) delivered() uint64 {
+	if len(q.later) > 0 {
+		return q.later[0] - 1
+	}
+	return q.handled
+}
+
+// release wakes the waiters whose target is delivered. Called with mu held.
+func (q *queue) release() {
+	if len(q.waiters) == 0 {
+		return
+	}
+	delivered := q.delivered()
+	kept := q.waiters[:0]
+	for _, w := range q.waiters {
+		if w.target <= delivered {
+			close(w.ch)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	q.waiters = kept
 }
 
 // reached returns a channel closed once target messages have been delivered
@@ -125,7 +169,7 @@ func (q *queue) reached(target uint64) <-chan struct{} {
 	ch := make(chan struct{})
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.delivered >= target || (q.closed && q.head == len(q.items)) {
+	if q.delivered() >= target || (q.closed && q.head == len(q.items) && len(q.later) == 0) {
 		close(ch)
 		return ch
 	}

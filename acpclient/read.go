@@ -22,6 +22,9 @@ func (c *Conn) readObject(v any) error {
 			c.endRead(err)
 			return err
 		}
+		if c.trace != nil {
+			c.trace.line(WireTraceIn, line)
+		}
 		if resp := c.handleLine(line); resp != nil {
 			c.queue.wake()
 			return json.Unmarshal(resp, v)

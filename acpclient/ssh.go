@@ -39,7 +39,10 @@ type SSHTransport struct {
 	// Dir is the remote working directory (default: the login directory).
 	Dir string
 	// Env are NAME=value pairs set for the agent on top of the remote login
-	// environment. Nothing of the local environment is passed.
+	// environment. Nothing of the local environment is passed. They travel
+	// on the agent's stdin to the wrapper, which exports them, never on a
+	// command line where the host's ps would show them. NAME is letters,
+	// digits and underscores, not starting with a digit.
 	Env []string
 	// StderrBytes is how much of the agent's stderr is kept for error
 	// messages (default DefaultStderrBytes).
@@ -70,7 +73,14 @@ func shellQuote(s string) string {
 // so the wrapper learns when stdin ends (the reader signals it) while
 // waiting on the agent alone. A background job's stdin would be /dev/null,
 // hence the copy to fd 3. The wrapper must not contain single quotes.
+//
+// With ACPHOST_ENV set, the wrapper first reads the agent's environment from
+// stdin, one NAME=quoted-value line each, up to an empty line (see
+// envPreamble); read takes a pipe one byte at a time, so nothing of what
+// follows is consumed.
 const remoteWrapper = `trap "" PIPE HUP
+if [ -n "$ACPHOST_ENV" ]; then nl="
+"; while IFS= read -r l && [ -n "$l" ]; do eval "export $l"; done; unset ACPHOST_ENV nl l; fi
 stop=
 trap "stop=1" USR1
 W="( ( while kill -0 \$1 2>/dev/null; do sleep 1; done; kill -TERM 0; sleep $ACPHOST_KILL; kill -KILL 0 ) & ) >/dev/null 2>&1 </dev/null; shift; exec \"\$@\""
@@ -109,13 +119,10 @@ func (t *SSHTransport) command() string {
 		b.WriteString("cd " + shellQuote(t.Dir) + " && ")
 	}
 	b.WriteString("ACPHOST_STOP=" + secs(t.StopTimeout) + " ACPHOST_KILL=" + secs(t.KillTimeout))
-	b.WriteString(" exec sh -c " + shellQuote(remoteWrapper) + " acphost-agent")
 	if len(t.Env) > 0 {
-		b.WriteString(" env")
-		for _, kv := range t.Env {
-			b.WriteString(" " + shellQuote(kv))
-		}
+		b.WriteString(" ACPHOST_ENV=1")
 	}
+	b.WriteString(" exec sh -c " + shellQuote(remoteWrapper) + " acphost-agent")
 	b.WriteString(" " + shellQuote(t.Path))
 	for _, a := range t.Args {
 		b.WriteString(" " + shellQuote(a))
@@ -123,15 +130,52 @@ func (t *SSHTransport) command() string {
 	return b.String()
 }
 
+// envPreamble is what the wrapper reads first when env is set: one line per
+// variable, NAME=value with the value single-quoted and its newlines spelt
+// '"$nl"' (the line ends the entry), then an empty line. The name is checked
+// strictly, since the wrapper evaluates the line.
+func envPreamble(env []string) ([]byte, error) {
+	if len(env) == 0 {
+		return nil, nil
+	}
+	var b strings.Builder
+	for _, kv := range env {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || !isEnvName(name) {
+			return nil, fmt.Errorf("acpclient: ssh: environment entry %q is not NAME=value", redactEntry(kv))
+		}
+		b.WriteString(name + "=" + strings.ReplaceAll(shellQuote(value), "\n", `'"$nl"'`) + "\n")
+	}
+	b.WriteString("\n")
+	return []byte(b.String()), nil
+}
+
+// redactEntry keeps the name of a malformed entry out of caution about its
+// value.
+func redactEntry(kv string) string {
+	if name, _, ok := strings.Cut(kv, "="); ok {
+		return name + "=…"
+	}
+	return kv
+}
+
+func isEnvName(s string) bool {
+	for i, r := range s {
+		if r != '_' && !('a' <= r && r <= 'z') && !('A' <= r && r <= 'Z') && (i == 0 || !('0' <= r && r <= '9')) {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // Connect starts the agent on the remote host.
 func (t *SSHTransport) Connect(ctx context.Context) (io.ReadWriteCloser, error) {
 	if t.Path == "" {
-		return nil, fmt.Errorf("%w: no program given", ErrAgentNotFound)
+		return nil, fmt.Errorf("acpclient: %w: no program given", ErrAgentNotFound)
 	}
-	for _, kv := range t.Env {
-		if name, _, ok := strings.Cut(kv, "="); !ok || name == "" {
-			return nil, fmt.Errorf("acpclient: ssh: environment entry %q is not NAME=value", kv)
-		}
+	preamble, err := envPreamble(t.Env)
+	if err != nil {
+		return nil, err
 	}
 	client := t.Client
 	if t.Dial != nil {
@@ -157,6 +201,10 @@ func (t *SSHTransport) Connect(ctx context.Context) (io.ReadWriteCloser, error) 
 	if err := sess.Start(t.command()); err != nil {
 		sess.Close()
 		return nil, fmt.Errorf("acpclient: ssh: starting %s on %s: %w", t.Path, client.RemoteAddr(), err)
+	}
+	if _, err := stdin.Write(preamble); err != nil {
+		sess.Close()
+		return nil, fmt.Errorf("acpclient: ssh: passing the environment to %s on %s: %w", t.Path, client.RemoteAddr(), err)
 	}
 	red := &Redactor{Values: secretEnvValues(t.Env)}
 	if t.Redactor != nil {

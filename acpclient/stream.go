@@ -148,7 +148,8 @@ type writer struct {
 	mu sync.Mutex
 	w  io.Writer
 	// buf is reused between writes; guarded by mu.
-	buf []byte
+	buf   []byte
+	trace *tracer // nil without a wire trace
 }
 
 // writeLine writes one message as one compact line. json.Marshal never
@@ -164,6 +165,9 @@ func (w *writer) writeJSON(v any) error {
 func (w *writer) writeLine(data []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.trace != nil {
+		w.trace.line(WireTraceOut, data)
+	}
 	w.buf = append(append(w.buf[:0], data...), '\n')
 	_, err := w.w.Write(w.buf)
 	if cap(w.buf) > 1<<20 {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/acphost/acphost/acpclient"
 )
@@ -308,48 +307,14 @@ func (b *Bridge) carryOut(ctx context.Context, conn *acpclient.Conn, m AuthOptio
 	}
 }
 
-// transportWithEnv returns a copy of t whose process gets env on top of its
-// environment, with the values masked in its error messages.
+// transportWithEnv returns a copy of t whose agent gets env on top of its
+// environment, through the transport's own acpclient.EnvTransport.
 func transportWithEnv(t acpclient.Transport, env map[string]string) (acpclient.Transport, error) {
-	switch ct := t.(type) {
-	case *profileTransport:
-		cp := *ct
-		inner, err := transportWithEnv(ct.inner, env)
-		if err != nil {
-			return nil, err
-		}
-		cp.inner = inner.(*acpclient.CommandTransport)
-		return &cp, nil
-	case *acpclient.CommandTransport:
-		cp := *ct
-		cp.Env = mergeEnv(ct.Env, env)
-		red := &acpclient.Redactor{}
-		if ct.Redactor != nil {
-			red.Values = append(red.Values, ct.Redactor.Values...)
-		}
-		red.Values = append(red.Values, slices.Collect(maps.Values(env))...)
-		cp.Redactor = red
-		return &cp, nil
+	et, ok := t.(acpclient.EnvTransport)
+	if !ok {
+		return nil, fmt.Errorf("the agent's transport (%T) cannot be restarted with new environment variables", t)
 	}
-	return nil, fmt.Errorf("the agent's transport (%T) cannot be restarted with new environment variables", t)
-}
-
-// mergeEnv sets vars in base (nil base: this process's environment).
-func mergeEnv(base []string, vars map[string]string) []string {
-	if base == nil {
-		base = environ()
-	}
-	out := make([]string, 0, len(base)+len(vars))
-	for _, kv := range base {
-		name, _, _ := strings.Cut(kv, "=")
-		if _, replaced := vars[name]; !replaced {
-			out = append(out, kv)
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(vars)) {
-		out = append(out, k+"="+vars[k])
-	}
-	return out
+	return et.WithEnv(env)
 }
 
 // launchCommand returns the agent's program and arguments, for terminal

@@ -48,8 +48,14 @@ type Config struct {
 	CancelGrace       time.Duration
 	// Clock is the time source (default: the real clock).
 	Clock Clock
-	// Logger receives diagnostics (default: discard).
+	// Logger receives diagnostics (default: discard). It is also the
+	// logger of the connection (unless Conn has its own) and of the
+	// transport (unless it has its own; see acpclient.LogTransport), so
+	// the agent's stderr lines show there too.
 	Logger *slog.Logger
+	// WireTrace logs every line to and from the agent on the connection's
+	// logger at debug level, cut and redacted (acpclient.ConnOptions.WireTrace).
+	WireTrace bool
 	// ElicitationModes lists the elicitation modes the app renders ("form",
 	// "url"); the agent may then ask the user questions (elicitation
 	// events). Empty: elicitation is not offered to the agent.
@@ -115,11 +121,17 @@ func newBridge(h *Host, cfg Config) *Bridge {
 	if b.cfg.CancelGrace <= 0 {
 		b.cfg.CancelGrace = DefaultCancelGrace
 	}
-	if b.cfg.Conn == nil {
-		// The Host's queue already buffers for a slow consumer; a small
-		// per-agent budget keeps memory bounded with many agents.
-		b.cfg.Conn = &acpclient.ConnOptions{MaxQueuedBytes: DefaultAgentQueueBytes}
+	// The Host's queue already buffers for a slow consumer; a small
+	// per-agent budget keeps memory bounded with many agents.
+	conn := acpclient.ConnOptions{MaxQueuedBytes: DefaultAgentQueueBytes}
+	if cfg.Conn != nil {
+		conn = *cfg.Conn
 	}
+	if conn.Logger == nil {
+		conn.Logger = cfg.Logger
+	}
+	conn.WireTrace = conn.WireTrace || cfg.WireTrace
+	b.cfg.Conn = &conn
 	return b
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sync"
 
@@ -183,6 +184,33 @@ func (t *profileTransport) Connect(ctx context.Context) (io.ReadWriteCloser, err
 		}
 	}
 	return t.inner.Connect(ctx)
+}
+
+// WithEnv is the inner transport's acpclient.EnvTransport, kept in this
+// wrapper.
+func (t *profileTransport) WithEnv(vars map[string]string) (acpclient.Transport, error) {
+	et, ok := t.inner.(acpclient.EnvTransport)
+	if !ok {
+		return nil, fmt.Errorf("the agent's transport (%T) cannot be restarted with new environment variables", t.inner)
+	}
+	inner, err := et.WithEnv(vars)
+	if err != nil {
+		return nil, err
+	}
+	cp := *t
+	cp.inner = inner
+	return &cp, nil
+}
+
+// WithDefaultLogger hands l to the inner transport (acpclient.LogTransport).
+func (t *profileTransport) WithDefaultLogger(l *slog.Logger) acpclient.Transport {
+	lt, ok := t.inner.(acpclient.LogTransport)
+	if !ok {
+		return t
+	}
+	cp := *t
+	cp.inner = lt.WithDefaultLogger(l)
+	return &cp
 }
 
 // transport returns what starts the profile's agent with o: a local

@@ -72,7 +72,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -195,7 +194,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.approve, "approve", "", "answer permission requests in build mode: ask, allow or reject (default: ask on a terminal, reject otherwise)")
 	fs.DurationVar(&o.timeout, "timeout", bridge.DefaultInactivityTimeout, "give up when the agent shows no sign of life for this long")
 	fs.BoolVar(&o.events, "events", false, "print the event stream as JSON lines on stdout")
-	fs.BoolVar(&o.verbose, "v", false, "log diagnostics of the library on stderr")
+	fs.BoolVar(&o.verbose, "v", false, "log diagnostics of the library and every JSON-RPC line in (<-) and out (->) on stderr")
 
 	// Flags may come before and after the prompt words; "--" ends them.
 	var rest []string
@@ -362,7 +361,7 @@ func openSession(ctx context.Context, o *options, host *bridge.Host, stdinTTY bo
 		ClientInfo:        &acpclient.Implementation{Name: "acprun", Title: "acphost acprun", Version: "0.1.0"},
 	}
 	if o.verbose {
-		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		cfg.Logger, cfg.WireTrace = newVerboseLogger(os.Stderr), true
 	}
 	if stdinTTY {
 		cfg.TerminalLogin = terminalLogin

@@ -1,0 +1,101 @@
+package acpclient
+
+import "log/slog"
+
+// LogTransport is a Transport whose logger can be handed down from above:
+// Connect gives it ConnOptions.Logger, and a bridge its own Logger, so one
+// logger set at the top sees everything (stderr lines included) unless the
+// transport was given its own. CommandTransport and SSHTransport implement
+// it.
+type LogTransport interface {
+	Transport
+	// WithDefaultLogger returns the transport itself when it has a logger
+	// of its own, or else a copy that logs to l.
+	WithDefaultLogger(l *slog.Logger) Transport
+}
+
+// WithDefaultLogger returns t when t.Logger is set, or a copy logging to l.
+func (t *CommandTransport) WithDefaultLogger(l *slog.Logger) Transport {
+	if t.Logger != nil || l == nil {
+		return t
+	}
+	cp := *t
+	cp.Logger = l
+	return &cp
+}
+
+// WithDefaultLogger returns t when t.Logger is set, or a copy logging to l.
+func (t *SSHTransport) WithDefaultLogger(l *slog.Logger) Transport {
+	if t.Logger != nil || l == nil {
+		return t
+	}
+	cp := *t
+	cp.Logger = l
+	return &cp
+}
+
+// WireTraceBytes is how much of a line the wire trace quotes; the rest is
+// cut and the line's length noted.
+const WireTraceBytes = 4 << 10
+
+// Wire trace records: their message, and the attributes "line" (the text,
+// cut at WireTraceBytes and redacted), "size" (the whole line's length in
+// bytes) and, when cut, "truncated" (true).
+const (
+	WireTraceIn  = "acpclient: wire in"
+	WireTraceOut = "acpclient: wire out"
+)
+
+// redacting is a stream that knows its own secrets (Process and
+// RemoteProcess: their transport's Redactor).
+type redacting interface{ Redact(s string) string }
+
+// tracer logs the lines of a Conn's wire trace.
+type tracer struct {
+	logger *slog.Logger
+	redact func(string) string
+	// longest is the longest secret value, so that one straddling the cut
+	// is masked whole before the line is cut.
+	longest int
+}
+
+func newTracer(logger *slog.Logger, stream any) *tracer {
+	t := &tracer{logger: logger, redact: (*Redactor)(nil).Redact}
+	if r, ok := stream.(redacting); ok {
+		t.redact = r.Redact
+	}
+	if r, ok := stream.(interface{ secrets() []string }); ok {
+		for _, v := range r.secrets() {
+			t.longest = max(t.longest, len(v))
+		}
+	}
+	return t
+}
+
+// line logs one line going in or out. A nil tracer logs nothing.
+func (t *tracer) line(msg string, line []byte) {
+	if t == nil {
+		return
+	}
+	window := line
+	if len(window) > WireTraceBytes+t.longest {
+		window = window[:WireTraceBytes+t.longest]
+	}
+	text := t.redact(string(window))
+	attrs := []any{"size", len(line)}
+	if len(line) > WireTraceBytes || len(text) > WireTraceBytes {
+		text = text[:min(len(text), WireTraceBytes)]
+		attrs = append(attrs, "truncated", true)
+	}
+	t.logger.Debug(msg, append([]any{"line", text}, attrs...)...)
+}
+
+// Redact masks the secrets the process's transport knows in s.
+func (p *Process) Redact(s string) string { return p.redactor.Redact(s) }
+
+func (p *Process) secrets() []string { return p.redactor.Values }
+
+// Redact masks the secrets the remote process's transport knows in s.
+func (p *RemoteProcess) Redact(s string) string { return p.redactor.Redact(s) }
+
+func (p *RemoteProcess) secrets() []string { return p.redactor.Values }
