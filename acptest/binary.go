@@ -23,7 +23,7 @@ const (
 	EnvRecord = "ACPTEST_RECORD"
 )
 
-const fakeAgentPackage = "github.com/acphost/acphost/internal/acptest/cmd/fakeagent"
+const fakeAgentPackage = "github.com/acphost/acphost/acptest/cmd/fakeagent"
 
 var (
 	buildOnce sync.Once
