@@ -12,7 +12,8 @@
 // Client implements. A Transport yields the byte stream: CommandTransport for
 // a local process, SSHTransport for a command on an SSH host (its process
 // tree ends with the connection), IOTransport for any stream,
-// NewInMemoryTransports for tests.
+// NewInMemoryTransports for a pair of connected in-memory ends; package
+// acptest has a fake agent to test against.
 //
 // # Why it is built this way
 //

@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/acphost/acphost/acpclient"
-	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/acptest"
 )
 
 // printer is a minimal Client: it collects the agent's text and allows
@@ -37,19 +37,16 @@ func (p *printer) RequestPermission(_ context.Context, req *acpclient.RequestPer
 }
 
 // Example_conn runs one turn against an agent. Here the agent is the
-// in-process fake from this repository's tests; for a real agent use
+// in-process fake of package acptest; for a real agent use
 // acpclient.Command("claude-agent-acp") (or any ACP agent) as the transport.
 func Example_conn() {
 	ctx := context.Background()
-	clientSide, agentSide := acpclient.NewInMemoryTransports()
-	agent := acptest.NewAgent(acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
+	agent := &acptest.Transport{Script: acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
 		{Text: "Hello "}, {Text: "from the agent."},
-	}}}})
-	agentStream, _ := agentSide.Connect(ctx)
-	go agent.Serve(ctx, agentStream, agentStream)
+	}}}}}
 
 	client := &printer{}
-	conn, err := acpclient.Connect(ctx, clientSide, client, nil)
+	conn, err := acpclient.Connect(ctx, agent, client, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

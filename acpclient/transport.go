@@ -42,7 +42,11 @@ func (t *IOTransport) Connect(context.Context) (io.ReadWriteCloser, error) {
 
 // NewInMemoryTransports returns two connected transports: give one to a Conn
 // and serve an agent (such as a test double) on the other. Writes block until
-// the other side reads, like a real pipe with a small buffer.
+// the other side reads, like a real pipe with a small buffer. Like any
+// IOTransport, each side connects once, so the pair serves one Conn; where
+// a transport is connected again (a bridge.Config's, which restarts its
+// agent), use acptest.Transport or a Transport that makes a new pair at
+// every Connect.
 func NewInMemoryTransports() (client, agent *IOTransport) {
 	c, a := net.Pipe()
 	return &IOTransport{Stream: c}, &IOTransport{Stream: a}

@@ -16,7 +16,8 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost/acpclient"
-	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/internal/fakebin"
 )
 
 // authAnswerer answers auth_required events as they arrive.
@@ -42,9 +43,9 @@ func answerAuth(rec *recorder, answer func(*AuthRequest)) {
 	}()
 }
 
-func startPlain(t *testing.T, h *Host, script acptest.Script, pre string, cfg Config) (*Bridge, *acptest.Installed) {
+func startPlain(t *testing.T, h *Host, script acptest.Script, pre string, cfg Config) (*Bridge, *fakebin.Installed) {
 	t.Helper()
-	in := acptest.Install(t, t.TempDir(), "agent", script, pre)
+	in := fakebin.Install(t, t.TempDir(), "agent", script, pre)
 	if cfg.ID == "" {
 		cfg.ID = "auth"
 	}
@@ -92,7 +93,7 @@ func TestSignInOnSessionNew(t *testing.T) {
 				t.Errorf("auth request %+v", ev.Auth)
 			}
 			want := []string{"initialize", "session/new", "authenticate", "session/new"}
-			if got := acptest.MethodsOf(in.Received(t)); !reflect.DeepEqual(got, want) {
+			if got := fakebin.MethodsOf(in.Received(t)); !reflect.DeepEqual(got, want) {
 				t.Errorf("methods %q, want %q", got, want)
 			}
 			if s.ID() == "" {
@@ -198,7 +199,7 @@ func TestSignInWithEnvVarRestartsWithTheSecret(t *testing.T) {
 	if s.ID() == "" {
 		t.Fatal("no session")
 	}
-	if got := acptest.MethodsOf(in.Received(t)); !reflect.DeepEqual(got, []string{"initialize", "authenticate", "session/new"}) {
+	if got := fakebin.MethodsOf(in.Received(t)); !reflect.DeepEqual(got, []string{"initialize", "authenticate", "session/new"}) {
 		t.Errorf("the restarted agent got %q", got)
 	}
 	ev := rec.waitFor("auth event", func(ev Event) bool { return ev.Kind == KindAuthRequired })
@@ -264,7 +265,7 @@ func TestSignInRetriesAFailedPrompt(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %q, want %q", got, want)
 	}
-	if got := acptest.MethodsOf(in.Received(t)); !reflect.DeepEqual(got, []string{"initialize", "authenticate", "session/load", "session/prompt"}) {
+	if got := fakebin.MethodsOf(in.Received(t)); !reflect.DeepEqual(got, []string{"initialize", "authenticate", "session/load", "session/prompt"}) {
 		t.Errorf("the restarted agent got %q", got)
 	}
 	if s.ID() != "s1" {
@@ -320,7 +321,7 @@ func TestSignInWithTerminalLogin(t *testing.T) {
 			if tt.wantEnvX != slices.Contains(ran[0].Env, "LOGIN_MODE=tui") {
 				t.Errorf("login env has LOGIN_MODE: %v", !tt.wantEnvX)
 			}
-			init := acptest.ParamsOf(t, in.Received(t), "initialize")
+			init := fakebin.ParamsOf(t, in.Received(t), "initialize")
 			caps := init["clientCapabilities"].(map[string]any)
 			if caps["auth"].(map[string]any)["terminal"] != true || caps["_meta"].(map[string]any)["terminal-auth"] != true {
 				t.Errorf("initialize did not offer terminal login: %v", caps)

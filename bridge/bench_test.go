@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
-	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/acptest"
 )
 
 // BenchmarkHostFiftyAgents runs one Host with 50 fake agent processes, each

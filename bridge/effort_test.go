@@ -7,7 +7,8 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost/acpclient"
-	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/internal/fakebin"
 )
 
 const thoughtLevelOptions = `[{"id":"model","name":"Model","category":"model","type":"select","currentValue":"m1","options":[{"value":"m1","name":"M1"}]},
@@ -17,7 +18,7 @@ const thoughtLevelOptions = `[{"id":"model","name":"Model","category":"model","t
 func TestSetEffortThroughThoughtLevelOption(t *testing.T) {
 	h, rec := newHostAndRecorder(t, nil)
 	script := acptest.Script{NewSession: acptest.NewSessionScript{SessionIDs: []string{"s1"}, ConfigOptions: raw(thoughtLevelOptions)}}
-	in := acptest.Install(t, t.TempDir(), "agent", script, "")
+	in := fakebin.Install(t, t.TempDir(), "agent", script, "")
 	b, err := h.Start(ctxT(t), Config{ID: "a", Transport: &acpclient.CommandTransport{Path: in.Path}})
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +31,7 @@ func TestSetEffortThroughThoughtLevelOption(t *testing.T) {
 	if err := s.SetEffort(ctxT(t), "high"); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := acptest.SentParams(in.Received(t), "session/set_config_option"), []string{`{"sessionId":"s1","configId":"reasoning","value":"high"}`}; !reflect.DeepEqual(got, want) {
+	if got, want := fakebin.SentParams(in.Received(t), "session/set_config_option"), []string{`{"sessionId":"s1","configId":"reasoning","value":"high"}`}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("sent %q, want %q", got, want)
 	}
 	if o := thoughtLevelOption(s.ConfigOptions()); o == nil || o.Value != "high" {
@@ -47,7 +48,7 @@ func TestSetEffortThroughThoughtLevelOption(t *testing.T) {
 	if !errors.Is(err, ErrUnknownEffort) || !strings.Contains(err.Error(), "low, medium, high") {
 		t.Fatalf("SetEffort(turbo) = %v", err)
 	}
-	if n := len(acptest.SentParams(in.Received(t), "session/set_config_option")); n != 1 {
+	if n := len(fakebin.SentParams(in.Received(t), "session/set_config_option")); n != 1 {
 		t.Errorf("%d set_config_option requests, want 1", n)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost/acpclient"
-	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/acptest"
 )
 
 func TestElicitation(t *testing.T) {

@@ -3,24 +3,12 @@ package bridge_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"log"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge"
-	"github.com/acphost/acphost/internal/acptest"
 )
-
-// demoAgent is a Transport that starts the repository's in-process fake
-// agent; an app would use acpclient.Command("crewcoder", "acp") or similar.
-type demoAgent struct{ script acptest.Script }
-
-func (d demoAgent) Connect(ctx context.Context) (io.ReadWriteCloser, error) {
-	client, agent := acpclient.NewInMemoryTransports()
-	agentStream, _ := agent.Connect(ctx)
-	go acptest.NewAgent(d.script).Serve(context.Background(), agentStream, agentStream)
-	return client.Connect(ctx)
-}
 
 // Example shows an app hosting an agent: start it, open a session, prompt,
 // and show the event stream, answering the permission request.
@@ -45,7 +33,9 @@ func Example() {
 		}
 	}()
 
-	agent := demoAgent{acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
+	// The agent here is acptest's in-process fake; an app would use
+	// acpclient.Command("claude-agent-acp") or similar.
+	agent := &acptest.Transport{Script: acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
 		{Update: []byte(`{"sessionUpdate":"tool_call","toolCallId":"t1","title":"Edit main.go","kind":"edit"}`)},
 		{Permission: &acptest.Permission{ToolCall: []byte(`{"toolCallId":"t1"}`)}},
 	}}}}}

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/fsroot"
-	"github.com/acphost/acphost/internal/acptest"
 )
 
 // TestLocalRootServesTheAgent wires an fsroot.Local root into a session:

@@ -12,7 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/acphost/acphost/acpclient"
-	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/internal/fakeclock"
 )
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
-	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/acptest"
 )
 
 // An answer names an option by id, so an id two options share could be read

@@ -9,22 +9,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge"
 	"github.com/acphost/acphost/bridge/profiles/crewcoder"
 	"github.com/acphost/acphost/bridge/profiles/kiro"
-	"github.com/acphost/acphost/internal/acptest"
 	"github.com/acphost/acphost/internal/bridgetest"
+	"github.com/acphost/acphost/internal/fakebin"
 )
 
 func TestDoctor(t *testing.T) {
 	dir := t.TempDir()
-	good := acptest.Install(t, filepath.Join(dir, "good"), "kiro-cli", acptest.Script{
+	good := fakebin.Install(t, filepath.Join(dir, "good"), "kiro-cli", acptest.Script{
 		Initialize: acptest.InitializeScript{
 			AgentInfo:   bridgetest.Raw(`{"name":"kiro-cli","version":"2.13.0"}`),
 			AuthMethods: bridgetest.Raw(`[{"id":"kiro-login","name":"Log in"},{"type":"env_var","id":"api-key","name":"Key","vars":[{"name":"KIRO_API_KEY"}]}]`),
 		},
 	}, `[ "$1" = --version ] && { echo "kiro-cli 2.13.0"; exit 0; }`)
-	broken := acptest.Install(t, filepath.Join(dir, "broken"), "crewcoder", acptest.Script{},
+	broken := fakebin.Install(t, filepath.Join(dir, "broken"), "crewcoder", acptest.Script{},
 		`[ "$1" = --version ] && { echo "crewcoder v0.9.1-beta"; exit 0; }; echo "unknown command acp" >&2; exit 2`)
 	env := []string{"PATH=" + filepath.Join(dir, "good"), "HOME=" + dir}
 	reports := bridge.Doctor(context.Background(),
@@ -82,7 +83,7 @@ func TestDoctorSignInFromAuthMethods(t *testing.T) {
 		{`[{"id":"login","name":"Log in"}]`, bridge.SignInUnknown},
 		{``, bridge.SignInNotRequired},
 	} {
-		in := acptest.Install(t, t.TempDir(), "gemini", acptest.Script{Initialize: acptest.InitializeScript{AuthMethods: bridgetest.Raw(tt.methods)}}, "")
+		in := fakebin.Install(t, t.TempDir(), "gemini", acptest.Script{Initialize: acptest.InitializeScript{AuthMethods: bridgetest.Raw(tt.methods)}}, "")
 		r := bridge.Doctor(context.Background(), bridge.DoctorCheck{Profile: Gemini, Options: bridge.LaunchOptions{Binary: in.Path}})[0]
 		if r.SignIn != tt.want || r.Models != nil {
 			t.Errorf("methods %s: sign-in %q, models %+v; want %q", tt.methods, r.SignIn, r.Models, tt.want)

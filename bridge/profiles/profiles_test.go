@@ -5,12 +5,13 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge"
 	"github.com/acphost/acphost/bridge/profiles/codey"
 	"github.com/acphost/acphost/bridge/profiles/crewcoder"
 	"github.com/acphost/acphost/bridge/profiles/kiro"
-	"github.com/acphost/acphost/internal/acptest"
 	"github.com/acphost/acphost/internal/bridgetest"
+	"github.com/acphost/acphost/internal/fakebin"
 )
 
 func TestProfileArgs(t *testing.T) {
@@ -61,7 +62,7 @@ func TestProfileArgs(t *testing.T) {
 func TestLegacyFlagFallback(t *testing.T) {
 	h, rec := bridgetest.NewHost(t, nil)
 	// An older gemini that does not know --acp and exits.
-	in := acptest.Install(t, t.TempDir(), "gemini", acptest.Script{}, `for a in "$@"; do [ "$a" = --acp ] && { echo "Unknown argument: acp" >&2; exit 1; }; done`)
+	in := fakebin.Install(t, t.TempDir(), "gemini", acptest.Script{}, `for a in "$@"; do [ "$a" = --acp ] && { echo "Unknown argument: acp" >&2; exit 1; }; done`)
 	b, err := h.StartProfile(bridgetest.Context(t), Gemini, bridge.LaunchOptions{Binary: in.Path}, bridge.Config{ID: "g"})
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +85,7 @@ func TestModelSelectionPrefersConfigOption(t *testing.T) {
 		Models:        bridgetest.Raw(`{"currentModelId":"a","availableModels":[{"modelId":"a","name":"A"},{"modelId":"b","name":"B"}]}`),
 		ConfigOptions: bridgetest.Raw(`[{"id":"model","name":"Model","category":"model","type":"select","currentValue":"a","options":[{"value":"a","name":"A"},{"value":"b","name":"B"}]}]`),
 	}}
-	in := acptest.Install(t, t.TempDir(), "claude-agent-acp", script, "")
+	in := fakebin.Install(t, t.TempDir(), "claude-agent-acp", script, "")
 	b, err := h.StartProfile(bridgetest.Context(t), Claude, bridge.LaunchOptions{Binary: in.Path}, bridge.Config{ID: "claude"})
 	if err != nil {
 		t.Fatal(err)
@@ -93,10 +94,10 @@ func TestModelSelectionPrefersConfigOption(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs := in.Received(t)
-	if p := acptest.ParamsOf(t, msgs, "session/set_config_option"); p["configId"] != "model" || p["value"] != "b" {
+	if p := fakebin.ParamsOf(t, msgs, "session/set_config_option"); p["configId"] != "model" || p["value"] != "b" {
 		t.Errorf("set_config_option %v", p)
 	}
-	for _, m := range acptest.MethodsOf(msgs) {
+	for _, m := range fakebin.MethodsOf(msgs) {
 		if m == "session/set_model" {
 			t.Error("legacy set_model used although a model option was offered")
 		}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/acptest"
 )
 
 // A fake codey on PATH: doctor shows the sign-in state from "codey models"

@@ -1,6 +1,6 @@
 // Package bridgetest holds the test helpers that the tests of package
 // bridge's profiles share: a Host with a Recorder of its events, a Config
-// running the fake agent of internal/acptest, and fake agent programs
+// running the fake agent of package acptest, and fake agent programs
 // installed under a profile's binary name that record how they were
 // started and what they received.
 package bridgetest
@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge"
-	"github.com/acphost/acphost/internal/acptest"
 	"github.com/acphost/acphost/internal/fakeclock"
 )
 

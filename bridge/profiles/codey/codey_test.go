@@ -7,9 +7,10 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge"
-	"github.com/acphost/acphost/internal/acptest"
 	"github.com/acphost/acphost/internal/bridgetest"
+	"github.com/acphost/acphost/internal/fakebin"
 )
 
 func TestCodeyModelsAndPermissionIDs(t *testing.T) {
@@ -25,7 +26,7 @@ func TestCodeyModelsAndPermissionIDs(t *testing.T) {
 			}}},
 		}}},
 	}
-	in := acptest.Install(t, t.TempDir(), "codey", script, "")
+	in := fakebin.Install(t, t.TempDir(), "codey", script, "")
 	b, err := h.StartProfile(bridgetest.Context(t), Profile, bridge.LaunchOptions{Binary: in.Path}, bridge.Config{ID: "codey"})
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +40,7 @@ func TestCodeyModelsAndPermissionIDs(t *testing.T) {
 		t.Fatalf("models from initialize._meta.modelState: %+v", m)
 	}
 	// No model config option: the legacy method selects the model.
-	if p := acptest.ParamsOf(t, in.Received(t), "session/set_model"); p["modelId"] != "codey-sonnet-5" {
+	if p := fakebin.ParamsOf(t, in.Received(t), "session/set_model"); p["modelId"] != "codey-sonnet-5" {
 		t.Errorf("set_model %v", p)
 	}
 	if _, err := s.Prompt(bridgetest.Context(t), acpclient.TextBlock("test")); err != nil {
@@ -99,7 +100,7 @@ func TestDoctorModelsAndSignIn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := acptest.Install(t, t.TempDir(), "codey", tt.script, tt.shell)
+			in := fakebin.Install(t, t.TempDir(), "codey", tt.script, tt.shell)
 			r := bridge.Doctor(context.Background(), bridge.DoctorCheck{Profile: Profile, Options: bridge.LaunchOptions{Binary: in.Path}})[0]
 			var got []string
 			for _, f := range r.Findings {

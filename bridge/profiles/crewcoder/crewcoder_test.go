@@ -10,9 +10,10 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge"
-	"github.com/acphost/acphost/internal/acptest"
 	"github.com/acphost/acphost/internal/bridgetest"
+	"github.com/acphost/acphost/internal/fakebin"
 )
 
 func TestCrewCoderLaunchArgs(t *testing.T) {
@@ -85,9 +86,9 @@ func crewCoderScript() acptest.Script {
 	}
 }
 
-func startCrewCoder(t *testing.T, h *bridge.Host, script acptest.Script, o bridge.LaunchOptions) (*bridge.Bridge, *acptest.Installed) {
+func startCrewCoder(t *testing.T, h *bridge.Host, script acptest.Script, o bridge.LaunchOptions) (*bridge.Bridge, *fakebin.Installed) {
 	t.Helper()
-	in := acptest.Install(t, t.TempDir(), "crewcoder", script, "")
+	in := fakebin.Install(t, t.TempDir(), "crewcoder", script, "")
 	o.Resolver = &bridge.Resolver{Env: []string{"PATH=" + filepath.Dir(in.Path), "HOME=" + t.TempDir()}, NoLoginShell: true}
 	b, err := h.StartProfile(bridgetest.Context(t), Profile, o, bridge.Config{ID: "cc"})
 	if err != nil {
@@ -109,19 +110,19 @@ func TestCrewCoderHandshakeOrder(t *testing.T) {
 	rec.WaitFor("session ready", func(ev bridge.Event) bool { return ev.Kind == bridge.KindSession })
 	msgs := in.Received(t)
 	want := []string{"initialize", "session/new", "session/set_external_directories", "session/set_model", "session/set_reasoning_effort"}
-	if got := acptest.MethodsOf(msgs); !reflect.DeepEqual(got, want) {
+	if got := fakebin.MethodsOf(msgs); !reflect.DeepEqual(got, want) {
 		t.Fatalf("handshake %q, want %q", got, want)
 	}
 	// The complete grant list is sent even when empty, so removed access
 	// cannot survive in the native session.
-	dirs := acptest.ParamsOf(t, msgs, "session/set_external_directories")
+	dirs := fakebin.ParamsOf(t, msgs, "session/set_external_directories")
 	if d, ok := dirs["directories"].([]any); !ok || len(d) != 0 || dirs["sessionId"] != s.ID() {
 		t.Errorf("set_external_directories params %v", dirs)
 	}
-	if e := acptest.ParamsOf(t, msgs, "session/set_reasoning_effort"); e["effort"] != "high" {
+	if e := fakebin.ParamsOf(t, msgs, "session/set_reasoning_effort"); e["effort"] != "high" {
 		t.Errorf("effort params %v", e)
 	}
-	if n := acptest.ParamsOf(t, msgs, "session/new"); len(n["mcpServers"].([]any)) != 0 {
+	if n := fakebin.ParamsOf(t, msgs, "session/new"); len(n["mcpServers"].([]any)) != 0 {
 		t.Errorf("session/new params %v", n)
 	}
 	if got := in.Launches(t); !reflect.DeepEqual(got, [][]string{{"acp", "--approval", "review"}}) {
@@ -144,10 +145,10 @@ func TestCrewCoderDirectoryFailureBlocksPrompts(t *testing.T) {
 	if _, err := s.Prompt(bridgetest.Context(t), acpclient.TextBlock("hi")); !errors.Is(err, bridge.ErrUnusable) {
 		t.Fatalf("Prompt error %v, want ErrUnusable", err)
 	}
-	if slices.Contains(acptest.MethodsOf(in.Received(t)), "session/prompt") {
+	if slices.Contains(fakebin.MethodsOf(in.Received(t)), "session/prompt") {
 		t.Fatal("a prompt reached an agent with stale directory grants")
 	}
-	if d := acptest.ParamsOf(t, in.Received(t), "session/set_external_directories")["directories"].([]any); len(d) != 1 || d[0] != "/nope" {
+	if d := fakebin.ParamsOf(t, in.Received(t), "session/set_external_directories")["directories"].([]any); len(d) != 1 || d[0] != "/nope" {
 		t.Errorf("directories %v", d)
 	}
 }
@@ -253,7 +254,7 @@ func TestCrewCoderNativeCompactKeepsSession(t *testing.T) {
 			t.Errorf("completed compaction without the summary: %+v", ev.Compaction)
 		}
 	}
-	methods := acptest.MethodsOf(in.Received(t))
+	methods := fakebin.MethodsOf(in.Received(t))
 	if want := []string{"initialize", "session/new", "session/set_external_directories", "session/compact"}; !reflect.DeepEqual(methods, want) {
 		t.Errorf("methods %q, want %q", methods, want)
 	}
@@ -274,7 +275,7 @@ func TestCrewCoderCompactNeedsAdvertisement(t *testing.T) {
 	if _, err := s.Compact(bridgetest.Context(t)); !errors.Is(err, acpclient.ErrUnsupported) {
 		t.Fatalf("Compact error %v, want ErrUnsupported for the app's fallback", err)
 	}
-	if slices.Contains(acptest.MethodsOf(in.Received(t)), "session/compact") {
+	if slices.Contains(fakebin.MethodsOf(in.Received(t)), "session/compact") {
 		t.Fatal("session/compact sent without the advertisement")
 	}
 }
@@ -355,7 +356,7 @@ func TestCrewCoderRelaunchResumesAndLocksBuild(t *testing.T) {
 	if got := in.Launches(t); !reflect.DeepEqual(got, want) {
 		t.Fatalf("launches %q, want %q", got, want)
 	}
-	if got := acptest.MethodsOf(in.Received(t)); !slices.Contains(got, "session/load") || slices.Contains(got, "session/new") {
+	if got := fakebin.MethodsOf(in.Received(t)); !slices.Contains(got, "session/load") || slices.Contains(got, "session/new") {
 		t.Fatalf("the new process got %q; want the same session loaded", got)
 	}
 	if s.ID() != "cc_1" || b.Session("cc_1") != s {

@@ -6,9 +6,10 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge"
-	"github.com/acphost/acphost/internal/acptest"
 	"github.com/acphost/acphost/internal/bridgetest"
+	"github.com/acphost/acphost/internal/fakebin"
 )
 
 func TestSetEffortRefusedDuringTurn(t *testing.T) {
@@ -45,7 +46,7 @@ func TestCrewCoderSetEffort(t *testing.T) {
 	if err := s.SetEffort(bridgetest.Context(t), "max"); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := acptest.SentParams(in.Received(t), "session/set_reasoning_effort"), []string{`{"sessionId":"cc_1","effort":"max"}`}; !reflect.DeepEqual(got, want) {
+	if got, want := fakebin.SentParams(in.Received(t), "session/set_reasoning_effort"), []string{`{"sessionId":"cc_1","effort":"max"}`}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("sent %q, want %q", got, want)
 	}
 }

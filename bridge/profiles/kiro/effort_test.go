@@ -9,9 +9,10 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge"
-	"github.com/acphost/acphost/internal/acptest"
 	"github.com/acphost/acphost/internal/bridgetest"
+	"github.com/acphost/acphost/internal/fakebin"
 )
 
 func kiroEffortScript(reply acptest.Reply) acptest.Script {
@@ -33,7 +34,7 @@ func TestKiroSetEffortLiveAndAcrossRespawn(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{`{"sessionId":"k1","command":{"command":"effort","args":{"level":"xhigh"}}}`}
-	if got := acptest.SentParams(in.Received(t), "_kiro.dev/commands/execute"); !reflect.DeepEqual(got, want) {
+	if got := fakebin.SentParams(in.Received(t), "_kiro.dev/commands/execute"); !reflect.DeepEqual(got, want) {
 		t.Fatalf("sent %q, want %q", got, want)
 	}
 	overlayHas := func(effort string) bool {
@@ -81,7 +82,7 @@ func TestKiroSetEffortRefusals(t *testing.T) {
 			if err == nil || (tt.is != nil && !errors.Is(err, tt.is)) || !strings.Contains(err.Error(), tt.text) {
 				t.Fatalf("SetEffort = %v, want %v mentioning %q", err, tt.is, tt.text)
 			}
-			if pushed := slices.Contains(acptest.MethodsOf(in.Received(t)), "_kiro.dev/commands/execute"); pushed != tt.pushed {
+			if pushed := slices.Contains(fakebin.MethodsOf(in.Received(t)), "_kiro.dev/commands/execute"); pushed != tt.pushed {
 				t.Errorf("pushed %v, want %v", pushed, tt.pushed)
 			}
 		})

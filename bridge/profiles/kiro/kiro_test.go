@@ -16,9 +16,10 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge"
-	"github.com/acphost/acphost/internal/acptest"
 	"github.com/acphost/acphost/internal/bridgetest"
+	"github.com/acphost/acphost/internal/fakebin"
 	"github.com/acphost/acphost/internal/fakeclock"
 )
 
@@ -57,9 +58,9 @@ func (f *recordingFS) Exists(_ context.Context, path string) (bool, error) {
 	return f.exists[path], nil
 }
 
-func startKiro(t *testing.T, h *bridge.Host, script acptest.Script, o bridge.LaunchOptions, cfg bridge.Config) (*bridge.Bridge, *acptest.Installed) {
+func startKiro(t *testing.T, h *bridge.Host, script acptest.Script, o bridge.LaunchOptions, cfg bridge.Config) (*bridge.Bridge, *fakebin.Installed) {
 	t.Helper()
-	in := acptest.Install(t, t.TempDir(), "kiro-cli", script, "")
+	in := fakebin.Install(t, t.TempDir(), "kiro-cli", script, "")
 	o.Binary = in.Path
 	if cfg.ID == "" {
 		cfg.ID = "kiro"
@@ -92,7 +93,7 @@ func TestKiroResumeGuard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := acptest.MethodsOf(in.Received(t)); !reflect.DeepEqual(got, []string{"initialize", tt.want}) {
+			if got := fakebin.MethodsOf(in.Received(t)); !reflect.DeepEqual(got, []string{"initialize", tt.want}) {
 				t.Fatalf("methods %q", got)
 			}
 			if !reflect.DeepEqual(fsys.asked, []string{path}) {
@@ -192,7 +193,7 @@ func TestKiroManualCompactWaitsForTheMeasurement(t *testing.T) {
 	if u := s.Usage(); !u.Known || u.Percent != 3 || u.Used != 6000 {
 		t.Fatalf("Compact returned before the measurement: %+v", u)
 	}
-	p := acptest.ParamsOf(t, in.Received(t), "session/prompt")
+	p := fakebin.ParamsOf(t, in.Received(t), "session/prompt")
 	if text := p["prompt"].([]any)[0].(map[string]any)["text"]; text != "/compact" {
 		t.Errorf("compact sent %v", text)
 	}
@@ -385,7 +386,7 @@ func TestKiroPassesMCPServers(t *testing.T) {
 	}
 	msgs := in.Received(t)
 	for _, method := range []string{"session/new", "session/load"} {
-		got, _ := json.Marshal(acptest.ParamsOf(t, msgs, method)["mcpServers"])
+		got, _ := json.Marshal(fakebin.ParamsOf(t, msgs, method)["mcpServers"])
 		if !strings.Contains(string(got), `"kirocrew-core"`) || !strings.Contains(string(got), `"MODE"`) {
 			t.Errorf("%s mcpServers %s", method, got)
 		}

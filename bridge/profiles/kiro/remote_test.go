@@ -10,9 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge"
-	"github.com/acphost/acphost/internal/acptest"
 	"github.com/acphost/acphost/internal/bridgetest"
+	"github.com/acphost/acphost/internal/fakebin"
 	"github.com/acphost/acphost/internal/sshtest"
 	"github.com/acphost/acphost/sshconn"
 )
@@ -29,7 +30,7 @@ func TestProfileOverSSH(t *testing.T) {
 	workspace := t.TempDir()
 	os.MkdirAll(filepath.Join(remoteHome, ".kiro", "sessions", "cli"), 0o755)
 	os.WriteFile(TranscriptPath(remoteHome, "sess_kept"), []byte("{}"), 0o644)
-	agent := acptest.Install(t, t.TempDir(), "kiro-cli", acptest.Script{
+	agent := fakebin.Install(t, t.TempDir(), "kiro-cli", acptest.Script{
 		NewSession:  acptest.NewSessionScript{SessionIDs: []string{"sess_fresh"}},
 		LoadSession: acptest.LoadSessionScript{Sessions: []string{"sess_kept", "sess_gone"}},
 	}, "")

@@ -1,5 +1,5 @@
 // Package demoagent is the built-in agent of the examples: a scripted ACP
-// agent (internal/acptest) that runs in-process, so the examples work
+// agent (package acptest) that runs in-process, so the examples work
 // offline with nothing installed. One turn shows every part of the library:
 // it thinks, publishes a plan, streams text, announces a tool call, asks
 // permission, writes a file in the workspace through fs/write_text_file,
@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
-	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/acptest"
 )
 
 // FileName is the file the demo agent writes in its workspace.
@@ -41,19 +41,8 @@ type Transport struct {
 // Connect starts the agent and returns the client's end of its stream.
 // The agent stops when that stream is closed.
 func (t *Transport) Connect(ctx context.Context) (io.ReadWriteCloser, error) {
-	client, agentSide := acpclient.NewInMemoryTransports()
-	agentStream, err := agentSide.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	agent := acptest.NewAgent(Script(t.Cwd, t.Name, t.ResumeID, t.Pace))
-	// Serve returns when the client closes its end (the agent's end of
-	// input); closing our end afterwards unblocks nothing but is tidy.
-	go func() {
-		_ = agent.Serve(context.Background(), agentStream, agentStream)
-		agentStream.Close()
-	}()
-	return client.Connect(ctx)
+	agent := &acptest.Transport{Script: Script(t.Cwd, t.Name, t.ResumeID, t.Pace)}
+	return agent.Connect(ctx)
 }
 
 // Script returns the demo agent's script for a workspace. name labels its

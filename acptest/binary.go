@@ -23,7 +23,7 @@ const (
 	EnvRecord = "ACPTEST_RECORD"
 )
 
-const fakeAgentPackage = "github.com/acphost/acphost/internal/acptest/cmd/fakeagent"
+const fakeAgentPackage = "github.com/acphost/acphost/acptest/cmd/fakeagent"
 
 var (
 	buildOnce sync.Once
@@ -32,8 +32,10 @@ var (
 )
 
 // BuildBinary builds the fakeagent command once per test process and
-// returns the path of the binary. It runs "go build" in the module that
-// holds the working directory; the binary lives in a directory under the
+// returns the path of the binary, for tests that need the fake agent as a
+// real process. It runs "go build" in the module that holds the working
+// directory (for an app, its own module, which requires this one), so the
+// go command must be on PATH; the binary lives in a directory under the
 // system temp dir named after that module, so repeated test runs reuse one
 // directory instead of leaving new ones behind.
 func BuildBinary(t testing.TB) string {

@@ -1,19 +1,27 @@
-// Package acptest is a scriptable fake ACP agent: the agent side of the
-// wire, driven by a Script, for testing the client library through normal
-// paths and faults.
+// Package acptest is a scriptable fake ACP agent for tests, in the spirit of
+// net/http/httptest: an app tests its event handling against it instead of
+// a real agent, and this module tests its client through normal paths and
+// faults. A Script says how the agent behaves; the agent speaks the agent
+// side of the wire.
 //
 // It deliberately imports nothing else from this module and speaks raw JSON
 // itself, so a bug in the client's protocol types cannot hide behind the
 // same bug in the fake.
 //
-// Two ways to run it:
+// Three ways to run it:
 //
-//   - In process: NewAgent(script).Serve(ctx, r, w), or Pipe(t, script),
-//     which serves on an in-memory connection and returns the client's end.
-//     Agent.Received and Agent.WaitFor show what the agent got.
-//   - As a process: BuildBinary(t) builds cmd/fakeagent once per test
-//     process; run it with -script WriteScript(t, script) and optionally
-//     -record PATH, then ReadRecord(PATH).
+//   - As a transport: &Transport{Script: script} is an acpclient.Transport
+//     whose every Connect starts a fresh agent in process, on an in-memory
+//     connection, so it can be a bridge.Config's Transport, restarts
+//     included. Transport.Agents shows what each agent received.
+//   - On streams you own: NewAgent(script).Serve(ctx, r, w), for tests that
+//     write the client's lines themselves. Agent.Received and Agent.WaitFor
+//     show what the agent got.
+//   - As a process, for tests of process handling (exit codes, stderr,
+//     signals, a program found on PATH): BuildBinary(t) builds cmd/fakeagent
+//     once per test process; run it with -script WriteScript(t, script) and
+//     optionally -record PATH, then ReadRecord(PATH). It works from another
+//     module that requires this one.
 //
 // What a script can do, in short: answer initialize, session/new (with
 // updates before the answer, or auth_required until authenticate),

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/acptest"
 )
 
-// A script for an agent that announces its commands before session/new
-// answers, asks permission during a turn and reports the answer.
-func Example() {
+// ExampleAgent_Serve drives the fake agent line by line, as a test of a
+// client's wire handling would: a script for an agent that announces its
+// commands before session/new answers, asks permission during a turn and
+// reports the answer.
+func ExampleAgent_Serve() {
 	script := acptest.Script{
 		NewSession: acptest.NewSessionScript{Steps: []acptest.Step{
 			{Update: json.RawMessage(`{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"compact","description":"Compact the context"}]}`)},

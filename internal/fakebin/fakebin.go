@@ -1,4 +1,10 @@
-package acptest
+// Package fakebin installs the acptest fake agent under a real agent's
+// program name, for tests of what finds and launches agents (profiles,
+// resolvers, the doctor): the program records the arguments of every start
+// and the messages the latest process received. It is a POSIX shell
+// wrapper, so it serves this repository's tests rather than apps; apps that
+// test process handling run acptest.BuildBinary's binary directly.
+package fakebin
 
 import (
 	"encoding/json"
@@ -7,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/acphost/acphost/acptest"
 )
 
 // Installed is a fake agent program installed for a test of what launches
@@ -22,10 +30,10 @@ type Installed struct {
 // Install writes the program name into dir. pre is shell code run before
 // the fake agent starts (for example to exit on a flag, or to exec the fake
 // agent with another script, passing -record "$RECORD").
-func Install(t *testing.T, dir, name string, script Script, pre string) *Installed {
+func Install(t *testing.T, dir, name string, script acptest.Script, pre string) *Installed {
 	t.Helper()
-	bin := BuildBinary(t)
-	scriptPath := WriteScript(t, script)
+	bin := acptest.BuildBinary(t)
+	scriptPath := acptest.WriteScript(t, script)
 	tmp := t.TempDir()
 	in := &Installed{Path: filepath.Join(dir, name), args: filepath.Join(tmp, "args"), record: filepath.Join(tmp, "record")}
 	body := fmt.Sprintf("#!/bin/sh\nRECORD=%q\nfor a in \"$@\"; do printf '%%s\\n' \"$a\" >> %q; done\necho -- >> %q\n%s\nexec %q -script %q -record %q\n",
@@ -60,9 +68,9 @@ func (in *Installed) Launches(t *testing.T) [][]string {
 }
 
 // Received returns the messages the latest process received.
-func (in *Installed) Received(t *testing.T) []Message {
+func (in *Installed) Received(t *testing.T) []acptest.Message {
 	t.Helper()
-	msgs, err := ReadRecord(in.record)
+	msgs, err := acptest.ReadRecord(in.record)
 	if err != nil {
 		t.Fatalf("reading the agent's record: %v", err)
 	}
@@ -70,7 +78,7 @@ func (in *Installed) Received(t *testing.T) []Message {
 }
 
 // MethodsOf lists the methods of requests and notifications received.
-func MethodsOf(msgs []Message) []string {
+func MethodsOf(msgs []acptest.Message) []string {
 	var out []string
 	for _, m := range msgs {
 		if m.Method != "" {
@@ -81,7 +89,7 @@ func MethodsOf(msgs []Message) []string {
 }
 
 // ParamsOf returns the params of the first message of method.
-func ParamsOf(t *testing.T, msgs []Message, method string) map[string]any {
+func ParamsOf(t *testing.T, msgs []acptest.Message, method string) map[string]any {
 	t.Helper()
 	for _, m := range msgs {
 		if m.Method == method {
@@ -97,7 +105,7 @@ func ParamsOf(t *testing.T, msgs []Message, method string) map[string]any {
 }
 
 // SentParams returns the params of every message of method, as sent.
-func SentParams(msgs []Message, method string) []string {
+func SentParams(msgs []acptest.Message, method string) []string {
 	var out []string
 	for _, m := range msgs {
 		if m.Method == method {

@@ -161,6 +161,8 @@ type Error struct {
 	Data    json.RawMessage `json:"data,omitempty"`
 }
 
+// Error formats the code and message, so an Error can be returned as a Go
+// error.
 func (e *Error) Error() string {
 	return fmt.Sprintf("acptest: JSON-RPC error %d: %s", e.Code, e.Message)
 }
@@ -223,6 +225,7 @@ type Step struct {
 
 // Notification is a notification the agent sends verbatim.
 type Notification struct {
+	// Method is any method name, standard or vendor ("_vendor/thing").
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params,omitempty"`
 }
@@ -260,6 +263,9 @@ type Permission struct {
 
 // PermissionOption is one choice offered in a permission request.
 type PermissionOption struct {
+	// OptionID is what the client answers to select it; Name is shown to
+	// the user; Kind is allow_once, allow_always, reject_once or
+	// reject_always.
 	OptionID string `json:"optionId"`
 	Name     string `json:"name"`
 	Kind     string `json:"kind"`
@@ -267,6 +273,7 @@ type PermissionOption struct {
 
 // ReadFile is an fs/read_text_file step.
 type ReadFile struct {
+	// Path is absolute; Line (1-based) and Limit (lines) are optional.
 	Path  string `json:"path"`
 	Line  int    `json:"line,omitempty"`
 	Limit int    `json:"limit,omitempty"`
@@ -274,6 +281,7 @@ type ReadFile struct {
 
 // WriteFile is an fs/write_text_file step.
 type WriteFile struct {
+	// Path is absolute; Content replaces the file's text.
 	Path    string `json:"path"`
 	Content string `json:"content"`
 }
@@ -284,6 +292,8 @@ type WriteFile struct {
 // "terminal: exit CODE signal SIGNAL truncated BOOL output QUOTED" or
 // "terminal: METHOD error CODE MESSAGE" at the first failure.
 type Terminal struct {
+	// Command, Args, Env (an array of {"name","value"}), Cwd and
+	// OutputByteLimit are terminal/create's parameters.
 	Command         string          `json:"command"`
 	Args            []string        `json:"args,omitempty"`
 	Env             json.RawMessage `json:"env,omitempty"`

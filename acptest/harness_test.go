@@ -2,14 +2,16 @@ package acptest_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/internal/schematest"
 	"go.uber.org/goleak"
 )
@@ -43,18 +45,74 @@ type msg struct {
 	line   []byte
 }
 
-// start runs script in process and connects a client to it.
+// start runs script in process through a Transport and connects a client
+// to it; the test's cleanup closes the connection, which stops the agent.
 func start(t testing.TB, script acptest.Script) *client {
 	t.Helper()
-	conn, agent := acptest.Pipe(t, script)
+	tr := &acptest.Transport{Script: script}
+	conn, err := tr.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return newClient(t, conn, conn, tr.Agents()[0])
+}
+
+// startAgent connects a client to a prepared agent served on an io.Pipe
+// pair, with Serve called directly.
+func startAgent(t testing.TB, agent *acptest.Agent) *client {
+	t.Helper()
+	conn := pipe(t, agent)
 	return newClient(t, conn, conn, agent)
 }
 
-// startAgent connects a client to a prepared agent.
-func startAgent(t testing.TB, agent *acptest.Agent) *client {
+// pipe serves a on a new in-memory connection and returns the client's end.
+// Closing that end is the agent's end of input; the test's cleanup closes it
+// and waits for the agent to stop.
+func pipe(t testing.TB, a *acptest.Agent) io.ReadWriteCloser {
 	t.Helper()
-	conn := agent.Pipe(t)
-	return newClient(t, conn, conn, agent)
+	toAgent, fromClient := io.Pipe()
+	toClient, fromAgent := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		err := a.Serve(ctx, toAgent, fromAgent)
+		// The agent is gone: the client reads the end of its output.
+		fromAgent.Close()
+		toAgent.Close()
+		done <- err
+	}()
+	client := &pipeEnd{r: toClient, w: fromClient}
+	t.Cleanup(func() {
+		client.Close()
+		cancel()
+		select {
+		case err := <-done:
+			var exit *acptest.ExitError
+			if err != nil && !errors.As(err, &exit) && !errors.Is(err, context.Canceled) && !errors.Is(err, io.ErrClosedPipe) {
+				t.Logf("acptest: fake agent stopped: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("acptest: fake agent did not stop within 10s of cleanup")
+		}
+	})
+	return client
+}
+
+// pipeEnd is the client's end of an io.Pipe connection.
+type pipeEnd struct {
+	r *io.PipeReader
+	w *io.PipeWriter
+}
+
+func (p *pipeEnd) Read(b []byte) (int, error)  { return p.r.Read(b) }
+func (p *pipeEnd) Write(b []byte) (int, error) { return p.w.Write(b) }
+
+// Close ends the agent's input and stops reading its output.
+func (p *pipeEnd) Close() error {
+	p.w.Close()
+	p.r.Close()
+	return nil
 }
 
 func newClient(t testing.TB, r io.Reader, w io.Writer, agent *acptest.Agent) *client {

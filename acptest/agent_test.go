@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/acptest"
 )
 
 func TestInitializeDefaults(t *testing.T) {

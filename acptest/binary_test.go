@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/acptest"
 )
 
 // process is a running fakeagent.
