@@ -7,7 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/internal/fakebin"
 	"github.com/acphost/acphost/internal/sshtest"
 	"github.com/acphost/acphost/sshconn"
 )
@@ -28,7 +29,7 @@ func TestSignInWithEnvVarOverSSH(t *testing.T) {
 	noKey := base
 	noKey.Methods = map[string]acptest.Reply{"authenticate": {Error: &acptest.Error{Code: -32000, Message: "OPENAI_API_KEY is not set"}}}
 	pre := fmt.Sprintf("[ \"$OPENAI_API_KEY\" = %q ] && exec %q -script %q -record \"$RECORD\"", key, acptest.BuildBinary(t), acptest.WriteScript(t, base))
-	in := acptest.Install(t, t.TempDir(), "agent", noKey, pre)
+	in := fakebin.Install(t, t.TempDir(), "agent", noKey, pre)
 
 	h, rec := newHostAndRecorder(t, nil)
 	answerAuth(rec, func(r *AuthRequest) {

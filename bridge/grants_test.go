@@ -12,7 +12,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/fsroot"
-	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/acptest"
 )
 
 // promptReport runs one prompt and returns the fake agent's report that

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost/acpclient"
-	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/acptest"
 )
 
 // TestConfigLoggerReachesConnAndTransport checks that Config.Logger with

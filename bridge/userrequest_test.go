@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
-	"github.com/acphost/acphost/internal/acptest"
+	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/internal/fakeclock"
 )
 
