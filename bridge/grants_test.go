@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost/acpclient"
-	"github.com/acphost/acphost/fsroot"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/fsroot"
 )
 
 // promptReport runs one prompt and returns the fake agent's report that
