@@ -150,10 +150,18 @@ func (b *Bridge) Agent() *acpclient.InitializeResponse {
 }
 
 // Running reports whether the agent process is up.
-func (b *Bridge) Running() bool {
+func (b *Bridge) Running() bool { return b.liveConn() != nil }
+
+// liveConn returns the running connection, or nil when there is none or it
+// has ended (its process may still be stopping: see ensure).
+func (b *Bridge) liveConn() *acpclient.Conn {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.conn != nil
+	conn := b.conn
+	b.mu.Unlock()
+	if conn == nil || conn.Err() != nil {
+		return nil
+	}
+	return conn
 }
 
 // ensure returns the running connection, starting the agent if needed.
@@ -166,8 +174,19 @@ func (b *Bridge) ensure(ctx context.Context) (*acpclient.Conn, error) {
 	if closed {
 		return nil, ErrClosed
 	}
-	if conn != nil {
+	if conn != nil && conn.Err() == nil {
 		return conn, nil
+	}
+	if conn != nil {
+		// The connection has ended but its process may still be stopping
+		// (Done waits until it is gone): start the successor only then, so
+		// two agents never run for one bridge, and never hand out the dead
+		// connection to a call made right after a crash.
+		select {
+		case <-conn.Done():
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	return b.start(ctx)
 }

@@ -101,9 +101,7 @@ func (s *Session) SetGrants(ctx context.Context, dirs []string) error {
 // its next attach instead. Called with s.grantMu held.
 func (s *Session) tellGrants(ctx context.Context) error {
 	hook := s.b.provider.SetExternalDirectories
-	s.b.mu.Lock()
-	live := s.conn != nil && s.conn == s.b.conn
-	s.b.mu.Unlock()
+	live := s.conn != nil && s.conn == s.b.liveConn()
 	if hook == nil || !live {
 		return nil
 	}

@@ -125,10 +125,7 @@ func (s *Session) finishTurn(turn *turnState, resp *acpclient.PromptResponse, er
 // reattach returns a live connection for the session, restarting the agent
 // and resuming the session natively after a crash.
 func (s *Session) reattach(ctx context.Context) (*acpclient.Conn, error) {
-	s.b.mu.Lock()
-	conn := s.b.conn
-	s.b.mu.Unlock()
-	if conn != nil && conn == s.conn {
+	if conn := s.b.liveConn(); conn != nil && conn == s.conn {
 		return conn, nil
 	}
 	conn, err := s.b.ensure(ctx)
