@@ -138,9 +138,10 @@ func newBridge(h *Host, cfg Config) *Bridge {
 // ID returns the bridge's id.
 func (b *Bridge) ID() string { return b.cfg.ID }
 
-// Agent returns the agent's initialize answer of the running process, or nil
-// when no process runs.
-func (b *Bridge) Agent() *acpclient.InitializeResponse {
+// InitializeResponse returns the running process's answer to initialize
+// (its capabilities, AgentInfo and sign-in methods), or nil when no process
+// runs.
+func (b *Bridge) InitializeResponse() *acpclient.InitializeResponse {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.conn == nil {
@@ -282,7 +283,7 @@ func (b *Bridge) kill(conn *acpclient.Conn) {
 
 // emit stamps an event with the bridge's id and time and queues it.
 func (b *Bridge) emit(ev Event) {
-	ev.Agent = b.cfg.ID
+	ev.Bridge = b.cfg.ID
 	if ev.Time.IsZero() {
 		ev.Time = b.clock.Now()
 	}

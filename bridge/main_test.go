@@ -105,7 +105,7 @@ func (r *recorder) snapshot() []Event {
 func (r *recorder) of(agent, session string) []Event {
 	var out []Event
 	for _, ev := range r.snapshot() {
-		if ev.Agent == agent && ev.Session == session {
+		if ev.Bridge == agent && ev.Session == session {
 			out = append(out, ev)
 		}
 	}
@@ -115,7 +115,7 @@ func (r *recorder) of(agent, session string) []Event {
 func (r *recorder) summary() string {
 	var b strings.Builder
 	for _, ev := range r.snapshot() {
-		fmt.Fprintf(&b, "\n  %s/%s #%d %s", ev.Agent, ev.Session, ev.Seq, describe(ev))
+		fmt.Fprintf(&b, "\n  %s/%s #%d %s", ev.Bridge, ev.Session, ev.Seq, describe(ev))
 	}
 	return b.String()
 }

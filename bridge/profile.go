@@ -264,7 +264,7 @@ func (p *Profile) argv(o LaunchOptions) ([]string, error) {
 
 // TakesAgentMode reports whether the profile's agent takes mode as its own
 // mode at launch (LaunchOptions.AgentMode); an app sets the others with
-// Session.SetMode once a session is open.
+// Session.SetAgentMode once a session is open.
 func (p *Profile) TakesAgentMode(mode string) bool {
 	return mode != "" && p.AgentModeAtLaunch != nil && p.AgentModeAtLaunch(mode)
 }

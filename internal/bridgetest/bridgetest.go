@@ -112,7 +112,7 @@ func (r *Recorder) Snapshot() []bridge.Event {
 func (r *Recorder) Of(agent, session string) []bridge.Event {
 	var out []bridge.Event
 	for _, ev := range r.Snapshot() {
-		if ev.Agent == agent && ev.Session == session {
+		if ev.Bridge == agent && ev.Session == session {
 			out = append(out, ev)
 		}
 	}
@@ -123,7 +123,7 @@ func (r *Recorder) Of(agent, session string) []bridge.Event {
 func (r *Recorder) Summary() string {
 	var b strings.Builder
 	for _, ev := range r.Snapshot() {
-		fmt.Fprintf(&b, "\n  %s/%s #%d %s", ev.Agent, ev.Session, ev.Seq, Describe(ev))
+		fmt.Fprintf(&b, "\n  %s/%s #%d %s", ev.Bridge, ev.Session, ev.Seq, Describe(ev))
 	}
 	return b.String()
 }
