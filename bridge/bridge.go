@@ -200,7 +200,7 @@ func (b *Bridge) start(ctx context.Context) (*acpclient.Conn, error) {
 	if err != nil {
 		conn.Close()
 		<-conn.Done()
-		return nil, fmt.Errorf("bridge %s: initialize: %w", b.cfg.ID, err)
+		return nil, fmt.Errorf("bridge %s: %w", b.cfg.ID, err) // acpclient names the method
 	}
 	b.mu.Lock()
 	b.conn, b.agent = conn, resp

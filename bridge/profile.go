@@ -256,7 +256,7 @@ func (p *Profile) argv(o LaunchOptions) ([]string, error) {
 	if args != nil {
 		var err error
 		if argv, err = args(o); err != nil {
-			return nil, fmt.Errorf("bridge: %s: launch options: %w", p.Name, err)
+			return nil, fmt.Errorf("bridge: %s: %w", p.Name, err) // ErrVendorOptions says "launch options"
 		}
 	}
 	return append(argv, o.ExtraArgs...), nil

@@ -166,9 +166,11 @@ func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID str
 		resp, err := conn.NewSession(ctx, req)
 		if acpclient.IsAuthRequired(err) {
 			conn, resp, err = b.newSessionSignedIn(ctx, conn, req, err)
+		} else if err != nil {
+			err = fmt.Errorf("bridge %s: %w", b.cfg.ID, err) // acpclient names the method
 		}
 		if err != nil {
-			return nil, fmt.Errorf("bridge %s: session/new: %w", b.cfg.ID, err)
+			return nil, err
 		}
 		s.id = resp.SessionID
 		b.register(s)
