@@ -319,30 +319,29 @@ func transportWithEnv(t acpclient.Transport, env map[string]string) (acpclient.T
 }
 
 // launchCommand returns the agent's program and arguments, for terminal
-// login methods that rerun it.
+// login methods that rerun it: those of a transport that says which
+// program it starts (acpclient.ProgramTransport), else none.
 func (b *Bridge) launchCommand() (string, []string) {
 	b.mu.Lock()
 	t := b.cfg.Transport
 	b.mu.Unlock()
-	if pt, ok := t.(*profileTransport); ok {
-		t = pt.inner
-	}
-	if ct, ok := t.(*acpclient.CommandTransport); ok {
-		return ct.Path, slices.Clone(ct.Args)
+	if pt, ok := t.(acpclient.ProgramTransport); ok {
+		path, args, _ := pt.Program()
+		return path, args
 	}
 	return "", nil
 }
 
-// launchEnv returns the environment the agent runs with.
+// launchEnv returns the environment the agent runs with: its transport's
+// (acpclient.ProgramTransport), else this process's.
 func (b *Bridge) launchEnv() []string {
 	b.mu.Lock()
 	t := b.cfg.Transport
 	b.mu.Unlock()
-	if pt, ok := t.(*profileTransport); ok {
-		t = pt.inner
-	}
-	if ct, ok := t.(*acpclient.CommandTransport); ok && ct.Env != nil {
-		return slices.Clone(ct.Env)
+	if pt, ok := t.(acpclient.ProgramTransport); ok {
+		if _, _, env := pt.Program(); env != nil {
+			return env
+		}
 	}
 	return environ()
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
@@ -341,4 +343,49 @@ func TestSignInWithTerminalLogin(t *testing.T) {
 			t.Fatalf("terminal method offered without a way to run it: %+v", ev.Auth.Methods)
 		}
 	})
+}
+
+// ownTransport is an app's own transport around a command: not a type the
+// bridge knows, only acpclient's interfaces.
+type ownTransport struct{ inner *acpclient.CommandTransport }
+
+func (t *ownTransport) Connect(ctx context.Context) (io.ReadWriteCloser, error) {
+	return t.inner.Connect(ctx)
+}
+
+func (t *ownTransport) Program() (string, []string, []string) { return t.inner.Program() }
+
+// TestTerminalLoginThroughAnAppsTransport: a terminal sign-in method reruns
+// the program of any transport that says which it starts
+// (acpclient.ProgramTransport), in that transport's environment.
+func TestTerminalLoginThroughAnAppsTransport(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "logged-in")
+	bin := acptest.BuildBinary(t)
+	pre := fmt.Sprintf("[ -f %q ] && exec %q -script %q", marker, bin, acptest.WriteScript(t, acptest.Script{}))
+	script := acptest.Script{Initialize: acptest.InitializeScript{AuthMethods: raw(`[{"type":"terminal","id":"tui-login","name":"Log in","args":["--login"]}]`)},
+		NewSession: acptest.NewSessionScript{RequireAuth: "nobody-can-authenticate-this"}}
+	in := fakebin.Install(t, t.TempDir(), "agent", script, pre)
+	h, rec := newHostAndRecorder(t, nil)
+	answerAuth(rec, func(r *AuthRequest) { r.Answer(AuthAnswer{MethodID: r.Methods[0].ID}) })
+	var ran []TerminalLogin
+	login := func(ctx context.Context, cmd TerminalLogin) error {
+		ran = append(ran, cmd)
+		return os.WriteFile(marker, nil, 0o644)
+	}
+	tr := &ownTransport{&acpclient.CommandTransport{Path: in.Path, Args: []string{"--acp"}, Env: append(os.Environ(), "OWN_TRANSPORT=1"),
+		StopTimeout: 200 * time.Millisecond, KillTimeout: 200 * time.Millisecond}}
+	b, err := h.Start(ctxT(t), Config{ID: "own", Transport: tr, TerminalLogin: login})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(ran) != 1 {
+		t.Fatalf("login ran %d times", len(ran))
+	}
+	if ran[0].Command != in.Path || !reflect.DeepEqual(ran[0].Args, []string{"--acp", "--login"}) || !slices.Contains(ran[0].Env, "OWN_TRANSPORT=1") {
+		t.Errorf("login %q %q (env has OWN_TRANSPORT: %v), want %q [--acp --login] in the transport's environment",
+			ran[0].Command, ran[0].Args, slices.Contains(ran[0].Env, "OWN_TRANSPORT=1"), in.Path)
+	}
 }

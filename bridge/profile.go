@@ -202,6 +202,15 @@ func (t *profileTransport) WithEnv(vars map[string]string) (acpclient.Transport,
 	return &cp, nil
 }
 
+// Program is the inner transport's, when it says which program it starts
+// (acpclient.ProgramTransport); "" otherwise.
+func (t *profileTransport) Program() (path string, args, env []string) {
+	if pt, ok := t.inner.(acpclient.ProgramTransport); ok {
+		return pt.Program()
+	}
+	return "", nil, nil
+}
+
 // WithDefaultLogger hands l to the inner transport (acpclient.LogTransport).
 func (t *profileTransport) WithDefaultLogger(l *slog.Logger) acpclient.Transport {
 	lt, ok := t.inner.(acpclient.LogTransport)
