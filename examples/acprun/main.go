@@ -487,7 +487,7 @@ func startRemote(ctx context.Context, o *options, host *bridge.Host, cfg bridge.
 	hosts := bridge.NewSSHHosts(dial)
 	*closers = append(*closers, closerFunc(hosts.Close))
 
-	files, err := hosts.Files(ctx, ws, nil)
+	files, err := hosts.Files(ctx, ws)
 	if err != nil {
 		return nil, "", nil, fail(exitHandshake, "connecting to %s: %v", target, err)
 	}
