@@ -27,10 +27,8 @@ func answerAuth(rec *recorder, answer func(*AuthRequest)) {
 	go func() {
 		seen := 0
 		for {
-			rec.mu.Lock()
-			events, ch := rec.events[seen:], rec.changed
-			seen = len(rec.events)
-			rec.mu.Unlock()
+			events, ch := rec.log.Since(seen)
+			seen += len(events)
 			for _, ev := range events {
 				if ev.Kind == KindAuthRequired {
 					answer(ev.Auth)
