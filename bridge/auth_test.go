@@ -273,6 +273,26 @@ func TestSignInRetriesAFailedPrompt(t *testing.T) {
 	}
 }
 
+// terminalLoginSetup prepares a terminal sign-in: a host that answers the
+// auth request with the first method, an agent script offering methods
+// that needs a sign-in, the shell prelude that starts a signed-in agent once
+// the login ran, and a login hook that records what it was asked to run.
+func terminalLoginSetup(t *testing.T, methods string) (*Host, acptest.Script, string, func(context.Context, TerminalLogin) error, *[]TerminalLogin) {
+	marker := filepath.Join(t.TempDir(), "logged-in")
+	bin := acptest.BuildBinary(t)
+	pre := fmt.Sprintf("[ -f %q ] && exec %q -script %q", marker, bin, acptest.WriteScript(t, acptest.Script{}))
+	script := acptest.Script{Initialize: acptest.InitializeScript{AuthMethods: raw(methods)},
+		NewSession: acptest.NewSessionScript{RequireAuth: "nobody-can-authenticate-this"}}
+	h, rec := newHostAndRecorder(t, nil)
+	answerAuth(rec, func(r *AuthRequest) { r.Answer(AuthAnswer{MethodID: r.Methods[0].ID}) })
+	ran := &[]TerminalLogin{}
+	login := func(ctx context.Context, cmd TerminalLogin) error {
+		*ran = append(*ran, cmd)
+		return os.WriteFile(marker, nil, 0o644)
+	}
+	return h, script, pre, login, ran
+}
+
 func TestSignInWithTerminalLogin(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -294,23 +314,12 @@ func TestSignInWithTerminalLogin(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			marker := filepath.Join(t.TempDir(), "logged-in")
-			loggedIn := acptest.Script{}
-			bin := acptest.BuildBinary(t)
-			pre := fmt.Sprintf("[ -f %q ] && exec %q -script %q", marker, bin, acptest.WriteScript(t, loggedIn))
-			script := acptest.Script{Initialize: acptest.InitializeScript{AuthMethods: raw(tt.methods)},
-				NewSession: acptest.NewSessionScript{RequireAuth: "nobody-can-authenticate-this"}}
-			h, rec := newHostAndRecorder(t, nil)
-			answerAuth(rec, func(r *AuthRequest) { r.Answer(AuthAnswer{MethodID: r.Methods[0].ID}) })
-			var ran []TerminalLogin
-			login := func(ctx context.Context, cmd TerminalLogin) error {
-				ran = append(ran, cmd)
-				return os.WriteFile(marker, nil, 0o644)
-			}
+			h, script, pre, login, logins := terminalLoginSetup(t, tt.methods)
 			b, in := startPlain(t, h, script, pre, Config{TerminalLogin: login})
 			if _, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w"}); err != nil {
 				t.Fatal(err)
 			}
+			ran := *logins
 			if len(ran) != 1 {
 				t.Fatalf("login ran %d times", len(ran))
 			}
@@ -357,19 +366,8 @@ func (t *ownTransport) Program() (string, []string, []string) { return t.inner.P
 // the program of any transport that says which it starts
 // (acpclient.ProgramTransport), in that transport's environment.
 func TestTerminalLoginThroughAnAppsTransport(t *testing.T) {
-	marker := filepath.Join(t.TempDir(), "logged-in")
-	bin := acptest.BuildBinary(t)
-	pre := fmt.Sprintf("[ -f %q ] && exec %q -script %q", marker, bin, acptest.WriteScript(t, acptest.Script{}))
-	script := acptest.Script{Initialize: acptest.InitializeScript{AuthMethods: raw(`[{"type":"terminal","id":"tui-login","name":"Log in","args":["--login"]}]`)},
-		NewSession: acptest.NewSessionScript{RequireAuth: "nobody-can-authenticate-this"}}
+	h, script, pre, login, logins := terminalLoginSetup(t, `[{"type":"terminal","id":"tui-login","name":"Log in","args":["--login"]}]`)
 	in := fakebin.Install(t, t.TempDir(), "agent", script, pre)
-	h, rec := newHostAndRecorder(t, nil)
-	answerAuth(rec, func(r *AuthRequest) { r.Answer(AuthAnswer{MethodID: r.Methods[0].ID}) })
-	var ran []TerminalLogin
-	login := func(ctx context.Context, cmd TerminalLogin) error {
-		ran = append(ran, cmd)
-		return os.WriteFile(marker, nil, 0o644)
-	}
 	tr := &ownTransport{&acpclient.CommandTransport{Path: in.Path, Args: []string{"--acp"}, Env: append(os.Environ(), "OWN_TRANSPORT=1"),
 		StopTimeout: 200 * time.Millisecond, KillTimeout: 200 * time.Millisecond}}
 	b, err := h.Start(ctxT(t), Config{ID: "own", Transport: tr, TerminalLogin: login})
@@ -379,6 +377,7 @@ func TestTerminalLoginThroughAnAppsTransport(t *testing.T) {
 	if _, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w"}); err != nil {
 		t.Fatal(err)
 	}
+	ran := *logins
 	if len(ran) != 1 {
 		t.Fatalf("login ran %d times", len(ran))
 	}
