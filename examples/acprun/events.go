@@ -69,7 +69,7 @@ var eventKinds = map[bridge.Kind]string{
 	bridge.KindTodos:       "plan", // the task list, with Plan filled in for hosts that show plans
 	bridge.KindUsage:       "usage",
 	bridge.KindCompaction:  "compaction",
-	bridge.KindAgentMode:   "mode",
+	bridge.KindAgentMode:   "agent_mode",
 	bridge.KindConfig:      "config",
 	bridge.KindCommands:    "commands",
 	bridge.KindSessionInfo: "session_info",
