@@ -78,7 +78,6 @@ func ExampleSession_SetGrants() {
 	os.Mkdir(shared, 0o755)
 	os.WriteFile(filepath.Join(shared, "lib.txt"), []byte("shared code"), 0o644)
 	host, stop := texts(dir)
-	defer stop()
 	agent := &acptest.Transport{Script: acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
 		{ReadFile: &acptest.ReadFile{Path: filepath.Join(shared, "lib.txt")}},
 	}}}}}
@@ -96,7 +95,9 @@ func ExampleSession_SetGrants() {
 		log.Fatal(err)
 	}
 	session.Prompt(ctx, acpclient.TextBlock("read the library")) // served
-	fmt.Println(strings.ReplaceAll(strings.Join(session.Grants(), " "), dir, "DIR"))
+	grants := session.Grants()
+	stop() // the event loop has printed everything
+	fmt.Println(strings.ReplaceAll(strings.Join(grants, " "), dir, "DIR"))
 	// Output:
 	// read DIR/shared/lib.txt: error -32603 reading fsroot: read DIR/shared/lib.txt: path is outside the session's directories
 	// read DIR/shared/lib.txt: shared code
