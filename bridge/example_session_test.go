@@ -63,7 +63,7 @@ func ExampleSession_SetPolicy() {
 	}
 	// Output:
 	// permission: cancelled
-	// write DIR/notes.txt: error -32603 writing fsroot: write DIR/notes.txt: write refused: session is read-only (Ask mode)
+	// write DIR/notes.txt: error -32603 fsroot: write DIR/notes.txt: write refused: session is read-only (Ask mode)
 }
 
 // ExampleSession_SetGrants grants a session a directory outside its
@@ -99,7 +99,7 @@ func ExampleSession_SetGrants() {
 	stop() // the event loop has printed everything
 	fmt.Println(strings.ReplaceAll(strings.Join(grants, " "), dir, "DIR"))
 	// Output:
-	// read DIR/shared/lib.txt: error -32603 reading fsroot: read DIR/shared/lib.txt: path is outside the session's directories
+	// read DIR/shared/lib.txt: error -32603 fsroot: read DIR/shared/lib.txt: path is outside the session's directories
 	// read DIR/shared/lib.txt: shared code
 	// DIR/shared
 }
