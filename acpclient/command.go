@@ -277,15 +277,8 @@ func (p *Process) Stderr() string { return p.redactor.Redact(p.stderr.String()) 
 
 // ExitError describes how the process ended; nil while it runs.
 func (p *Process) ExitError() *ExitError {
-	select {
-	case <-p.exited:
-	default:
+	if !settled(p.exited, p.stderrDone) {
 		return nil
-	}
-	// Stderr may still hold its last words in the pipe.
-	select {
-	case <-p.stderrDone:
-	case <-time.After(200 * time.Millisecond):
 	}
 	return &ExitError{Err: p.exitErr, Stderr: tail(p.Stderr(), stderrTailBytes)}
 }
@@ -350,6 +343,18 @@ func (p *Process) shutdown() {
 	}
 	p.stdout.Close()
 	p.stderrPipe.Close()
+}
+
+// settled reports whether a process has exited; if so it first gives its
+// stderr a moment to deliver its last words from the pipe.
+func settled(exited, stderrDone <-chan struct{}) bool {
+	select {
+	case <-exited:
+	default:
+		return false
+	}
+	waitFor(stderrDone, 200*time.Millisecond)
+	return true
 }
 
 func waitFor(ch <-chan struct{}, d time.Duration) bool {

@@ -6,6 +6,7 @@ import (
 	"log"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
@@ -82,4 +83,24 @@ func ExampleCommand() {
 	_, err := acpclient.Connect(context.Background(), transport, &printer{}, nil)
 	fmt.Println(err != nil && strings.Contains(err.Error(), "not in PATH"))
 	// Output: true
+}
+
+// ExampleCommandTransport configures how an agent process is run and
+// stopped: its directory and environment, and how long Close waits before
+// it signals the process and then kills it. A host that reruns the program
+// (a terminal sign-in) asks the transport which program it is.
+func ExampleCommandTransport() {
+	transport := &acpclient.CommandTransport{
+		Path:        "gemini",
+		Args:        []string{"--acp"},
+		Dir:         "/home/me/project",
+		Env:         []string{"PATH=/usr/bin", "GEMINI_API_KEY=…"},
+		StopTimeout: 2 * time.Second,
+	}
+	var t acpclient.Transport = transport
+	if p, ok := t.(acpclient.ProgramTransport); ok {
+		path, args, _ := p.Program()
+		fmt.Println(path, args)
+	}
+	// Output: gemini [--acp]
 }

@@ -259,14 +259,8 @@ func (p *RemoteProcess) Stderr() string { return p.redactor.Redact(p.stderr.Stri
 
 // ExitError describes how the remote agent ended; nil while it runs.
 func (p *RemoteProcess) ExitError() *ExitError {
-	select {
-	case <-p.exited:
-	default:
+	if !settled(p.exited, p.stderrDone) {
 		return nil
-	}
-	select {
-	case <-p.stderrDone:
-	case <-time.After(200 * time.Millisecond):
 	}
 	err := p.exitErr
 	var exit *ssh.ExitError

@@ -8,6 +8,8 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/acphost/acphost/internal/utf8text"
 )
 
 // TextFileWriteLimiter is implemented by a TextFileWriter that caps the
@@ -65,26 +67,15 @@ func (c *Conn) serveReadTextFile(ctx context.Context, h TextFileReader, m *inbou
 		return
 	}
 	resp, err := h.ReadTextFile(ctx, &req)
-	if err == nil && resp != nil && !utf8.ValidString(resp.Content) {
-		err = NewError(CodeInternalError,
-			"fs/read_text_file %s: the text is not valid UTF-8 (invalid byte sequence at byte offset %d of the text served); refusing to send it altered",
-			req.Path, invalidOffset(resp.Content))
-		resp = nil
+	if err == nil && resp != nil {
+		if bad := utf8text.InvalidOffset(resp.Content); bad >= 0 {
+			err = NewError(CodeInternalError,
+				"fs/read_text_file %s: the text is not valid UTF-8 (invalid byte sequence at byte offset %d of the text served); refusing to send it altered",
+				req.Path, bad)
+			resp = nil
+		}
 	}
 	reply(resp, err)
-}
-
-// invalidOffset returns the offset of the first invalid UTF-8 sequence in s,
-// or len(s).
-func invalidOffset(s string) int {
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size <= 1 {
-			return i
-		}
-		i += size
-	}
-	return len(s)
 }
 
 // unquotedLen returns the length of the decoded JSON string literal lit,

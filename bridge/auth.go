@@ -13,7 +13,7 @@ import (
 
 // ErrAuthRequired is wrapped by the error of a call that failed because the
 // agent needs a sign-in the app did not (or could not) provide.
-var ErrAuthRequired = errors.New("bridge: sign-in required")
+var ErrAuthRequired = errors.New("sign-in required")
 
 // ErrAuthDeclined is wrapped when the app declined an AuthRequest.
 var ErrAuthDeclined = errors.New("bridge: sign-in declined")
@@ -202,7 +202,7 @@ func (b *Bridge) newSessionSignedIn(ctx context.Context, conn *acpclient.Conn, r
 	for round := 0; round < maxAuthRounds && acpclient.IsAuthRequired(err); round++ {
 		next, serr := b.signIn(ctx, nil, "session/new", err)
 		if serr != nil {
-			return conn, nil, serr
+			return conn, nil, serr // says the bridge and the call
 		}
 		conn = next
 		var resp *acpclient.NewSessionResponse
@@ -211,7 +211,7 @@ func (b *Bridge) newSessionSignedIn(ctx context.Context, conn *acpclient.Conn, r
 			return conn, resp, nil
 		}
 	}
-	return conn, nil, err
+	return conn, nil, fmt.Errorf("bridge %s: %w", b.cfg.ID, err)
 }
 
 // signIn asks the app to sign in (an auth_required event on s, or
@@ -241,7 +241,8 @@ func (b *Bridge) signIn(ctx context.Context, s *Session, call string, cause erro
 	}
 	if len(req.Methods) == 0 {
 		req.Decline()
-		return nil, fail(fmt.Errorf("the agent offers no sign-in method the app can use (%v)", cause))
+		// cause names the call already.
+		return nil, fmt.Errorf("bridge %s: %w: the agent offers no sign-in method the app can use: %w", b.cfg.ID, ErrAuthRequired, cause)
 	}
 	<-req.Done() // answered, declined, or abandoned when ctx ends
 	if req.refusal != nil {
@@ -318,30 +319,29 @@ func transportWithEnv(t acpclient.Transport, env map[string]string) (acpclient.T
 }
 
 // launchCommand returns the agent's program and arguments, for terminal
-// login methods that rerun it.
+// login methods that rerun it: those of a transport that says which
+// program it starts (acpclient.ProgramTransport), else none.
 func (b *Bridge) launchCommand() (string, []string) {
 	b.mu.Lock()
 	t := b.cfg.Transport
 	b.mu.Unlock()
-	if pt, ok := t.(*profileTransport); ok {
-		t = pt.inner
-	}
-	if ct, ok := t.(*acpclient.CommandTransport); ok {
-		return ct.Path, slices.Clone(ct.Args)
+	if pt, ok := t.(acpclient.ProgramTransport); ok {
+		path, args, _ := pt.Program()
+		return path, args
 	}
 	return "", nil
 }
 
-// launchEnv returns the environment the agent runs with.
+// launchEnv returns the environment the agent runs with: its transport's
+// (acpclient.ProgramTransport), else this process's.
 func (b *Bridge) launchEnv() []string {
 	b.mu.Lock()
 	t := b.cfg.Transport
 	b.mu.Unlock()
-	if pt, ok := t.(*profileTransport); ok {
-		t = pt.inner
-	}
-	if ct, ok := t.(*acpclient.CommandTransport); ok && ct.Env != nil {
-		return slices.Clone(ct.Env)
+	if pt, ok := t.(acpclient.ProgramTransport); ok {
+		if _, _, env := pt.Program(); env != nil {
+			return env
+		}
 	}
 	return environ()
 }

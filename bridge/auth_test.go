@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
@@ -25,10 +27,8 @@ func answerAuth(rec *recorder, answer func(*AuthRequest)) {
 	go func() {
 		seen := 0
 		for {
-			rec.mu.Lock()
-			events, ch := rec.events[seen:], rec.changed
-			seen = len(rec.events)
-			rec.mu.Unlock()
+			events, ch := rec.log.Since(seen)
+			seen += len(events)
 			for _, ev := range events {
 				if ev.Kind == KindAuthRequired {
 					answer(ev.Auth)
@@ -273,6 +273,26 @@ func TestSignInRetriesAFailedPrompt(t *testing.T) {
 	}
 }
 
+// terminalLoginSetup prepares a terminal sign-in: a host that answers the
+// auth request with the first method, an agent script offering methods
+// that needs a sign-in, the shell prelude that starts a signed-in agent once
+// the login ran, and a login hook that records what it was asked to run.
+func terminalLoginSetup(t *testing.T, methods string) (*Host, acptest.Script, string, func(context.Context, TerminalLogin) error, *[]TerminalLogin) {
+	marker := filepath.Join(t.TempDir(), "logged-in")
+	bin := acptest.BuildBinary(t)
+	pre := fmt.Sprintf("[ -f %q ] && exec %q -script %q", marker, bin, acptest.WriteScript(t, acptest.Script{}))
+	script := acptest.Script{Initialize: acptest.InitializeScript{AuthMethods: raw(methods)},
+		NewSession: acptest.NewSessionScript{RequireAuth: "nobody-can-authenticate-this"}}
+	h, rec := newHostAndRecorder(t, nil)
+	answerAuth(rec, func(r *AuthRequest) { r.Answer(AuthAnswer{MethodID: r.Methods[0].ID}) })
+	ran := &[]TerminalLogin{}
+	login := func(ctx context.Context, cmd TerminalLogin) error {
+		*ran = append(*ran, cmd)
+		return os.WriteFile(marker, nil, 0o644)
+	}
+	return h, script, pre, login, ran
+}
+
 func TestSignInWithTerminalLogin(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -294,23 +314,12 @@ func TestSignInWithTerminalLogin(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			marker := filepath.Join(t.TempDir(), "logged-in")
-			loggedIn := acptest.Script{}
-			bin := acptest.BuildBinary(t)
-			pre := fmt.Sprintf("[ -f %q ] && exec %q -script %q", marker, bin, acptest.WriteScript(t, loggedIn))
-			script := acptest.Script{Initialize: acptest.InitializeScript{AuthMethods: raw(tt.methods)},
-				NewSession: acptest.NewSessionScript{RequireAuth: "nobody-can-authenticate-this"}}
-			h, rec := newHostAndRecorder(t, nil)
-			answerAuth(rec, func(r *AuthRequest) { r.Answer(AuthAnswer{MethodID: r.Methods[0].ID}) })
-			var ran []TerminalLogin
-			login := func(ctx context.Context, cmd TerminalLogin) error {
-				ran = append(ran, cmd)
-				return os.WriteFile(marker, nil, 0o644)
-			}
+			h, script, pre, login, logins := terminalLoginSetup(t, tt.methods)
 			b, in := startPlain(t, h, script, pre, Config{TerminalLogin: login})
 			if _, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w"}); err != nil {
 				t.Fatal(err)
 			}
+			ran := *logins
 			if len(ran) != 1 {
 				t.Fatalf("login ran %d times", len(ran))
 			}
@@ -341,4 +350,39 @@ func TestSignInWithTerminalLogin(t *testing.T) {
 			t.Fatalf("terminal method offered without a way to run it: %+v", ev.Auth.Methods)
 		}
 	})
+}
+
+// ownTransport is an app's own transport around a command: not a type the
+// bridge knows, only acpclient's interfaces.
+type ownTransport struct{ inner *acpclient.CommandTransport }
+
+func (t *ownTransport) Connect(ctx context.Context) (io.ReadWriteCloser, error) {
+	return t.inner.Connect(ctx)
+}
+
+func (t *ownTransport) Program() (string, []string, []string) { return t.inner.Program() }
+
+// TestTerminalLoginThroughAnAppsTransport: a terminal sign-in method reruns
+// the program of any transport that says which it starts
+// (acpclient.ProgramTransport), in that transport's environment.
+func TestTerminalLoginThroughAnAppsTransport(t *testing.T) {
+	h, script, pre, login, logins := terminalLoginSetup(t, `[{"type":"terminal","id":"tui-login","name":"Log in","args":["--login"]}]`)
+	in := fakebin.Install(t, t.TempDir(), "agent", script, pre)
+	tr := &ownTransport{&acpclient.CommandTransport{Path: in.Path, Args: []string{"--acp"}, Env: append(os.Environ(), "OWN_TRANSPORT=1"),
+		StopTimeout: 200 * time.Millisecond, KillTimeout: 200 * time.Millisecond}}
+	b, err := h.Start(ctxT(t), Config{ID: "own", Transport: tr, TerminalLogin: login})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	ran := *logins
+	if len(ran) != 1 {
+		t.Fatalf("login ran %d times", len(ran))
+	}
+	if ran[0].Command != in.Path || !reflect.DeepEqual(ran[0].Args, []string{"--acp", "--login"}) || !slices.Contains(ran[0].Env, "OWN_TRANSPORT=1") {
+		t.Errorf("login %q %q (env has OWN_TRANSPORT: %v), want %q [--acp --login] in the transport's environment",
+			ran[0].Command, ran[0].Args, slices.Contains(ran[0].Env, "OWN_TRANSPORT=1"), in.Path)
+	}
 }

@@ -138,9 +138,10 @@ func newBridge(h *Host, cfg Config) *Bridge {
 // ID returns the bridge's id.
 func (b *Bridge) ID() string { return b.cfg.ID }
 
-// Agent returns the agent's initialize answer of the running process, or nil
-// when no process runs.
-func (b *Bridge) Agent() *acpclient.InitializeResponse {
+// InitializeResponse returns the running process's answer to initialize
+// (its capabilities, AgentInfo and sign-in methods), or nil when no process
+// runs.
+func (b *Bridge) InitializeResponse() *acpclient.InitializeResponse {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.conn == nil {
@@ -218,7 +219,7 @@ func (b *Bridge) start(ctx context.Context) (*acpclient.Conn, error) {
 	if err != nil {
 		conn.Close()
 		<-conn.Done()
-		return nil, fmt.Errorf("bridge %s: initialize: %w", b.cfg.ID, err)
+		return nil, fmt.Errorf("bridge %s: %w", b.cfg.ID, err) // acpclient names the method
 	}
 	b.mu.Lock()
 	b.conn, b.agent = conn, resp
@@ -301,7 +302,7 @@ func (b *Bridge) kill(conn *acpclient.Conn) {
 
 // emit stamps an event with the bridge's id and time and queues it.
 func (b *Bridge) emit(ev Event) {
-	ev.Agent = b.cfg.ID
+	ev.Bridge = b.cfg.ID
 	if ev.Time.IsZero() {
 		ev.Time = b.clock.Now()
 	}

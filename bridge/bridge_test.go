@@ -469,7 +469,7 @@ func TestTenAgentsOneStream(t *testing.T) {
 	}
 	for i, s := range sessions {
 		id := fmt.Sprintf("agent%d", i)
-		rec.waitFor("turn end "+id, func(ev Event) bool { return ev.Agent == id && ev.Kind == KindTurnEnd })
+		rec.waitFor("turn end "+id, func(ev Event) bool { return ev.Bridge == id && ev.Kind == KindTurnEnd })
 		var text strings.Builder
 		for k, ev := range rec.of(id, s.ID()) {
 			if ev.Seq != uint64(k+1) {

@@ -28,7 +28,7 @@ func TestConsumerMayQueryBridgeWhileAgentsWait(t *testing.T) {
 		for ev := range h.Events() {
 			// Queries an app makes while handling an event.
 			_ = b.Running()
-			_ = b.Agent()
+			_ = b.InitializeResponse()
 			_ = b.Session(ev.Session)
 			_, _ = h.Bridge(b.ID())
 			n++

@@ -48,9 +48,9 @@ type DoctorReport struct {
 	// Version is the version the program printed ("" when unknown).
 	Version string `json:"version,omitempty"`
 	// ACP is true when the program started in ACP mode and answered
-	// initialize; Agent and AuthMethods are from that answer.
+	// initialize; AgentInfo and AuthMethods are from that answer.
 	ACP         bool                      `json:"acp"`
-	Agent       *acpclient.Implementation `json:"agent,omitempty"`
+	AgentInfo   *acpclient.Implementation `json:"agentInfo,omitempty"`
 	AuthMethods []acpclient.AuthMethod    `json:"authMethods,omitempty"`
 	// SignIn is whether the user must sign in, as far as can be known
 	// without a session (a SignIn* constant; "" when nothing was learned),
@@ -156,7 +156,7 @@ func (r *DoctorReport) handshake(ctx context.Context, cmd *acpclient.CommandTran
 		r.Missing = append(r.Missing, "a "+p.Title+" version with ACP support")
 		return nil
 	}
-	r.ACP, r.Agent, r.AuthMethods = true, init.AgentInfo, init.AuthMethods
+	r.ACP, r.AgentInfo, r.AuthMethods = true, init.AgentInfo, init.AuthMethods
 	name := res.Name
 	if init.AgentInfo != nil {
 		name = init.AgentInfo.Name + " " + init.AgentInfo.Version

@@ -104,8 +104,8 @@ func TestEarlyUpdateFloodStaysUnderCap(t *testing.T) {
 			if len(reports) != 1 {
 				t.Fatalf("%d drop reports, want exactly 1: %s", len(reports), rec.summary())
 			}
-			if ev := reports[0]; ev.Agent != id || ev.Session != "" || !strings.Contains(ev.Err.Error(), `"ghost"`) {
-				t.Errorf("drop report %s/%s: %v", ev.Agent, ev.Session, ev.Err)
+			if ev := reports[0]; ev.Bridge != id || ev.Session != "" || !strings.Contains(ev.Err.Error(), `"ghost"`) {
+				t.Errorf("drop report %s/%s: %v", ev.Bridge, ev.Session, ev.Err)
 			}
 			if got := kinds(rec.of(id, "real"), KindSession); !strings.Contains(strings.Join(got, ","), "text:still here") {
 				t.Errorf("the real session lost its update: %q", got)

@@ -42,7 +42,7 @@ func TestElicitation(t *testing.T) {
 	t.Run("not offered unless the app renders it", func(t *testing.T) {
 		h, rec := newHostAndRecorder(t, nil)
 		b, _ := h.Start(context.Background(), agentConfig(t, "n", script))
-		if b.Agent() == nil {
+		if b.InitializeResponse() == nil {
 			t.Fatal("no agent")
 		}
 		s, _ := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w"})

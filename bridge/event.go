@@ -23,7 +23,7 @@ const (
 	KindPlan        Kind = "plan"         // the plan or todo list, replaced whole (Plan)
 	KindUsage       Kind = "usage"        // context window fill and cost (Usage)
 	KindCompaction  Kind = "compaction"   // context compaction progress (Compaction)
-	KindMode        Kind = "mode"         // the agent's session mode changed (Mode)
+	KindAgentMode   Kind = "agent_mode"   // the agent's own session mode changed (AgentMode)
 	KindConfig      Kind = "config"       // the session's config options changed (ConfigOptions)
 	KindCommands    Kind = "commands"     // the slash commands changed (Commands)
 	KindSessionInfo Kind = "session_info" // title or update time changed (SessionInfo)
@@ -49,8 +49,9 @@ const (
 // one Host arrive on one stream in the order they happened; Seq numbers the
 // events of one session without gaps.
 type Event struct {
-	// Agent is the id of the Bridge the event comes from.
-	Agent string `json:"agent"`
+	// Bridge is the id of the Bridge the event comes from (its Config.ID;
+	// Host.Bridge finds it).
+	Bridge string `json:"bridge"`
 	// Session is the agent's session id ("" for agent-wide events).
 	Session string `json:"session,omitempty"`
 	// Seq numbers the events of one session (of one agent), from 1.
@@ -74,7 +75,7 @@ type Event struct {
 	Plan          []acpclient.PlanEntry        `json:"plan,omitempty"`
 	Usage         *Usage                       `json:"usage,omitempty"`
 	Compaction    *Compaction                  `json:"compaction,omitempty"`
-	Mode          string                       `json:"mode,omitempty"`
+	AgentMode     string                       `json:"agentMode,omitempty"`
 	ConfigOptions []acpclient.ConfigOption     `json:"configOptions,omitempty"`
 	Commands      []acpclient.AvailableCommand `json:"commands,omitempty"`
 	SessionInfo   *SessionInfo                 `json:"sessionInfo,omitempty"`
@@ -171,7 +172,7 @@ type SessionReady struct {
 	// ResumeError says why a saved session could not be resumed (a new one
 	// was created instead); empty otherwise.
 	ResumeError   string                   `json:"resumeError,omitempty"`
-	Modes         *acpclient.ModeState     `json:"modes,omitempty"`
+	AgentModes    *acpclient.ModeState     `json:"agentModes,omitempty"`
 	Models        *acpclient.ModelState    `json:"models,omitempty"`
 	ConfigOptions []acpclient.ConfigOption `json:"configOptions,omitempty"`
 }

@@ -160,10 +160,12 @@ func fileError(op, path string, err error) error {
 	}
 	msg := err.Error()
 	if !strings.Contains(msg, path) {
-		msg = path + ": " + msg
+		// An error naming the path says what was done to it already
+		// (fsroot's "fsroot: read PATH: …"); others get both.
+		msg = op + " " + path + ": " + msg
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return acpclient.NewError(acpclient.CodeResourceNotFound, "%s %s", op, msg)
+		return acpclient.NewError(acpclient.CodeResourceNotFound, "%s", msg)
 	}
-	return acpclient.NewError(acpclient.CodeInternalError, "%s %s", op, msg)
+	return acpclient.NewError(acpclient.CodeInternalError, "%s", msg)
 }

@@ -23,7 +23,15 @@ func promptReport(t *testing.T, s *Session, rec *recorder, text, prefix string) 
 		t.Fatal(err)
 	}
 	var found string
-	rec.waitFor(text+" turn end", func(ev Event) bool { return ev.Kind == KindTurnEnd && ev.Session == s.ID() })
+	// The end of this turn, not of an earlier one of the session.
+	started := false
+	rec.waitFor(text+" turn end", func(ev Event) bool {
+		if ev.Session != s.ID() {
+			return false
+		}
+		started = started || (ev.Kind == KindTurnStart && ev.Text == text)
+		return started && ev.Kind == KindTurnEnd
+	})
 	for _, ev := range rec.of(s.Bridge().ID(), s.ID()) {
 		if ev.Kind == KindText && strings.HasPrefix(ev.Text, prefix) {
 			found = ev.Text // the latest such report

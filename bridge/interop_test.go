@@ -310,21 +310,21 @@ func otherValue(o *acpclient.ConfigOption) string {
 // checks that each change took.
 func exerciseSettings(t *testing.T, ctx context.Context, s *Session, ready *SessionReady) {
 	t.Helper()
-	if ready.Modes == nil || len(ready.Modes.AvailableModes) < 2 {
-		t.Fatalf("no modes offered: %+v", ready.Modes)
+	if ready.AgentModes == nil || len(ready.AgentModes.AvailableModes) < 2 {
+		t.Fatalf("no modes offered: %+v", ready.AgentModes)
 	}
 	var mode string
-	for _, m := range ready.Modes.AvailableModes {
-		if m.ID != ready.Modes.CurrentModeID {
+	for _, m := range ready.AgentModes.AvailableModes {
+		if m.ID != ready.AgentModes.CurrentModeID {
 			mode = m.ID
 			break
 		}
 	}
-	if err := s.SetMode(ctx, mode); err != nil {
-		t.Fatalf("SetMode %s: %v", mode, err)
+	if err := s.SetAgentMode(ctx, mode); err != nil {
+		t.Fatalf("SetAgentMode %s: %v", mode, err)
 	}
-	if err := s.SetMode(ctx, ready.Modes.CurrentModeID); err != nil {
-		t.Fatalf("SetMode back: %v", err)
+	if err := s.SetAgentMode(ctx, ready.AgentModes.CurrentModeID); err != nil {
+		t.Fatalf("SetAgentMode back: %v", err)
 	}
 	if o := configOption(ready.ConfigOptions, "model"); o != nil {
 		if v := otherValue(o); v != "" {
@@ -390,7 +390,7 @@ func fullTurn(t *testing.T, ctx context.Context, rec *recorder, b *Bridge, s *Se
 func readyOf(t *testing.T, rec *recorder, agent, session string) *SessionReady {
 	t.Helper()
 	ev := rec.waitFor("session ready", func(ev Event) bool {
-		return ev.Kind == KindSession && ev.Agent == agent && ev.Session == session
+		return ev.Kind == KindSession && ev.Bridge == agent && ev.Session == session
 	})
 	return ev.SessionReady
 }
@@ -457,7 +457,7 @@ func TestInteropCodexACP(t *testing.T) {
 		if err != nil {
 			t.Fatalf("OpenSession: %v; events %s", err, rec.summary())
 		}
-		if readyOf(t, rec, b.ID(), s.ID()).Modes == nil {
+		if readyOf(t, rec, b.ID(), s.ID()).AgentModes == nil {
 			t.Errorf("no modes after sign-in")
 		}
 		if !slices.ContainsFunc(rec.snapshot(), func(ev Event) bool { return ev.Kind == KindAuthRequired }) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/internal/eventlog"
 	"github.com/acphost/acphost/internal/fakeclock"
 )
 
@@ -27,10 +28,9 @@ func (c fakeClock) AfterFunc(d time.Duration, f func()) Timer { return c.Clock.A
 
 // recorder reads a Host's events for a test.
 type recorder struct {
-	t       *testing.T
-	mu      sync.Mutex
-	events  []Event
-	changed chan struct{}
+	t   *testing.T
+	log *eventlog.Log[Event]
+	mu  sync.Mutex
 	// onPermission, when set, answers permission events as they arrive.
 	onPermission func(*PermissionRequest)
 	done         chan struct{}
@@ -39,14 +39,12 @@ type recorder struct {
 func newHostAndRecorder(t *testing.T, opts *HostOptions) (*Host, *recorder) {
 	t.Helper()
 	h := NewHost(opts)
-	r := &recorder{t: t, changed: make(chan struct{}), done: make(chan struct{})}
+	r := &recorder{t: t, log: eventlog.New[Event](), done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
 		for ev := range h.Events() {
+			r.log.Add(ev)
 			r.mu.Lock()
-			r.events = append(r.events, ev)
-			close(r.changed)
-			r.changed = make(chan struct{})
 			answer := r.onPermission
 			r.mu.Unlock()
 			if ev.Kind == KindPermission && answer != nil {
@@ -74,38 +72,20 @@ func (r *recorder) setPermissionAnswer(f func(*PermissionRequest)) {
 // waitFor waits until an event matching match has arrived and returns it.
 func (r *recorder) waitFor(desc string, match func(Event) bool) Event {
 	r.t.Helper()
-	deadline := time.After(10 * time.Second)
-	seen := 0
-	for {
-		r.mu.Lock()
-		for ; seen < len(r.events); seen++ {
-			if match(r.events[seen]) {
-				ev := r.events[seen]
-				r.mu.Unlock()
-				return ev
-			}
-		}
-		ch := r.changed
-		r.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			r.t.Fatalf("timed out waiting for %s; events: %s", desc, r.summary())
-		}
+	ev, ok := r.log.WaitFor(10*time.Second, match)
+	if !ok {
+		r.t.Fatalf("timed out waiting for %s; events: %s", desc, r.summary())
 	}
+	return ev
 }
 
-func (r *recorder) snapshot() []Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]Event(nil), r.events...)
-}
+func (r *recorder) snapshot() []Event { return r.log.Snapshot() }
 
 // of returns the events of one session (or agent-wide ones with "").
 func (r *recorder) of(agent, session string) []Event {
 	var out []Event
 	for _, ev := range r.snapshot() {
-		if ev.Agent == agent && ev.Session == session {
+		if ev.Bridge == agent && ev.Session == session {
 			out = append(out, ev)
 		}
 	}
@@ -115,7 +95,7 @@ func (r *recorder) of(agent, session string) []Event {
 func (r *recorder) summary() string {
 	var b strings.Builder
 	for _, ev := range r.snapshot() {
-		fmt.Fprintf(&b, "\n  %s/%s #%d %s", ev.Agent, ev.Session, ev.Seq, describe(ev))
+		fmt.Fprintf(&b, "\n  %s/%s #%d %s", ev.Bridge, ev.Session, ev.Seq, describe(ev))
 	}
 	return b.String()
 }

@@ -202,6 +202,15 @@ func (t *profileTransport) WithEnv(vars map[string]string) (acpclient.Transport,
 	return &cp, nil
 }
 
+// Program is the inner transport's, when it says which program it starts
+// (acpclient.ProgramTransport); "" otherwise.
+func (t *profileTransport) Program() (path string, args, env []string) {
+	if pt, ok := t.inner.(acpclient.ProgramTransport); ok {
+		return pt.Program()
+	}
+	return "", nil, nil
+}
+
 // WithDefaultLogger hands l to the inner transport (acpclient.LogTransport).
 func (t *profileTransport) WithDefaultLogger(l *slog.Logger) acpclient.Transport {
 	lt, ok := t.inner.(acpclient.LogTransport)
@@ -256,7 +265,7 @@ func (p *Profile) argv(o LaunchOptions) ([]string, error) {
 	if args != nil {
 		var err error
 		if argv, err = args(o); err != nil {
-			return nil, fmt.Errorf("bridge: %s: launch options: %w", p.Name, err)
+			return nil, fmt.Errorf("bridge: %s: %w", p.Name, err) // ErrVendorOptions says "launch options"
 		}
 	}
 	return append(argv, o.ExtraArgs...), nil
@@ -264,7 +273,7 @@ func (p *Profile) argv(o LaunchOptions) ([]string, error) {
 
 // TakesAgentMode reports whether the profile's agent takes mode as its own
 // mode at launch (LaunchOptions.AgentMode); an app sets the others with
-// Session.SetMode once a session is open.
+// Session.SetAgentMode once a session is open.
 func (p *Profile) TakesAgentMode(mode string) bool {
 	return mode != "" && p.AgentModeAtLaunch != nil && p.AgentModeAtLaunch(mode)
 }

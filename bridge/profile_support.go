@@ -16,7 +16,7 @@ import (
 
 // ErrVendorOptions is wrapped when LaunchOptions.Vendor holds a value of
 // another profile's type.
-var ErrVendorOptions = errors.New("bridge: launch options of another profile")
+var ErrVendorOptions = errors.New("launch options of another profile")
 
 // VendorOptions returns the profile-specific options in o.Vendor as T: the
 // zero T when Vendor is nil, the value when it is a T or a non-nil *T, and

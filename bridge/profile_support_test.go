@@ -72,3 +72,19 @@ func TestLaunchOptionsHost(t *testing.T) {
 		t.Errorf("Update: %+v", l.Options())
 	}
 }
+
+// TestVendorOptionsErrorSaysItOnce: a profile's refusal of another
+// profile's options names the profile and "launch options" once.
+func TestVendorOptionsErrorSaysItOnce(t *testing.T) {
+	p := &Profile{Name: "plain", Args: func(o LaunchOptions) ([]string, error) {
+		_, err := VendorOptions[vendorOpts](o)
+		return nil, err
+	}}
+	_, err := p.argv(LaunchOptions{Vendor: "x"})
+	if !errors.Is(err, ErrVendorOptions) {
+		t.Fatalf("argv: %v, want ErrVendorOptions", err)
+	}
+	if text := err.Error(); strings.Count(text, "launch options") != 1 || strings.Count(text, "bridge:") != 1 || !strings.Contains(text, "plain") {
+		t.Errorf("error %q: want the profile, and bridge and launch options once", text)
+	}
+}

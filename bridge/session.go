@@ -66,7 +66,8 @@ type Session struct {
 	// SetModel and the accessors.
 	configOptions []acpclient.ConfigOption
 	models        *acpclient.ModelState
-	turnsEnded    int // turns answered so far; updates outside a turn after one are late
+	agentMode     string // the agent's current session mode; see AgentMode
+	turnsEnded    int    // turns answered so far; updates outside a turn after one are late
 }
 
 // turnState is what the bridge tracks while a turn runs.
@@ -165,16 +166,18 @@ func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID str
 		resp, err := conn.NewSession(ctx, req)
 		if acpclient.IsAuthRequired(err) {
 			conn, resp, err = b.newSessionSignedIn(ctx, conn, req, err)
+		} else if err != nil {
+			err = fmt.Errorf("bridge %s: %w", b.cfg.ID, err) // acpclient names the method
 		}
 		if err != nil {
-			return nil, fmt.Errorf("bridge %s: session/new: %w", b.cfg.ID, err)
+			return nil, err
 		}
 		s.id = resp.SessionID
 		b.register(s)
 		setup = &resp.SessionSetup
 	}
 	s.conn = conn
-	ready.Modes, ready.Models, ready.ConfigOptions = setup.Modes, setup.Models, setup.ConfigOptions
+	ready.AgentModes, ready.Models, ready.ConfigOptions = setup.Modes, setup.Models, setup.ConfigOptions
 	if ready.Models == nil && b.provider.ModelsFromInitialize != nil {
 		ready.Models = b.provider.ModelsFromInitialize(conn.Agent())
 	}
@@ -280,6 +283,9 @@ func (s *Session) setModel(ctx context.Context, conn *acpclient.Conn, model stri
 func (s *Session) emitReady(ready *SessionReady) {
 	s.mu.Lock()
 	s.configOptions, s.models = ready.ConfigOptions, ready.Models
+	if ready.AgentModes != nil {
+		s.agentMode = ready.AgentModes.CurrentModeID
+	}
 	s.mu.Unlock()
 	s.emit(Event{Kind: KindSession, SessionReady: ready})
 }

@@ -27,7 +27,7 @@ type eventQueue struct {
 	pumped  chan struct{}
 }
 
-type seqKey struct{ agent, session string }
+type seqKey struct{ bridge, session string }
 
 func newEventQueue(max int) *eventQueue {
 	if max <= 0 {
@@ -74,7 +74,7 @@ func (q *eventQueue) mergeLocked(ev Event) bool {
 		return false
 	}
 	last := &q.events[len(q.events)-1]
-	if last.Kind != ev.Kind || last.Agent != ev.Agent || last.Session != ev.Session ||
+	if last.Kind != ev.Kind || last.Bridge != ev.Bridge || last.Session != ev.Session ||
 		last.MessageID != ev.MessageID || last.Replay != ev.Replay || last.Late != ev.Late {
 		return false
 	}
@@ -105,7 +105,7 @@ func (q *eventQueue) pump() {
 		if ev.mergedText != nil {
 			ev.Text, ev.mergedText = string(ev.mergedText), nil
 		}
-		k := seqKey{ev.Agent, ev.Session}
+		k := seqKey{ev.Bridge, ev.Session}
 		q.seq[k]++
 		ev.Seq = q.seq[k]
 		q.mu.Unlock()

@@ -13,16 +13,16 @@ func TestEventQueueMergesDeltasAndBlocksWhenFull(t *testing.T) {
 	q := newEventQueue(5)
 	defer q.abandon()
 	push := func(ev Event) { q.push(ev) }
-	push(Event{Agent: "a", Session: "s", Kind: KindTurnStart})
-	push(Event{Agent: "a", Session: "s", Kind: KindText, Text: "a"}) // may be in the pump's hands
+	push(Event{Bridge: "a", Session: "s", Kind: KindTurnStart})
+	push(Event{Bridge: "a", Session: "s", Kind: KindText, Text: "a"}) // may be in the pump's hands
 	for _, w := range []string{"b", "c", "d"} {
-		push(Event{Agent: "a", Session: "s", Kind: KindText, Text: w, MessageID: "m"})
+		push(Event{Bridge: "a", Session: "s", Kind: KindText, Text: w, MessageID: "m"})
 	}
-	push(Event{Agent: "a", Session: "s", Kind: KindThinking, Text: "x"})
-	push(Event{Agent: "b", Session: "s", Kind: KindText, Text: "other agent"})
+	push(Event{Bridge: "a", Session: "s", Kind: KindThinking, Text: "x"})
+	push(Event{Bridge: "b", Session: "s", Kind: KindText, Text: "other agent"})
 	blocked := make(chan struct{})
 	go func() {
-		push(Event{Agent: "a", Session: "s", Kind: KindTurnEnd})
+		push(Event{Bridge: "a", Session: "s", Kind: KindTurnEnd})
 		close(blocked)
 	}()
 	select {
@@ -33,11 +33,11 @@ func TestEventQueueMergesDeltasAndBlocksWhenFull(t *testing.T) {
 	var got []string
 	for range 5 {
 		ev := <-q.out
-		got = append(got, ev.Agent+":"+describe(ev))
+		got = append(got, ev.Bridge+":"+describe(ev))
 	}
 	<-blocked
 	ev := <-q.out
-	got = append(got, ev.Agent+":"+describe(ev))
+	got = append(got, ev.Bridge+":"+describe(ev))
 	want := "a:turn_start: a:text:a a:text:bcd a:thinking:x b:text:other agent a:turn_end:"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("got  %s\nwant %s", strings.Join(got, " "), want)

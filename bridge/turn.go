@@ -268,13 +268,33 @@ func (s *Session) Compact(ctx context.Context) (string, error) {
 	})
 }
 
-// SetMode switches the agent's own session mode (one of SessionReady.Modes);
-// refused while a turn runs.
-func (s *Session) SetMode(ctx context.Context, modeID string) error {
+// SetAgentMode switches the agent's own session mode (one of
+// SessionReady.AgentModes); refused while a turn runs. It is unrelated to
+// the host's policy Mode (SetPolicy).
+func (s *Session) SetAgentMode(ctx context.Context, modeID string) error {
 	_, err := withIdle(s, ctx, func(conn *acpclient.Conn) (struct{}, error) {
-		return struct{}{}, conn.SetMode(ctx, &acpclient.SetModeRequest{SessionID: s.id, ModeID: modeID})
+		if err := conn.SetMode(ctx, &acpclient.SetModeRequest{SessionID: s.id, ModeID: modeID}); err != nil {
+			return struct{}{}, err
+		}
+		s.setAgentMode(modeID)
+		return struct{}{}, nil
 	})
 	return err
+}
+
+// AgentMode returns the agent's current session mode: the last one it
+// reported (on open or in an agent_mode event) or SetAgentMode chose; ""
+// when the agent has no modes.
+func (s *Session) AgentMode() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.agentMode
+}
+
+func (s *Session) setAgentMode(modeID string) {
+	s.mu.Lock()
+	s.agentMode = modeID
+	s.mu.Unlock()
 }
 
 // SetConfigOption sets a session config option and returns the complete new

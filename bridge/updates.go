@@ -44,7 +44,8 @@ func (s *Session) handleUpdate(n *acpclient.SessionNotification) {
 		ev.Kind, ev.Commands = KindCommands, u.AvailableCommands
 		s.emitFromAgent(ev)
 	case *acpclient.CurrentModeUpdate:
-		ev.Kind, ev.Mode = KindMode, u.CurrentModeID
+		s.setAgentMode(u.CurrentModeID)
+		ev.Kind, ev.AgentMode = KindAgentMode, u.CurrentModeID
 		s.emitFromAgent(ev)
 	case *acpclient.ConfigOptionUpdate:
 		s.rememberOptions(u.ConfigOptions)

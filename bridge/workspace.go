@@ -111,11 +111,12 @@ func (h *SSHHosts) Transport(w Workspace, argv []string, env []string) (acpclien
 }
 
 // Files returns the file root for the workspace: local, or SFTP over the
-// shared connection. grants are the session's external directories.
-func (h *SSHHosts) Files(ctx context.Context, w Workspace, grants []string) (fsroot.Root, error) {
-	opts := &fsroot.Options{Grants: grants}
+// shared connection. It grants nothing beyond the workspace: a session
+// given the root as SessionConfig.Files sets its grants and its write gate
+// (ExternalDirectories, Policy).
+func (h *SSHHosts) Files(ctx context.Context, w Workspace) (fsroot.Root, error) {
 	if w.SSH == nil {
-		return fsroot.NewLocal(w.Path, opts)
+		return fsroot.NewLocal(w.Path, nil)
 	}
-	return fsroot.NewSFTPConn(ctx, h.Conn(*w.SSH), w.Path, opts)
+	return fsroot.NewSFTPConn(ctx, h.Conn(*w.SSH), w.Path, nil)
 }

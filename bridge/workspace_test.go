@@ -97,7 +97,7 @@ func runRemoteWorkspace(t *testing.T, addr, user string, dial sshconn.Config, dr
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := pool.Files(context.Background(), ws, nil)
+	files, err := pool.Files(context.Background(), ws)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,8 +51,8 @@ func TestDoctor(t *testing.T) {
 	if len(kiro.AuthMethods) != 2 || !strings.Contains(kiro.Findings[3].Message, "kiro-login") || !strings.Contains(kiro.Findings[3].Message, "api-key (env_var)") {
 		t.Errorf("auth finding %+v", kiro.Findings[3])
 	}
-	if kiro.Agent == nil || kiro.Agent.Version != "2.13.0" {
-		t.Errorf("agent %+v", kiro.Agent)
+	if kiro.AgentInfo == nil || kiro.AgentInfo.Version != "2.13.0" {
+		t.Errorf("agent %+v", kiro.AgentInfo)
 	}
 
 	crew := reports[1]

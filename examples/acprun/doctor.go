@@ -50,8 +50,8 @@ func runDoctor(o *options, w io.Writer) error {
 		acp := "no"
 		if r.ACP {
 			acp = "yes"
-			if r.Agent != nil {
-				acp = "yes: " + r.Agent.Name + " " + r.Agent.Version
+			if r.AgentInfo != nil {
+				acp = "yes: " + r.AgentInfo.Name + " " + r.AgentInfo.Version
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Provider, status, binary, orDash(r.Version), acp, signInText(r), modelsText(r))

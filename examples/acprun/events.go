@@ -12,7 +12,7 @@ import (
 // core every consumer can rely on; the rest carry the detail of the kinds
 // that have any.
 type jsonEvent struct {
-	Agent      string    `json:"agent"`
+	Bridge     string    `json:"bridge"`
 	Session    string    `json:"session,omitempty"`
 	Seq        uint64    `json:"seq"`
 	Kind       string    `json:"kind"`
@@ -32,7 +32,7 @@ type jsonEvent struct {
 	Todos        []bridge.Todo                `json:"todos,omitempty"`
 	Usage        *bridge.Usage                `json:"usage,omitempty"`
 	Compaction   *bridge.Compaction           `json:"compaction,omitempty"`
-	Mode         string                       `json:"mode,omitempty"`
+	AgentMode    string                       `json:"agentMode,omitempty"`
 	Config       []acpclient.ConfigOption     `json:"configOptions,omitempty"`
 	Commands     []acpclient.AvailableCommand `json:"commands,omitempty"`
 	SessionInfo  *bridge.SessionInfo          `json:"sessionInfo,omitempty"`
@@ -69,7 +69,7 @@ var eventKinds = map[bridge.Kind]string{
 	bridge.KindTodos:       "plan", // the task list, with Plan filled in for hosts that show plans
 	bridge.KindUsage:       "usage",
 	bridge.KindCompaction:  "compaction",
-	bridge.KindMode:        "mode",
+	bridge.KindAgentMode:   "agent_mode",
 	bridge.KindConfig:      "config",
 	bridge.KindCommands:    "commands",
 	bridge.KindSessionInfo: "session_info",
@@ -113,9 +113,9 @@ func (o *jsonOutput) write(j jsonEvent) {
 // convert maps a bridge event to its --events form.
 func convert(ev bridge.Event) jsonEvent {
 	j := jsonEvent{
-		Agent: ev.Agent, Session: ev.Session, Seq: ev.Seq, Text: ev.Text, StopReason: ev.StopReason,
+		Bridge: ev.Bridge, Session: ev.Session, Seq: ev.Seq, Text: ev.Text, StopReason: ev.StopReason,
 		Replay: ev.Replay, Late: ev.Late, Method: ev.Method,
-		Plan: ev.Plan, Todos: ev.Todos, Usage: ev.Usage, Compaction: ev.Compaction, Mode: ev.Mode,
+		Plan: ev.Plan, Todos: ev.Todos, Usage: ev.Usage, Compaction: ev.Compaction, AgentMode: ev.AgentMode,
 		Config: ev.ConfigOptions, Commands: ev.Commands, SessionInfo: ev.SessionInfo,
 		SessionReady: ev.SessionReady, Auth: ev.Auth,
 	}

@@ -171,8 +171,8 @@ func (h *human) event(ev bridge.Event) {
 		if c := ev.Compaction; c != nil {
 			h.line("compaction", h.colors.dim("context compaction: "+c.Status+suffix(": ", c.Message)))
 		}
-	case bridge.KindMode:
-		h.line("", h.colors.dim("agent mode: "+ev.Mode))
+	case bridge.KindAgentMode:
+		h.line("", h.colors.dim("agent mode: "+ev.AgentMode))
 	case bridge.KindNotice:
 		h.line("", h.colors.yellow("note: ")+ev.Text)
 	case bridge.KindSession:
@@ -186,7 +186,7 @@ func (h *human) event(ev bridge.Event) {
 		}
 	case bridge.KindAuthRequired:
 		if ev.Auth != nil {
-			fmt.Fprintf(h.diag, "acprun: %s asks to sign in (%s)\n", ev.Agent, methodList(ev.Auth.Methods))
+			fmt.Fprintf(h.diag, "acprun: %s asks to sign in (%s)\n", ev.Bridge, methodList(ev.Auth.Methods))
 		}
 	case bridge.KindError:
 		if ev.Err != nil {

@@ -39,13 +39,14 @@
 // call (kept up to date in place on a terminal), the plan, permission
 // questions, a spinner while the agent is silent, and the usage at the end.
 // Colours only on a terminal, and never when NO_COLOR is set. With --events
-// stdout carries one JSON object per event instead, with the keys agent,
-// session, seq, kind, text, tool {id, title, kind, status, name},
-// stopReason, replay and error where they apply (plus permission, plan,
-// usage, … for those kinds). Kinds: text, thinking, tool_start,
-// tool_update, tool_end, permission, plan, usage, compaction, mode, config,
-// commands, session_info, turn_start, turn_end, error, exited, ext. Host
-// events without a kind of their own (session ready, sign-in request,
+// stdout carries one JSON object per event instead, with the keys bridge
+// (the host's id of the agent, "agent-1"), session, seq, kind, text, tool
+// {id, title, kind, status, name}, stopReason, replay and error where they
+// apply (plus permission, plan, usage, agentMode, … for those kinds).
+// Kinds: text, thinking, tool_start, tool_update, tool_end, permission,
+// plan, usage, compaction, agent_mode (the agent's own mode changed),
+// config, commands, session_info, turn_start, turn_end, error, exited, ext.
+// Host events without a kind of their own (session ready, sign-in request,
 // notices, replayed user text) are ext with method "acphost/KIND".
 // Diagnostics always go to stderr.
 //
@@ -388,7 +389,7 @@ func openSession(ctx context.Context, o *options, host *bridge.Host, stdinTTY bo
 		return nil, err
 	}
 	if setMode != "" {
-		if err := sess.SetMode(ctx, setMode); err != nil {
+		if err := sess.SetAgentMode(ctx, setMode); err != nil {
 			return nil, fail(exitFailed, "--agent-mode %q: %v", setMode, err)
 		}
 	}
@@ -486,7 +487,7 @@ func startRemote(ctx context.Context, o *options, host *bridge.Host, cfg bridge.
 	hosts := bridge.NewSSHHosts(dial)
 	*closers = append(*closers, closerFunc(hosts.Close))
 
-	files, err := hosts.Files(ctx, ws, nil)
+	files, err := hosts.Files(ctx, ws)
 	if err != nil {
 		return nil, "", nil, fail(exitHandshake, "connecting to %s: %v", target, err)
 	}

@@ -71,7 +71,7 @@ func runAcprun(t *testing.T, args ...string) result {
 }
 
 type lineEvent struct {
-	Agent      string          `json:"agent"`
+	Bridge     string          `json:"bridge"`
 	Session    string          `json:"session"`
 	Seq        uint64          `json:"seq"`
 	Kind       string          `json:"kind"`
@@ -93,8 +93,8 @@ func parseEvents(t *testing.T, stdout string) []lineEvent {
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("stdout line is not a JSON object: %q: %v", sc.Text(), err)
 		}
-		if ev.Agent == "" || ev.Kind == "" || ev.Replay == nil {
-			t.Errorf("line without agent, kind or replay: %s", sc.Text())
+		if ev.Bridge == "" || ev.Kind == "" || ev.Replay == nil {
+			t.Errorf("line without bridge, kind or replay: %s", sc.Text())
 		}
 		events = append(events, ev)
 	}

@@ -196,21 +196,21 @@ type labelled struct {
 func (l *labelled) show(ev bridge.Event) {
 	switch ev.Kind {
 	case bridge.KindText:
-		l.text(ev.Agent, ev.Text)
+		l.text(ev.Bridge, ev.Text)
 		return
 	case bridge.KindToolStart, bridge.KindToolEnd:
-		l.end(ev.Agent)
-		l.println(ev.Agent, fmt.Sprintf("[tool %s: %s]", ev.Tool.Status, ev.Tool.Title))
+		l.end(ev.Bridge)
+		l.println(ev.Bridge, fmt.Sprintf("[tool %s: %s]", ev.Tool.Status, ev.Tool.Title))
 	case bridge.KindPermission:
-		l.end(ev.Agent)
-		l.println(ev.Agent, fmt.Sprintf("[permission for %s: allowed]", ev.Tool.Title))
+		l.end(ev.Bridge)
+		l.println(ev.Bridge, fmt.Sprintf("[permission for %s: allowed]", ev.Tool.Title))
 		ev.Permission.Allow()
 	case bridge.KindTurnEnd:
-		l.end(ev.Agent)
-		l.println(ev.Agent, "[turn ended: "+ev.StopReason+"]")
+		l.end(ev.Bridge)
+		l.println(ev.Bridge, "[turn ended: "+ev.StopReason+"]")
 	case bridge.KindError:
-		l.end(ev.Agent)
-		l.println(ev.Agent, fmt.Sprintf("[error: %v]", ev.Err))
+		l.end(ev.Bridge)
+		l.println(ev.Bridge, fmt.Sprintf("[error: %v]", ev.Err))
 	}
 }
 

@@ -72,7 +72,7 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	files, err := hosts.Files(ctx, ws, nil)
+	files, err := hosts.Files(ctx, ws)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge"
+	"github.com/acphost/acphost/internal/eventlog"
 	"github.com/acphost/acphost/internal/fakeclock"
 )
 
@@ -30,10 +31,9 @@ func (c FakeClock) AfterFunc(d time.Duration, f func()) bridge.Timer {
 
 // Recorder reads a Host's events for a test.
 type Recorder struct {
-	t       *testing.T
-	mu      sync.Mutex
-	events  []bridge.Event
-	changed chan struct{}
+	t   *testing.T
+	log *eventlog.Log[bridge.Event]
+	mu  sync.Mutex
 	// onPermission, when set, answers permission events as they arrive.
 	onPermission func(*bridge.PermissionRequest)
 	done         chan struct{}
@@ -44,14 +44,12 @@ type Recorder struct {
 func NewHost(t *testing.T, opts *bridge.HostOptions) (*bridge.Host, *Recorder) {
 	t.Helper()
 	h := bridge.NewHost(opts)
-	r := &Recorder{t: t, changed: make(chan struct{}), done: make(chan struct{})}
+	r := &Recorder{t: t, log: eventlog.New[bridge.Event](), done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
 		for ev := range h.Events() {
+			r.log.Add(ev)
 			r.mu.Lock()
-			r.events = append(r.events, ev)
-			close(r.changed)
-			r.changed = make(chan struct{})
 			answer := r.onPermission
 			r.mu.Unlock()
 			if ev.Kind == bridge.KindPermission && answer != nil {
@@ -80,39 +78,21 @@ func (r *Recorder) SetPermissionAnswer(f func(*bridge.PermissionRequest)) {
 // WaitFor waits until an event matching match has arrived and returns it.
 func (r *Recorder) WaitFor(desc string, match func(bridge.Event) bool) bridge.Event {
 	r.t.Helper()
-	deadline := time.After(10 * time.Second)
-	seen := 0
-	for {
-		r.mu.Lock()
-		for ; seen < len(r.events); seen++ {
-			if match(r.events[seen]) {
-				ev := r.events[seen]
-				r.mu.Unlock()
-				return ev
-			}
-		}
-		ch := r.changed
-		r.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			r.t.Fatalf("timed out waiting for %s; events: %s", desc, r.Summary())
-		}
+	ev, ok := r.log.WaitFor(10*time.Second, match)
+	if !ok {
+		r.t.Fatalf("timed out waiting for %s; events: %s", desc, r.Summary())
 	}
+	return ev
 }
 
 // Snapshot returns the events so far.
-func (r *Recorder) Snapshot() []bridge.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]bridge.Event(nil), r.events...)
-}
+func (r *Recorder) Snapshot() []bridge.Event { return r.log.Snapshot() }
 
 // Of returns the events of one session (or agent-wide ones with "").
 func (r *Recorder) Of(agent, session string) []bridge.Event {
 	var out []bridge.Event
 	for _, ev := range r.Snapshot() {
-		if ev.Agent == agent && ev.Session == session {
+		if ev.Bridge == agent && ev.Session == session {
 			out = append(out, ev)
 		}
 	}
@@ -123,7 +103,7 @@ func (r *Recorder) Of(agent, session string) []bridge.Event {
 func (r *Recorder) Summary() string {
 	var b strings.Builder
 	for _, ev := range r.Snapshot() {
-		fmt.Fprintf(&b, "\n  %s/%s #%d %s", ev.Agent, ev.Session, ev.Seq, Describe(ev))
+		fmt.Fprintf(&b, "\n  %s/%s #%d %s", ev.Bridge, ev.Session, ev.Seq, Describe(ev))
 	}
 	return b.String()
 }

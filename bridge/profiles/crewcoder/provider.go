@@ -158,7 +158,7 @@ func setExternalDirectories(ctx context.Context, conn *acpclient.Conn, sessionID
 		Directories []string `json:"directories"`
 	}{sessionID, dirs}
 	if err := conn.Call(ctx, "session/set_external_directories", params, nil); err != nil {
-		return fmt.Errorf("crewcoder: session/set_external_directories: %w", err)
+		return fmt.Errorf("crewcoder: %w", err) // acpclient names the method
 	}
 	return nil
 }
@@ -169,7 +169,7 @@ func setEffort(ctx context.Context, conn *acpclient.Conn, sessionID, effort stri
 		Effort    string `json:"effort"`
 	}{sessionID, effort}
 	if err := conn.Call(ctx, "session/set_reasoning_effort", params, nil); err != nil {
-		return fmt.Errorf("crewcoder: session/set_reasoning_effort: %w", err)
+		return fmt.Errorf("crewcoder: %w", err) // acpclient names the method
 	}
 	return nil
 }
@@ -185,7 +185,7 @@ func followUp(ctx context.Context, conn *acpclient.Conn, sessionID, text string)
 		Message   string `json:"message"`
 	}{sessionID, text}
 	if err := conn.Call(ctx, "session/follow_up", params, nil); err != nil {
-		return fmt.Errorf("crewcoder: session/follow_up: %w", err)
+		return fmt.Errorf("crewcoder: %w", err) // acpclient names the method
 	}
 	return nil
 }
@@ -197,7 +197,7 @@ func compact(ctx context.Context, conn *acpclient.Conn, sessionID string) (strin
 		Summary json.RawMessage `json:"summary"`
 	}
 	if err := conn.Call(ctx, "session/compact", acpclient.SessionRef{SessionID: sessionID}, &result); err != nil {
-		return "", fmt.Errorf("crewcoder: session/compact: %w", err)
+		return "", fmt.Errorf("crewcoder: %w", err) // acpclient names the method
 	}
 	return bridge.ContentText(result.Summary), nil
 }
