@@ -9,9 +9,11 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // Root is what one session's agent may read and write: its cwd plus the
@@ -144,6 +146,9 @@ type tempFile interface {
 type fsys interface {
 	lstat(ctx context.Context, abs string) (fs.FileInfo, error)
 	readlink(ctx context.Context, abs string) (string, error)
+	// readFile returns the file's bytes, checked to be UTF-8 text (a
+	// *NotTextError otherwise), in a buffer nobody else holds or will
+	// write, so the caller may turn it into a string in place.
 	readFile(ctx context.Context, t target, max int64) ([]byte, error)
 	mkdir(ctx context.Context, t target, perm fs.FileMode) error
 	create(ctx context.Context, t target) (tempFile, error)
@@ -324,13 +329,10 @@ func (c *core) ReadTextFile(ctx context.Context, p string, line, limit int) (str
 	if err != nil {
 		return "", pathErr("read", p, err)
 	}
-	text := string(data)
-	// The whole file is checked even for a slice: an agent that reads part
-	// of a file and writes the whole of it back must not get that far.
-	if err := checkText(text); err != nil {
-		return "", pathErr("read", p, err)
-	}
-	return sliceLines(text, line, limit), nil
+	// readFile has checked the whole file, even for a slice: an agent that
+	// reads part of a file and writes the whole of it back must not get
+	// that far.
+	return sliceLines(ownedString(data), line, limit), nil
 }
 
 func tooLarge(size, max int64) error {
@@ -482,17 +484,46 @@ func randomSuffix() string {
 	return hex.EncodeToString(b[:]) + ".tmp"
 }
 
-// capWriter collects at most max bytes and fails beyond that, so a file that
-// grows after it was measured still cannot exceed the cap.
-type capWriter struct {
-	buf []byte
-	max int64
+// ownedString returns the bytes of b as a string without copying them. b
+// must be held by no one else and never written again: readFile's buffers
+// are, so a whole file is in memory once, not twice.
+func ownedString(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-func (w *capWriter) Write(p []byte) (int, error) {
-	if int64(len(w.buf))+int64(len(p)) > w.max {
-		return 0, tooLarge(int64(len(w.buf))+int64(len(p)), w.max)
+// readAllCapped reads r to its end into one buffer sized for the size the
+// file was measured at, so the bytes are copied once, straight from the
+// source, and checks that they are UTF-8 text (a *NotTextError otherwise).
+// A file that has grown since is still read, up to max; past max it fails
+// with ErrTooLarge. piece > 0 bounds each Read, so that each piece is
+// checked while it is in the cache; 0 reads as much as fits.
+func readAllCapped(r io.Reader, size, max int64, piece int) ([]byte, error) {
+	// One byte to spare, so that the end of a file that did not grow is
+	// seen without growing the buffer.
+	buf := make([]byte, 0, min(size, max)+1)
+	var text textChecker
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, len(buf)/2+1)
+		}
+		end := cap(buf)
+		if piece > 0 {
+			end = min(end, len(buf)+piece)
+		}
+		n, err := r.Read(buf[len(buf):end])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > max {
+			return nil, tooLarge(int64(len(buf)), max)
+		}
+		eof := errors.Is(err, io.EOF)
+		if err != nil && !eof {
+			return nil, err
+		}
+		if err := text.check(ownedString(buf), eof); err != nil {
+			return nil, err
+		}
+		if eof {
+			return buf, nil
+		}
 	}
-	w.buf = append(w.buf, p...)
-	return len(p), nil
 }

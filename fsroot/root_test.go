@@ -8,10 +8,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"testing/iotest"
 )
 
 var ctx = context.Background()
@@ -272,14 +274,67 @@ func TestDefaultSizeCap(t *testing.T) {
 	}
 }
 
-func TestCapWriterRefusesGrowth(t *testing.T) {
-	w := &capWriter{max: 4}
-	if _, err := w.Write([]byte("abc")); err != nil {
-		t.Fatal(err)
+// TestReadAllCappedKeepsTheCap feeds readAllCapped files that changed size
+// after they were measured: growth is read up to the cap and refused past
+// it, whatever the size the buffer was made for.
+func TestReadAllCappedKeepsTheCap(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		r         io.Reader
+		size, max int64
+		want      string
+		wantErr   error
+	}{
+		{"as measured", strings.NewReader("abcdef"), 6, 6, "abcdef", nil},
+		{"grew under the cap", strings.NewReader("abcdef"), 3, 10, "abcdef", nil},
+		{"grew past the cap", strings.NewReader("abcdef"), 3, 4, "", ErrTooLarge},
+		{"grew past the cap a byte at a time", iotest.OneByteReader(strings.NewReader("abcdef")), 4, 4, "", ErrTooLarge},
+		{"shrank", strings.NewReader("abc"), 6, 6, "abc", nil},
+		{"measured empty", strings.NewReader("abc"), 0, 6, "abc", nil},
+		{"data with EOF", iotest.DataErrReader(strings.NewReader("abc")), 3, 3, "abc", nil},
+		{"read error", iotest.ErrReader(syscall.EIO), 3, 3, "", syscall.EIO},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := readAllCapped(tc.r, tc.size, tc.max, 0)
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || string(got) != tc.want {
+				t.Fatalf("got %q, %v; want %q", got, err, tc.want)
+			}
+		})
 	}
-	if _, err := w.Write([]byte("de")); !errors.Is(err, ErrTooLarge) {
-		t.Fatalf("write past cap: %v", err)
-	}
+}
+
+// TestReadCopiesTheFileOnce checks that a read holds the file in memory
+// once: the text returned is the buffer the file was read into, not a copy
+// of it. The SFTP figure counts the in-process server and both sides'
+// packets, 1.25× the data each (about 4.8× in all, 6.0× with the copy).
+func TestReadCopiesTheFileOnce(t *testing.T) {
+	limits := map[string]float64{"local": 1.1, "sftp": 5.4}
+	forEachRoot(t, func(t *testing.T, kind rootKind) {
+		cwd := tempDir(t)
+		content := strings.Repeat("0123456789abcde\n", 1<<20)
+		p := filepath.Join(cwd, "f")
+		writeFile(t, p, content)
+		r := kind.open(t, cwd, &Options{MaxFileSize: 64 << 20})
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		got, err := r.ReadTextFile(ctx, p, 0, 0)
+		runtime.ReadMemStats(&after)
+		if err != nil || got != content {
+			t.Fatalf("read %d bytes, %v", len(got), err)
+		}
+		ratio := float64(after.TotalAlloc-before.TotalAlloc) / float64(len(content))
+		t.Logf("a %d-byte read allocated %.2f× its size", len(content), ratio)
+		if ratio > limits[kind.name] {
+			t.Errorf("a %d-byte read allocated %.2f× its size, want under %.1f×", len(content), ratio, limits[kind.name])
+		}
+	})
 }
 
 func TestNonRegularFilesRefused(t *testing.T) {

@@ -116,13 +116,35 @@ func (s *SFTP) sftpClient(ctx context.Context) (*sftp.Client, error) {
 		_ = s.client.Close()
 		s.client = nil
 	}
-	client, err := sftp.NewClient(sshClient, sftp.UseConcurrentWrites(true))
+	client, err := sftp.NewClient(sshClient, sftpClientOptions()...)
 	if err != nil {
 		return nil, s.lost(nil, err)
 	}
 	s.client, s.sshClient = client, sshClient
 	return client, nil
 }
+
+// sftpClientOptions pipeline large transfers: a read or write of a whole
+// file is cut into MaxPacket requests with up to sftpRequestsPerFile in
+// flight, where one request at a time would wait a round trip per packet.
+// Concurrent writes may leave a longer file after an error, which cannot
+// matter here: writes go to a temporary file that is removed on error.
+func sftpClientOptions() []sftp.ClientOption {
+	return []sftp.ClientOption{
+		sftp.UseConcurrentReads(true),
+		sftp.UseConcurrentWrites(true),
+		sftp.MaxConcurrentRequestsPerFile(sftpRequestsPerFile),
+		sftp.MaxPacket(sftpPacket),
+	}
+}
+
+// sftpPacket is the largest payload every server must accept; OpenSSH's
+// sftp uses it too. sftpRequestsPerFile matches OpenSSH's sftp default of
+// 64 outstanding requests.
+const (
+	sftpPacket          = 32 << 10
+	sftpRequestsPerFile = 64
+)
 
 // lost turns an error that means the connection is gone into one wrapping
 // ErrConnectionLost, and drops the broken session so the next operation
@@ -195,14 +217,12 @@ func (b sftpFS) readFile(ctx context.Context, t target, max int64) (data []byte,
 			return err
 		}
 		defer f.Close()
-		w := &capWriter{buf: make([]byte, 0, info.Size()), max: max}
-		// WriteTo pipelines many read requests; a plain read loop would
-		// wait one round trip per 32 KiB.
-		if _, err := f.WriteTo(w); err != nil {
-			return err
-		}
-		data = w.buf
-		return nil
+		// A Read into a buffer the size of the file is split by the client
+		// into concurrent MaxPacket reads, each copied straight into its
+		// place, so the file crosses the wire without a round trip per
+		// packet and lands in memory once.
+		data, err = readAllCapped(f, info.Size(), max, 0)
+		return err
 	})
 	return data, err
 }
@@ -245,25 +265,13 @@ func (f sftpTemp) Write(p []byte) (int, error) { return f.File.Write(p) }
 
 func (f sftpTemp) ReadFrom(r io.Reader) (int64, error) { return f.File.ReadFrom(r) }
 
-// sftpWriteChunk bounds the buffer WriteString converts content through.
-const sftpWriteChunk = 1 << 20
-
-// WriteString sends s through one reused buffer of at most sftpWriteChunk
-// bytes, where io.WriteString would convert all of s to a second copy.
-// Write returns only once the server has every byte, so the buffer is free
-// again for the next piece.
+// WriteString sends s with concurrent write requests, reading it through
+// one MaxPacket buffer, where io.WriteString would convert all of s to a
+// second copy and a plain Write would wait a round trip per packet.
 func (f sftpTemp) WriteString(s string) (int, error) {
-	buf := make([]byte, min(len(s), sftpWriteChunk))
-	written := 0
-	for written < len(s) {
-		n := copy(buf, s[written:])
-		m, err := f.File.Write(buf[:n])
-		written += m
-		if err != nil {
-			return written, err
-		}
-	}
-	return written, nil
+	// strings.Reader has Len, which is what lets ReadFrom go concurrent.
+	n, err := f.File.ReadFrom(strings.NewReader(s))
+	return int(n), err
 }
 
 func (b sftpFS) rename(ctx context.Context, from, to target) error {
