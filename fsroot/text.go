@@ -1,6 +1,10 @@
 package fsroot
 
-import "github.com/acphost/acphost/internal/utf8text"
+import (
+	"unicode/utf8"
+
+	"github.com/acphost/acphost/internal/utf8text"
+)
 
 // checkText refuses text that is not valid UTF-8, naming the offset of the
 // first bad byte. A BOM, CRLF and NUL are all valid UTF-8 and pass.
