@@ -176,10 +176,14 @@ func (t *CommandTransport) resolve() (string, error) {
 		return "", fmt.Errorf("acpclient: %w: no program given", ErrAgentNotFound)
 	}
 	if strings.ContainsRune(t.Path, filepath.Separator) {
-		if _, err := os.Stat(t.Path); err != nil {
+		fi, err := os.Stat(t.Path)
+		if err != nil {
 			return "", fmt.Errorf("acpclient: %w: %s: %v", ErrAgentNotFound, t.Path, err)
 		}
-		return t.Path, nil
+		if fi.IsDir() {
+			return "", fmt.Errorf("acpclient: %w: %s is a directory", ErrAgentNotFound, t.Path)
+		}
+		return absProgram(t.Path)
 	}
 	pathEnv := os.Getenv("PATH")
 	for _, kv := range t.Env {
@@ -193,10 +197,22 @@ func (t *CommandTransport) resolve() (string, error) {
 		}
 		candidate := filepath.Join(dir, t.Path)
 		if fi, err := os.Stat(candidate); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return candidate, nil
+			return absProgram(candidate)
 		}
 	}
 	return "", fmt.Errorf("acpclient: %w: %q is not in PATH (searched %s)", ErrAgentNotFound, t.Path, pathEnv)
+}
+
+// absProgram makes a program path found relative to this process's working
+// directory absolute. os/exec would otherwise look it up relative to Dir,
+// the agent's workspace: a different file than the one checked, and one the
+// workspace, which may not be trusted, could supply.
+func absProgram(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("acpclient: %w: %s: %v", ErrAgentNotFound, path, err)
+	}
+	return abs, nil
 }
 
 // Process is the stream to a running agent process returned by

@@ -3,6 +3,7 @@ package acpclient
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -38,6 +39,35 @@ func TestCommandResolvesFromTheAgentsPATH(t *testing.T) {
 	buf := make([]byte, 5)
 	if _, err := p.Read(buf); err != nil || string(buf) != "echo\n" {
 		t.Fatalf("read %q, %v", buf, err)
+	}
+}
+
+// A relative program path means the file relative to this process, the
+// one that was checked, never a file of that name in the agent's workspace
+// (Dir), which os/exec would otherwise run.
+func TestRelativeProgramIsNotTakenFromTheWorkspace(t *testing.T) {
+	here, workspace := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(here, "agent.sh"), []byte("#!/bin/sh\necho ours\n"), 0o755)
+	os.WriteFile(filepath.Join(workspace, "agent.sh"), []byte("#!/bin/sh\necho workspace\n"), 0o755)
+	os.WriteFile(filepath.Join(workspace, "only-there.sh"), []byte("#!/bin/sh\necho workspace\n"), 0o755)
+	t.Chdir(here)
+	for _, path := range []string{"./agent.sh", "agent.sh"} {
+		tr := &CommandTransport{Path: path, Dir: workspace, Env: []string{"PATH=.:/usr/bin:/bin"}}
+		p, err := tr.Connect(context.Background())
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out, _ := io.ReadAll(p)
+		p.Close()
+		if string(out) != "ours\n" {
+			t.Errorf("%s ran the workspace's program: %q", path, out)
+		}
+	}
+	if _, err := (&CommandTransport{Path: "./only-there.sh", Dir: workspace}).Connect(context.Background()); !errors.Is(err, ErrAgentNotFound) {
+		t.Errorf("a program only in the workspace: %v, want ErrAgentNotFound", err)
+	}
+	if _, err := Command(here).Connect(context.Background()); !errors.Is(err, ErrAgentNotFound) || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("a directory as the program: %v", err)
 	}
 }
 
