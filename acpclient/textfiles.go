@@ -45,6 +45,14 @@ func (c *Conn) serveWriteTextFile(ctx context.Context, h TextFileWriter, m *inbo
 		reply(nil, NewError(CodeInvalidParams, "fs/write_text_file %s: content must be a string; nothing was written", p.Path))
 		return
 	}
+	if off := badUnicode(lit); off >= 0 {
+		// encoding/json would write U+FFFD in place of these bytes: the file
+		// would silently hold other text than the agent sent.
+		reply(nil, NewError(CodeInvalidParams,
+			"fs/write_text_file %s: content is not valid Unicode (invalid UTF-8 or an unpaired surrogate at byte %d of the JSON string); nothing was written",
+			p.Path, off))
+		return
+	}
 	n := unquotedLen(lit)
 	if l, ok := h.(TextFileWriteLimiter); ok {
 		if limit := l.MaxTextFileWrite(p.SessionID); limit > 0 && int64(n) > limit {
@@ -76,6 +84,40 @@ func (c *Conn) serveReadTextFile(ctx context.Context, h TextFileReader, m *inbou
 		}
 	}
 	reply(resp, err)
+}
+
+// badUnicode returns the offset in the JSON string literal lit (validated by
+// encoding/json) of the first byte that does not decode to the character it
+// stands for: invalid UTF-8, or a \u escape of a surrogate that is not part
+// of a pair. It returns -1 when every character is real.
+func badUnicode(lit []byte) int {
+	for i := 1; i < len(lit)-1; {
+		c := lit[i]
+		switch {
+		case c == '\\' && lit[i+1] == 'u':
+			r := hex4(lit[i+2:])
+			if !utf16.IsSurrogate(r) {
+				i += 6
+				continue
+			}
+			if r >= 0xDC00 || i+12 > len(lit)-1 || lit[i+6] != '\\' || lit[i+7] != 'u' ||
+				utf16.DecodeRune(r, hex4(lit[i+8:])) == unicode.ReplacementChar {
+				return i
+			}
+			i += 12
+		case c == '\\':
+			i += 2
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRune(lit[i:])
+			if r == utf8.RuneError && size <= 1 {
+				return i
+			}
+			i += size
+		}
+	}
+	return -1
 }
 
 // unquotedLen returns the length of the decoded JSON string literal lit,

@@ -179,3 +179,38 @@ func TestKeptParamsSurviveLaterLines(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteOfInvalidUnicodeIsRefused checks that content which would not
+// decode to the characters sent (raw bytes that are not UTF-8, unpaired
+// surrogate escapes) is refused rather than written with U+FFFD, while real
+// characters, pairs and a literal U+FFFD pass.
+func TestWriteOfInvalidUnicodeIsRefused(t *testing.T) {
+	w := &limitedWriter{recorder: newRecorder(), writes: make(chan *WriteTextFileRequest, 8)}
+	c, p := newPair(t, w, nil)
+	p.handshake(c, fullCaps)
+	bad := []string{"ok\xff\xfeend", `\udc80x`, `x\ud83d`, `\ud83dx\ude00`, `\ud83d\u0041`, "caf\xc3"}
+	for i, content := range bad {
+		p.sendf(`{"jsonrpc":"2.0","id":%d,"method":"fs/write_text_file","params":{"sessionId":"s","path":"/f","content":"%s"}}`, i+1, content)
+		if m := p.recv(); m.Error == nil || m.Error.Code != CodeInvalidParams || !strings.Contains(m.Error.Message, "not valid Unicode") {
+			t.Errorf("content %q answered %s", content, m.line)
+		}
+	}
+	good := map[string]string{`\ud83d\ude00 ok`: "😀 ok", "\xef\xbf\xbd": "\uFFFD", `\ufffd`: "\uFFFD", "é\\n\\\\u": "é\n\\u"}
+	id := 100
+	for lit, want := range good {
+		id++
+		p.sendf(`{"jsonrpc":"2.0","id":%d,"method":"fs/write_text_file","params":{"sessionId":"s","path":"/f","content":"%s"}}`, id, lit)
+		if m := p.recv(); m.Error != nil {
+			t.Errorf("content %q answered %s", lit, m.line)
+			continue
+		}
+		if got := <-w.writes; got.Content != want {
+			t.Errorf("content %q written as %q, want %q", lit, got.Content, want)
+		}
+	}
+	select {
+	case got := <-w.writes:
+		t.Errorf("a refused write reached the client: %q", got.Content)
+	default:
+	}
+}
