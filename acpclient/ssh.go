@@ -22,9 +22,12 @@ import (
 // in a session of its own and watches the agent's stdin: when it ends,
 // because Close closed it or because the SSH connection dropped, the agent
 // gets StopTimeout to exit, then SIGTERM to its process group, then SIGKILL
-// after KillTimeout. So nothing is left running on the host even when this
-// side vanishes. Arguments are single-quoted for the remote shell: nothing in
-// them is interpreted.
+// after KillTimeout. So nothing in the agent's session is left running on
+// the host even when this side vanishes. A stated limit: a descendant that
+// starts a session of its own there (setsid, a daemon) leaves the agent's
+// session and survives it; the recording of descendants that catches those
+// for local agents on Linux does not run remotely. Arguments are
+// single-quoted for the remote shell: nothing in them is interpreted.
 type SSHTransport struct {
 	// Client is the SSH connection; it is shared, not closed, by the transport.
 	Client *ssh.Client

@@ -19,8 +19,8 @@
 // remote directory --cwd, and serves its files over SFTP on the same
 // connection (keys from ssh-agent, --ssh-key or unencrypted ~/.ssh/id_*;
 // the host is verified against --ssh-known-hosts or ~/.ssh/known_hosts).
-// Profiles with vendor hooks (crewcoder, kiro, codey) run locally only for
-// now; the plain-ACP profiles and --agent work remotely. --resume loads a
+// Every profile and --agent work remotely: the remote shell finds the
+// program, and workspace overlays and resume checks go over SFTP. --resume loads a
 // saved session, --model and --effort select them after it opens,
 // --agent-mode picks the agent's own mode (CrewCoder's profile and kiro's
 // agent are launch options), --auth answers a sign-in request with that
