@@ -112,14 +112,7 @@ func (t *CommandTransport) Connect(ctx context.Context) (io.ReadWriteCloser, err
 	closeAll(stdinR, stdoutW, stderrW)
 	guard := t.startSentinel(cmd.Process.Pid)
 
-	env := t.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	red := &Redactor{Values: secretEnvValues(env)}
-	if t.Redactor != nil {
-		red.Values = append(red.Values, t.Redactor.Values...)
-	}
+	red := t.redactor()
 	p := &Process{
 		cmd: cmd, stdin: stdinW, stdout: stdoutR, stderrPipe: stderrR,
 		stderr: newRing(t.StderrBytes), redactor: red, logger: t.Logger,
@@ -134,6 +127,19 @@ func (t *CommandTransport) Connect(ctx context.Context) (io.ReadWriteCloser, err
 	go p.reap()
 	_ = ctx // the process outlives the context that started it; Close ends it
 	return p, nil
+}
+
+// redactor masks the configured secrets and those of the environment.
+func (t *CommandTransport) redactor() *Redactor {
+	env := t.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	red := &Redactor{Values: secretEnvValues(env)}
+	if t.Redactor != nil {
+		red.Values = append(red.Values, t.Redactor.Values...)
+	}
+	return red
 }
 
 // startSentinel guards the agent's group unless told not to. Failing to

@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
@@ -12,15 +11,18 @@ import (
 	"github.com/acphost/acphost/acpclient"
 )
 
-// DefaultDoctorTimeout bounds each provider's checks in Doctor.
+// DefaultDoctorTimeout bounds each probe of a provider in Doctor.
 const DefaultDoctorTimeout = 20 * time.Second
 
 // DoctorCheck is one configured provider for Doctor to examine.
 type DoctorCheck struct {
 	Profile *Profile
 	Options LaunchOptions
-	// Timeout bounds the version probe and the handshake together
-	// (default DefaultDoctorTimeout).
+	// Timeout bounds each probe on its own: finding the binary, the
+	// version probe, the status command and the ACP handshake each get
+	// this long (default DefaultDoctorTimeout), so one that hangs is
+	// blamed and the others still run; a check takes at most four times
+	// as long.
 	Timeout time.Duration
 }
 
@@ -38,6 +40,10 @@ type Finding struct {
 	Check   string `json:"check"`
 	Status  string `json:"status"`
 	Message string `json:"message"`
+	// TimedOut is true when the probe behind the finding did not finish
+	// within the check's Timeout: the program was found but did not
+	// answer, which is not the same as not being there.
+	TimedOut bool `json:"timedOut,omitempty"`
 }
 
 // DoctorReport is what Doctor found out about one provider.
@@ -81,6 +87,23 @@ func (r *DoctorReport) add(check, status, format string, args ...any) {
 	r.Findings = append(r.Findings, Finding{Check: check, Status: status, Message: fmt.Sprintf(format, args...)})
 }
 
+// addTimeout records a probe that did not finish in time.
+func (r *DoctorReport) addTimeout(check, status, probe string, timeout time.Duration) {
+	r.Findings = append(r.Findings, Finding{Check: check, Status: status, TimedOut: true,
+		Message: fmt.Sprintf("%s timed out: no answer within %v", probe, timeout)})
+}
+
+// TimedOut reports whether a probe timed out: the binary is there but
+// did not answer in time.
+func (r *DoctorReport) TimedOut() bool {
+	for _, f := range r.Findings {
+		if f.TimedOut {
+			return true
+		}
+	}
+	return false
+}
+
 // Doctor checks each provider: where its binary is, its version, whether it
 // starts in ACP mode and answers initialize, which sign-in methods it
 // offers, and what it tells without a session: the models it lists and
@@ -110,10 +133,11 @@ func doctorOne(ctx context.Context, c DoctorCheck) DoctorReport {
 	if timeout <= 0 {
 		timeout = DefaultDoctorTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	probeCtx := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, timeout) }
 
-	cmd, res, err := p.Command(ctx, c.Options)
+	rctx, cancel := probeCtx()
+	cmd, res, err := p.Command(rctx, c.Options)
+	cancel()
 	if err != nil {
 		rep.add("binary", FindingFail, "%v", err)
 		rep.Missing = append(rep.Missing, fmt.Sprintf("install %s (%s) or set its path", p.Title, strings.Join(p.Binaries, " or ")))
@@ -122,15 +146,15 @@ func doctorOne(ctx context.Context, c DoctorCheck) DoctorReport {
 	rep.Binary = &res
 	rep.add("binary", FindingOK, "%s found in %s (%s)", res.Name, res.Source, res.Path)
 
-	rep.Version = probeVersion(ctx, cmd, p)
-	if rep.Version != "" {
-		rep.add("version", FindingOK, "%s %s", res.Name, rep.Version)
-	} else {
-		rep.add("version", FindingWarn, "%s printed no version", res.Name)
-	}
-	probe := probeStatus(ctx, cmd, p, res.Name)
-
-	init := rep.handshake(ctx, cmd, p, res)
+	vctx, cancel := probeCtx()
+	rep.version(vctx, cmd, p, res.Name, timeout)
+	cancel()
+	sctx, cancel := probeCtx()
+	probe := probeStatus(sctx, cmd, p, res.Name, timeout)
+	cancel()
+	hctx, cancel := probeCtx()
+	defer cancel()
+	init := rep.handshake(hctx, cmd, p, res, timeout)
 	rep.learnSignIn(init, probe)
 	rep.learnModels(init, doctorProvider(p, c.Options), probe)
 	return rep
@@ -138,7 +162,7 @@ func doctorOne(ctx context.Context, c DoctorCheck) DoctorReport {
 
 // handshake starts the program in ACP mode and asks initialize; it reports
 // the answer (nil when there was none) and ends the program.
-func (r *DoctorReport) handshake(ctx context.Context, cmd *acpclient.CommandTransport, p *Profile, res Resolution) *acpclient.InitializeResponse {
+func (r *DoctorReport) handshake(ctx context.Context, cmd *acpclient.CommandTransport, p *Profile, res Resolution, timeout time.Duration) *acpclient.InitializeResponse {
 	cmd.StopTimeout, cmd.KillTimeout = 500*time.Millisecond, 500*time.Millisecond
 	conn, err := acpclient.Connect(ctx, cmd, doctorClient{}, nil)
 	if err != nil {
@@ -151,6 +175,11 @@ func (r *DoctorReport) handshake(ctx context.Context, cmd *acpclient.CommandTran
 		<-conn.Done()
 	}()
 	init, err := conn.Initialize(ctx, &acpclient.InitializeRequest{ClientInfo: &acpclient.Implementation{Name: "acphost-doctor", Version: "0.1.0"}})
+	if err != nil && ctx.Err() != nil {
+		r.addTimeout("acp", FindingFail, "initialize of "+res.Path+" "+strings.Join(cmd.Args, " "), timeout)
+		r.Missing = append(r.Missing, fmt.Sprintf("a %s that answers initialize within %v", p.Title, timeout))
+		return nil
+	}
 	if err != nil {
 		r.add("acp", FindingFail, "%s %s did not answer initialize: %v", res.Path, strings.Join(cmd.Args, " "), err)
 		r.Missing = append(r.Missing, "a "+p.Title+" version with ACP support")
@@ -179,21 +208,31 @@ func authIDs(methods []acpclient.AuthMethod) []string {
 
 var versionPattern = regexp.MustCompile(`\bv?(\d+\.\d+\.\d+[0-9A-Za-z.+-]*)`)
 
-// probeVersion runs the program's version flag directly (no shell) and
-// returns the first version number it prints.
-func probeVersion(ctx context.Context, t *acpclient.CommandTransport, p *Profile) string {
+// version runs the program's version flag directly (no shell) as a helper
+// command (acpclient.CommandTransport.Output: its group ends with it) and
+// records the first version number it prints (stdout or stderr).
+func (r *DoctorReport) version(ctx context.Context, t *acpclient.CommandTransport, p *Profile, name string, timeout time.Duration) {
 	args := p.VersionArgs
 	if args == nil {
 		args = []string{"--version"}
 	}
-	cmd := exec.CommandContext(ctx, t.Path, args...)
-	cmd.Env, cmd.Dir = t.Env, t.Dir
-	cmd.WaitDelay = 200 * time.Millisecond
-	out, _ := cmd.CombinedOutput()
+	out, _ := helperCommand(t, args).CombinedOutput(ctx)
 	if m := versionPattern.FindSubmatch(out); m != nil {
-		return string(m[1])
+		r.Version = string(m[1])
+		r.add("version", FindingOK, "%s %s", name, r.Version)
+		return
 	}
-	return ""
+	if ctx.Err() != nil {
+		r.addTimeout("version", FindingWarn, name+" "+strings.Join(args, " "), timeout)
+		return
+	}
+	r.add("version", FindingWarn, "%s printed no version", name)
+}
+
+// helperCommand is the agent's program with other arguments, run with the
+// agent's directory and environment.
+func helperCommand(t *acpclient.CommandTransport, args []string) *acpclient.CommandTransport {
+	return &acpclient.CommandTransport{Path: t.Path, Args: args, Dir: t.Dir, Env: t.Env, Redactor: t.Redactor, Logger: t.Logger}
 }
 
 // doctorClient serves the few calls an agent may make during initialize.

@@ -1,11 +1,9 @@
 package bridge
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -40,27 +38,29 @@ type AgentStatus struct {
 
 // statusProbe is the outcome of running a profile's status command.
 type statusProbe struct {
-	command string // as shown in findings: the program and StatusArgs
-	status  *AgentStatus
-	err     error
+	command  string // as shown in findings: the program and StatusArgs
+	status   *AgentStatus
+	err      error
+	timedOut time.Duration // the bound it exceeded; 0 when it finished
 }
 
-// probeStatus runs the profile's status command directly (no shell), if it
-// has one; nil when it has none.
-func probeStatus(ctx context.Context, t *acpclient.CommandTransport, p *Profile, name string) *statusProbe {
+// probeStatus runs the profile's status command directly (no shell) as a
+// helper command (acpclient.CommandTransport.Output: its group ends with
+// it), if it has one; nil when it has none.
+func probeStatus(ctx context.Context, t *acpclient.CommandTransport, p *Profile, name string, timeout time.Duration) *statusProbe {
 	if len(p.StatusArgs) == 0 || p.ParseStatus == nil {
 		return nil
 	}
 	probe := &statusProbe{command: name + " " + strings.Join(p.StatusArgs, " ")}
-	cmd := exec.CommandContext(ctx, t.Path, p.StatusArgs...)
-	cmd.Env, cmd.Dir = t.Env, t.Dir
-	cmd.WaitDelay = 200 * time.Millisecond
-	out, err := cmd.Output()
+	out, err := helperCommand(t, p.StatusArgs).Output(ctx)
 	if err != nil {
 		// A failing status command's listing is not trusted, even in part.
-		var exit *exec.ExitError
-		if errors.As(err, &exit) && len(bytes.TrimSpace(exit.Stderr)) > 0 {
-			err = fmt.Errorf("%w: %s", err, firstLine(exit.Stderr))
+		var exit *acpclient.ExitError
+		if errors.As(err, &exit) && exit.Stderr != "" {
+			err = fmt.Errorf("%w: %s", exit.Err, firstLine([]byte(exit.Stderr)))
+		}
+		if ctx.Err() != nil {
+			probe.timedOut = timeout
 		}
 		probe.err = err
 		return probe
@@ -116,6 +116,8 @@ func (r *DoctorReport) learnModels(init *acpclient.InitializeResponse, prov *Pro
 	}
 	switch {
 	case probe == nil:
+	case probe.timedOut > 0:
+		r.addTimeout("models", FindingWarn, probe.command, probe.timedOut)
 	case probe.err != nil:
 		r.add("models", FindingWarn, "%s failed: %v", probe.command, probe.err)
 	case probe.status.Models == nil:

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -197,11 +196,10 @@ func (r *Resolver) loginShellPATH(ctx context.Context) string {
 		}
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, shell, "-l", "-i", "-c", `printf '`+shellPathMarker+`%s`+shellPathMarker+`' "$PATH"`)
+		// A helper command: what the rc files start ends with it, and with us.
+		cmd := acpclient.Command(shell, "-l", "-i", "-c", `printf '`+shellPathMarker+`%s`+shellPathMarker+`' "$PATH"`)
 		cmd.Env = r.Env
-		cmd.Stdin = nil
-		cmd.WaitDelay = 200 * time.Millisecond // children holding the pipe must not hang us
-		out, err := cmd.Output()
+		out, err := cmd.Output(ctx)
 		if ctx.Err() != nil {
 			r.shellErr = fmt.Errorf("%s did not print its PATH within %v", shell, timeout)
 			return

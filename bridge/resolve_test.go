@@ -5,12 +5,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/internal/fakebin"
 )
 
 // exe writes an executable file.
@@ -156,4 +158,21 @@ func TestResolverNotFoundNamesEachPlaceOnce(t *testing.T) {
 	if len(msg) > dirs+120 {
 		t.Errorf("error is %d bytes for %d bytes of folders: %q", len(msg), dirs, msg)
 	}
+}
+
+// A login shell whose rc files start a child that ignores SIGTERM and then
+// hang: once the shell timeout ends the lookup, neither is left running.
+func TestResolverLoginShellLeavesNothing(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("checks the process table through /proc")
+	}
+	root := t.TempDir()
+	pids := filepath.Join(root, "pids")
+	shell := exe(t, filepath.Join(root, "hangshell"), "#!/bin/sh\ntrap '' TERM\nsleep 300 &\necho $$ > '"+pids+".shell'\necho $! > '"+pids+".child'\nexec sleep 301\n")
+	r := &Resolver{Env: []string{"PATH=/usr/bin:/bin", "HOME=" + root, "SHELL=" + shell}, ShellTimeout: time.Second, HomebrewPrefixes: []string{}}
+	if _, err := r.Resolve(context.Background(), "", "no-such-agent"); err == nil || !strings.Contains(err.Error(), "did not print its PATH within") {
+		t.Fatalf("error %v does not explain the login shell", err)
+	}
+	fakebin.WaitGone(t, fakebin.PidFrom(t, pids+".shell"), "the login shell")
+	fakebin.WaitGone(t, fakebin.PidFrom(t, pids+".child"), "the login shell's child")
 }

@@ -13,19 +13,23 @@ import (
 
 // runDoctor checks the named profiles (all of them when none is named) and
 // prints one row per provider, then what is missing. It fails when a
-// provider named on the command line is not ready.
+// provider named on the command line is not ready. Each probe of a check
+// gets --timeout, at most bridge.DefaultDoctorTimeout, whether the
+// providers are named or not (--timeout's default is sized for a turn,
+// not for a program that should answer at once).
 func runDoctor(o *options, w io.Writer) error {
+	timeout := min(o.timeout, bridge.DefaultDoctorTimeout)
 	var checks []bridge.DoctorCheck
 	for _, name := range o.args {
 		p, ok := profiles.Lookup(name)
 		if !ok {
 			return fail(exitUsage, "doctor: unknown provider %q; the profiles are %s", name, strings.Join(profileNames(), ", "))
 		}
-		checks = append(checks, bridge.DoctorCheck{Profile: p, Timeout: o.timeout})
+		checks = append(checks, bridge.DoctorCheck{Profile: p, Timeout: timeout})
 	}
 	if len(checks) == 0 {
 		for _, p := range profiles.All() {
-			checks = append(checks, bridge.DoctorCheck{Profile: p, Timeout: min(o.timeout, bridge.DefaultDoctorTimeout)})
+			checks = append(checks, bridge.DoctorCheck{Profile: p, Timeout: timeout})
 		}
 	}
 	reports := bridge.Doctor(context.Background(), checks...)
@@ -35,13 +39,9 @@ func runDoctor(o *options, w io.Writer) error {
 	var notes []string
 	failed := 0
 	for _, r := range reports {
-		status := "ok"
-		switch {
-		case !r.OK():
-			status = "missing"
+		status := statusText(r)
+		if !r.OK() {
 			failed++
-		case hasWarning(r):
-			status = "warn"
 		}
 		binary := "-"
 		if r.Binary != nil {
@@ -75,6 +75,26 @@ func runDoctor(o *options, w io.Writer) error {
 		return fail(exitFailed, "doctor: %d of %d providers not ready", failed, len(reports))
 	}
 	return nil
+}
+
+// statusText sums a report up: a binary that is not there is "missing"; one
+// that is there but did not answer a probe in time is "unresponsive" (a
+// failed check) or "slow" (only a warning); one that answered wrongly is
+// "failing".
+func statusText(r bridge.DoctorReport) string {
+	switch {
+	case r.Binary == nil:
+		return "missing"
+	case !r.OK() && r.TimedOut():
+		return "unresponsive"
+	case !r.OK():
+		return "failing"
+	case r.TimedOut():
+		return "slow"
+	case hasWarning(r):
+		return "warn"
+	}
+	return "ok"
 }
 
 func hasWarning(r bridge.DoctorReport) bool {

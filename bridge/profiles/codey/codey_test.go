@@ -2,9 +2,12 @@ package codey
 
 import (
 	"context"
+	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
@@ -147,4 +150,34 @@ func TestParseCodeyModels(t *testing.T) {
 	if st := ParseModels(nil); st.SignIn != bridge.SignInSignedOut {
 		t.Errorf("empty output %+v", st)
 	}
+}
+
+// TestDoctorHangingStatusCommand: a "codey models" that ignores SIGTERM,
+// leaves a child in its group and hangs uses up only its own probe's time:
+// the finding names it as timed out, the ACP check still runs and
+// succeeds, nothing reads as missing, and neither it nor its child is left
+// running.
+func TestDoctorHangingStatusCommand(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("checks the process table through /proc")
+	}
+	pids := filepath.Join(t.TempDir(), "pids")
+	hang := `[ "$1" = --version ] && { echo "codey 1.4.0"; exit 0; }
+[ "$1" = models ] && { trap "" TERM; sleep 300 & echo $$ > "` + pids + `.models"; echo $! > "` + pids + `.child"; exec sleep 301; }`
+	in := fakebin.Install(t, t.TempDir(), "codey", acptest.Script{}, hang)
+	r := bridge.Doctor(context.Background(), bridge.DoctorCheck{Profile: Profile, Options: bridge.LaunchOptions{Binary: in.Path}, Timeout: time.Second})[0]
+	var got []string
+	for _, f := range r.Findings {
+		got = append(got, f.Check+":"+f.Status)
+	}
+	want := []string{"binary:ok", "version:ok", "acp:ok", "auth:ok", "models:warn"}
+	if !reflect.DeepEqual(got, want) || !r.ACP || !r.OK() || len(r.Missing) != 0 {
+		t.Fatalf("findings %q, want %q; missing %q (%+v)", got, want, r.Missing, r.Findings)
+	}
+	models := r.Findings[4]
+	if !models.TimedOut || !r.TimedOut() || !strings.Contains(models.Message, "codey models timed out") {
+		t.Errorf("models finding %+v does not name the status probe as timed out", models)
+	}
+	fakebin.WaitGone(t, fakebin.PidFrom(t, pids+".models"), "codey models")
+	fakebin.WaitGone(t, fakebin.PidFrom(t, pids+".child"), "the child of codey models")
 }

@@ -1,0 +1,45 @@
+package fakebin
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// WaitGone waits, bounded (5s, polling every few ms), until pid has left
+// the process table, a zombie counting as gone; it fails the test when it
+// has not. A pid that is still there when the test ends is killed.
+func WaitGone(t *testing.T, pid int, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); running(pid); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("%s (pid %d) is still running", what, pid)
+		}
+	}
+}
+
+// PidFrom waits, bounded, for a program to write a pid into path.
+func PidFrom(t *testing.T, path string) int {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				t.Fatalf("%s holds %q, not a pid", path, b)
+			}
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pid was written to %s", path)
+		}
+	}
+}
+
+func running(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	return err == nil && !strings.Contains(string(b), ") Z ")
+}
