@@ -95,7 +95,7 @@ func (p *peer) sendf(format string, args ...any) { p.send(fmt.Sprintf(format, ar
 // recv reads the next message the client sent.
 func (p *peer) recv() wireMsg {
 	p.t.Helper()
-	p.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	p.conn.SetReadDeadline(time.Now().Add(30 * time.Second)) // a bound for loaded CI machines, not a timing
 	line, err := p.r.ReadBytes('\n')
 	if err != nil {
 		p.t.Fatalf("agent read: %v", err)
@@ -182,7 +182,7 @@ func (r *recorder) snapshot() []*SessionNotification {
 // waitUpdates waits until n updates were recorded.
 func (r *recorder) waitUpdates(t *testing.T, n int) []*SessionNotification {
 	t.Helper()
-	deadline := time.After(5 * time.Second)
+	deadline := time.After(30 * time.Second)
 	for r.count() < n {
 		select {
 		case <-r.notify:

@@ -72,7 +72,7 @@ func (r *recorder) setPermissionAnswer(f func(*PermissionRequest)) {
 // waitFor waits until an event matching match has arrived and returns it.
 func (r *recorder) waitFor(desc string, match func(Event) bool) Event {
 	r.t.Helper()
-	ev, ok := r.log.WaitFor(10*time.Second, match)
+	ev, ok := r.log.WaitFor(30*time.Second, match) // a bound for loaded CI machines
 	if !ok {
 		r.t.Fatalf("timed out waiting for %s; events: %s", desc, r.summary())
 	}

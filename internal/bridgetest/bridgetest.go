@@ -78,7 +78,7 @@ func (r *Recorder) SetPermissionAnswer(f func(*bridge.PermissionRequest)) {
 // WaitFor waits until an event matching match has arrived and returns it.
 func (r *Recorder) WaitFor(desc string, match func(bridge.Event) bool) bridge.Event {
 	r.t.Helper()
-	ev, ok := r.log.WaitFor(10*time.Second, match)
+	ev, ok := r.log.WaitFor(30*time.Second, match) // a bound for loaded CI machines
 	if !ok {
 		r.t.Fatalf("timed out waiting for %s; events: %s", desc, r.Summary())
 	}
@@ -174,10 +174,11 @@ func Context(t *testing.T) context.Context {
 	return ctx
 }
 
-// Eventually polls cond for up to five seconds.
+// Eventually polls cond for up to thirty seconds (a bound for loaded CI
+// machines; a passing test does not wait for it).
 func Eventually(t *testing.T, desc string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", desc)
