@@ -628,3 +628,64 @@ func TestStreamEndDeliversQueuedMessages(t *testing.T) {
 		t.Error("call on a closed connection succeeded")
 	}
 }
+
+// TestMalformedRequestIsAnswered checks that a malformed line whose request
+// id a token scan recovers is answered with an error instead of leaving the
+// agent waiting, that responses and id-less lines never are, and that each
+// junk line still costs only itself.
+func TestMalformedRequestIsAnswered(t *testing.T) {
+	tests := []struct {
+		name     string
+		line     string
+		wantID   string // "" when no answer is owed
+		wantCode int
+		wantText string
+	}{
+		{"number not JSON", `{"jsonrpc":"2.0","id":5,"method":"fs/read_text_file","params":{"sessionId":"s","path":"/a","line":Infinity}}`,
+			"5", CodeParseError, "fs/read_text_file"},
+		{"truncated, string id", `{"jsonrpc":"2.0","id":"r-1","method":"session/request_permission","params":{"sessionId":`,
+			`"r-1"`, CodeParseError, "session/request_permission"},
+		{"trailing junk", `{"jsonrpc":"2.0","id":6,"method":"x/y"} junk`, "6", CodeParseError, "x/y"},
+		{"method not a string", `{"jsonrpc":"2.0","id":7,"method":7}`, "7", CodeInvalidRequest, "invalid request"},
+		{"malformed result", `{"jsonrpc":"2.0","id":99,"result":{"x":Infinity}}`, "", 0, ""},
+		{"malformed error", `{"jsonrpc":"2.0","id":8,"method":"x","error":{"code":NaN}}`, "", 0, ""},
+		{"error key first", `{"error":{"code":1},"id":9,"method":"m","params":[}`, "", 0, ""},
+		{"no id", `{"jsonrpc":"2.0","method":"fs/read_text_file","params":{"line":Infinity}}`, "", 0, ""},
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"x","params":{"a":Infinity}}`, "", 0, ""},
+		{"object id", `{"id":{"a":1},"method":"x","params":NaN}`, "", 0, ""},
+		{"method after the error", `{"jsonrpc":"2.0","id":10,"params":{"a":Infinity},"method":"x"}`, "", 0, ""},
+	}
+	var mu sync.Mutex
+	bad := 0
+	c, p := newPair(t, newRecorder(), &ConnOptions{OnBadLine: func(BadLine) { mu.Lock(); bad++; mu.Unlock() }})
+	p.handshake(c, fullCaps)
+	defer func(outer *testing.T) { p.t = outer }(p.t)
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p.t = t
+			probe := fmt.Sprintf(`"probe-%d"`, i)
+			p.send(tt.line)
+			p.sendf(`{"jsonrpc":"2.0","id":%s,"method":"_probe/unknown","params":{}}`, probe)
+			m := p.recv()
+			if tt.wantID != "" {
+				if string(m.ID) != tt.wantID || m.Error == nil || m.Error.Code != tt.wantCode || !strings.Contains(m.Error.Message, tt.wantText) {
+					t.Fatalf("answer %s, want error %d naming %q for id %s", m.line, tt.wantCode, tt.wantText, tt.wantID)
+				}
+				m = p.recv()
+			}
+			// The probe's answer comes next: nothing else was answered and
+			// the connection still serves requests.
+			if string(m.ID) != probe || m.Error == nil || m.Error.Code != CodeMethodNotFound {
+				t.Fatalf("got %s, want the probe's method-not-found answer", m.line)
+			}
+		})
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if bad != len(tests) {
+		t.Errorf("reported %d bad lines, want %d", bad, len(tests))
+	}
+	if c.Err() != nil {
+		t.Fatalf("connection ended: %v", c.Err())
+	}
+}

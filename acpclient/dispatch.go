@@ -141,6 +141,10 @@ func (c *Conn) deliver(ctx context.Context, m *inbound) {
 			}
 		}
 	}()
+	if m.reject != nil {
+		c.respond(m.req, nil, m.reject)
+		return
+	}
 	if m.settle != nil {
 		// The hook's place in the stream is after every file call the
 		// agent sent before the answer.

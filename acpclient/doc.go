@@ -34,9 +34,14 @@
 //
 // Robustness. A line that is not JSON, is truncated, is not a JSON-RPC
 // message or answers nobody costs that one line: it is reported through
-// ConnOptions.OnBadLine and skipped. Only a closed stream or a line over
-// MaxLineBytes (default 256 MiB) ends a Conn, and Err says why; for a process
-// that died it wraps an *ExitError quoting the redacted tail of its stderr.
+// ConnOptions.OnBadLine and skipped. A malformed request whose id and
+// method a token scan of its top level recovers (and that has no result or
+// error key, so it is not a response) is also answered: -32700 when it is
+// not JSON, -32600 when it is JSON of the wrong shape, so the agent is not
+// left waiting; a response or an id-less line is never answered. Only a
+// closed stream or a line over MaxLineBytes (default 256 MiB) ends a Conn,
+// and Err says why; for a process that died it wraps an *ExitError quoting
+// the redacted tail of its stderr.
 // Unions decode leniently: an unknown update kind, content type, tool content
 // or config option type is kept as raw JSON, never misread as another
 // variant, and a malformed optional field falls back to its zero value.

@@ -15,6 +15,7 @@ type inbound struct {
 	size   int
 	req    *inboundRequest // requests only
 	settle func()          // a response marker: run in stream order
+	reject *Error          // a malformed request: answered with this
 	seq    uint64          // its place in the stream, from 1
 }
 

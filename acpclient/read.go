@@ -54,7 +54,9 @@ func (c *Conn) endRead(err error) {
 }
 
 // handleLine classifies one line. It returns the normalised bytes of a
-// response for jsonrpc2, or nil when the line was queued or skipped.
+// response for jsonrpc2, or nil when the line was queued or skipped. A
+// malformed request whose id can be recovered is skipped and answered with
+// an error (see salvage).
 func (c *Conn) handleLine(line []byte) []byte {
 	if n := decodeChunkLine(line); n != nil {
 		c.queue.push(&inbound{method: methodSessionUpdate, update: n, size: len(line)}, !c.lines.lineBuffered())
@@ -67,6 +69,9 @@ func (c *Conn) handleLine(line []byte) []byte {
 			reason = "malformed JSON: " + err.Error()
 		}
 		c.badLine(reason, line)
+		if s := salvage(line); s.answerable() {
+			c.answerMalformed(s, err, len(line))
+		}
 		c.queue.wake()
 		return nil
 	}

@@ -26,12 +26,16 @@
 //
 // Policy: Ask, Plan and a read-only tool policy cancel permission requests
 // and refuse file writes; Build asks the app (a permission Event it answers
-// with Allow or Reject); Full allows once. Only once-options are ever chosen,
-// so the app's current mode stays authoritative; unknown modes fail closed
-// to Build. An answer names an option by its id, so an option whose id is
-// empty or shared with another option is never selected: in every mode the
-// request is then answered "cancelled" (Allow and Reject return
-// ErrAmbiguousOption).
+// with Allow or Reject); Full allows once, and cancels when there is no
+// usable allow-once option (it never rejects on its own). Only once-options
+// are ever chosen, so the app's current mode stays authoritative; unknown
+// modes fail closed to Build. An answer names an option by its id, and an
+// agent may compare ids loosely, so an id is usable only when no other
+// option's id equals it after trimming surrounding space and folding case;
+// and if any option has an empty id (as one that is not a string decodes)
+// the whole request is ambiguous. An ambiguous option is never selected: in
+// every mode the request is then answered "cancelled" (Allow and Reject
+// return ErrAmbiguousOption).
 //
 // Files: the policy is the session's one write rule. Files with a write gate
 // of their own (ReadOnlySetter, as fsroot's roots are) are switched by it

@@ -2,6 +2,8 @@ package bridge
 
 import (
 	"errors"
+	"strings"
+	"unicode"
 
 	"github.com/acphost/acphost/acpclient"
 )
@@ -11,10 +13,10 @@ var (
 	// ErrNoAllowOption is returned by Allow when the agent offered no
 	// allow-once option; the request was answered "cancelled".
 	ErrNoAllowOption = errors.New("bridge: the agent offered no allow-once option; request cancelled")
-	// ErrAmbiguousOption is returned by Allow or Reject when an option of
-	// the kind they select has an empty id or one shared with another
-	// option: selecting it could mean either, so the request was answered
-	// "cancelled" instead.
+	// ErrAmbiguousOption is returned by Allow or Reject when any option has
+	// an empty id, or an option of the kind they select has an id another
+	// option shares (ignoring case and surrounding space): selecting it could
+	// mean either, so the request was answered "cancelled" instead.
 	ErrAmbiguousOption = errors.New("bridge: the agent's option id is ambiguous; request cancelled")
 )
 
@@ -22,7 +24,8 @@ var (
 // mode). Answer it with Allow or Reject, from any goroutine. Only the
 // once-options are ever chosen: an agent that is told "always" stops asking,
 // and the host's current mode must stay authoritative. An answer names one
-// option by its id, so an id is used only when exactly one option has it;
+// option by its id, so an id is used only when no other option has it, even
+// up to case and surrounding space, and only when no option's id is empty;
 // when the option to choose is ambiguous the request is cancelled. A
 // cancelled or ended turn, Bridge.Close and the agent giving up answer it
 // "cancelled"; Done closes on any answer.
@@ -104,20 +107,26 @@ type optionChoice struct {
 
 // chooseOption picks the option of the given kind. Kinds are matched
 // exactly: an unknown kind is never taken for approval. An id is usable only
-// when exactly one option has it; if any option of the kind has an empty or
-// shared id the choice is ambiguous, since the agent could read the answer
-// as another option (a reject sharing an id with an allow approves).
+// when no other option's id equals it once trimmed and case-folded, since an
+// agent that compares ids loosely could read the answer as another option (a
+// reject sharing an id with an allow approves). If any option has an empty
+// id (as one that failed to decode, a number say, does) every choice is
+// ambiguous, and so is one of the kind whose id is shared.
 func chooseOption(options []acpclient.PermissionOption, kind string) optionChoice {
 	holders := make(map[string]int, len(options))
 	for _, o := range options {
-		holders[o.OptionID]++
+		key := normalOptionID(o.OptionID)
+		if key == "" {
+			return optionChoice{ambiguous: true}
+		}
+		holders[key]++
 	}
 	var c optionChoice
 	for _, o := range options {
 		if o.Kind != kind {
 			continue
 		}
-		if o.OptionID == "" || holders[o.OptionID] != 1 {
+		if holders[normalOptionID(o.OptionID)] != 1 {
 			return optionChoice{ambiguous: true}
 		}
 		if c.id == "" {
@@ -125,4 +134,19 @@ func chooseOption(options []acpclient.PermissionOption, kind string) optionChoic
 		}
 	}
 	return c
+}
+
+// normalOptionID is the form under which two option ids count as the same:
+// surrounding space trimmed, each rune replaced by the smallest rune of its
+// Unicode case-folding orbit (so ids equal under strings.EqualFold match).
+func normalOptionID(id string) string {
+	var b strings.Builder
+	for _, r := range strings.TrimSpace(id) {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
 }

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -11,8 +12,11 @@ import (
 	"github.com/acphost/acphost/acptest"
 )
 
-// An answer names an option by id, so an id two options share could be read
-// as either: such options are never selected, in any mode.
+// An answer names an option by id, so an id two options share (even up to
+// case and surrounding space) could be read as either, and an empty id
+// could stand for one that failed to decode: such options are never
+// selected, in any mode. Full never rejects on its own: without a usable
+// allow-once option it cancels.
 func TestAmbiguousOptionIDsCancel(t *testing.T) {
 	type outcome struct {
 		agentSaw string // the agent's report of the answer it got
@@ -20,6 +24,7 @@ func TestAmbiguousOptionIDsCancel(t *testing.T) {
 	}
 	cancelled := outcome{agentSaw: "permission: cancelled"}
 	ambiguous := outcome{agentSaw: "permission: cancelled", appErr: ErrAmbiguousOption}
+	noAllow := outcome{agentSaw: "permission: cancelled", appErr: ErrNoAllowOption}
 	selected := func(id string) outcome { return outcome{agentSaw: "permission: selected " + id} }
 	opt := func(id, kind string) acptest.PermissionOption {
 		return acptest.PermissionOption{OptionID: id, Name: kind, Kind: kind}
@@ -39,7 +44,33 @@ func TestAmbiguousOptionIDsCancel(t *testing.T) {
 			cancelled, ambiguous, selected("no")},
 		{"allow-once without an id",
 			[]acptest.PermissionOption{opt("", "allow_once"), opt("no", "reject_once")},
-			cancelled, ambiguous, selected("no")},
+			cancelled, ambiguous, ambiguous},
+		{"reject-once without an id",
+			[]acptest.PermissionOption{opt("yes", "allow_once"), opt("", "reject_once")},
+			cancelled, ambiguous, ambiguous},
+		// A numeric id decodes leniently to "", beside a string "1" a loose
+		// agent could take for it.
+		{"numeric allow id beside a string one",
+			[]acptest.PermissionOption{opt("", "allow_once"), opt("1", "reject_once")},
+			cancelled, ambiguous, ambiguous},
+		{"ids differ only by case",
+			[]acptest.PermissionOption{opt("Yes", "allow_once"), opt("yes", "reject_once")},
+			cancelled, ambiguous, ambiguous},
+		{"ids differ only by surrounding space",
+			[]acptest.PermissionOption{opt("ok", "allow_once"), opt("ok ", "reject_once")},
+			cancelled, ambiguous, ambiguous},
+		{"reject folds to the allow-always id",
+			[]acptest.PermissionOption{opt("yes", "allow_once"), opt("Always", "allow_always"), opt(" always", "reject_once")},
+			selected("yes"), selected("yes"), ambiguous},
+		{"only allow-always",
+			[]acptest.PermissionOption{opt("always", "allow_always"), opt("no", "reject_once")},
+			cancelled, noAllow, selected("no")},
+		{"allow of an unknown kind",
+			[]acptest.PermissionOption{opt("maybe", "allow_sometimes"), opt("no", "reject_once")},
+			cancelled, noAllow, selected("no")},
+		{"allow without a kind",
+			[]acptest.PermissionOption{opt("yes", ""), opt("no", "reject_once")},
+			cancelled, noAllow, selected("no")},
 		{"one of two allow-once ids shared with reject",
 			[]acptest.PermissionOption{opt("yes", "allow_once"), opt("same", "allow_once"), opt("same", "reject_once")},
 			cancelled, ambiguous, ambiguous},
@@ -91,6 +122,12 @@ func TestAmbiguousOptionIDsCancel(t *testing.T) {
 				}
 				rec.waitFor(want.agentSaw, func(ev Event) bool { return ev.Kind == KindText && ev.Text == want.agentSaw })
 				if mode.answer == nil {
+					// Answered by the policy itself, not by the app or a timeout.
+					for _, ev := range rec.of(id, s.ID()) {
+						if ev.Kind == KindPermission {
+							t.Errorf("%s asked the app", mode.name)
+						}
+					}
 					return
 				}
 				if err := <-appErr; !errors.Is(err, want.appErr) || (want.appErr == nil) != (err == nil) {
@@ -113,6 +150,20 @@ func TestChooseOption(t *testing.T) {
 	if c := chooseOption(opts, acpclient.PermissionRejectOnce); c != (optionChoice{}) {
 		t.Errorf("reject: %+v, want none", c)
 	}
+	folded := []acpclient.PermissionOption{
+		{OptionID: "a1", Kind: acpclient.PermissionAllowOnce},
+		{OptionID: " A1", Kind: acpclient.PermissionRejectOnce},
+	}
+	for _, kind := range []string{acpclient.PermissionAllowOnce, acpclient.PermissionRejectOnce} {
+		if c := chooseOption(folded, kind); c != (optionChoice{ambiguous: true}) {
+			t.Errorf("%s with ids equal up to case and space: %+v, want ambiguous", kind, c)
+		}
+		// An empty id anywhere, here on an option of another kind.
+		withEmpty := append(append([]acpclient.PermissionOption(nil), opts...), acpclient.PermissionOption{Kind: acpclient.PermissionRejectAlways})
+		if c := chooseOption(withEmpty, kind); c != (optionChoice{ambiguous: true}) {
+			t.Errorf("%s beside an empty id: %+v, want ambiguous", kind, c)
+		}
+	}
 	req := newPermissionRequest("p", nil, append(opts, acpclient.PermissionOption{OptionID: "a2", Kind: acpclient.PermissionRejectOnce}),
 		func(*acpclient.RequestPermissionResponse) {})
 	if req.CanAllow() {
@@ -123,5 +174,89 @@ func TestChooseOption(t *testing.T) {
 	}
 	if err := req.Reject(); !errors.Is(err, ErrAlreadyAnswered) {
 		t.Errorf("Reject after the cancel: %v", err)
+	}
+}
+
+// TestOptionRuleInEveryMode decodes option lists as the wire gives them (a
+// numeric id falls back to "") and checks the answer each mode sends.
+func TestOptionRuleInEveryMode(t *testing.T) {
+	const cancelled = "cancelled"
+	tests := []struct {
+		name             string
+		options          string
+		full             string // the automatic answer in Full
+		allow, reject    string // the answers of Allow and Reject in Build
+		allowErr, rejErr error
+	}{
+		{"numeric allow id beside a string one",
+			`[{"optionId":1,"name":"Yes","kind":"allow_once"},{"optionId":"1","name":"No","kind":"reject_once"}]`,
+			cancelled, cancelled, cancelled, ErrAmbiguousOption, ErrAmbiguousOption},
+		{"numeric reject id beside a string one",
+			`[{"optionId":"1","name":"Yes","kind":"allow_once"},{"optionId":1,"name":"No","kind":"reject_once"}]`,
+			cancelled, cancelled, cancelled, ErrAmbiguousOption, ErrAmbiguousOption},
+		{"ids differ only by case",
+			`[{"optionId":"Yes","name":"Yes","kind":"allow_once"},{"optionId":"yes","name":"No","kind":"reject_once"}]`,
+			cancelled, cancelled, cancelled, ErrAmbiguousOption, ErrAmbiguousOption},
+		{"ids equal under Unicode case folding",
+			"[{\"optionId\":\"\u212a\",\"name\":\"Yes\",\"kind\":\"allow_once\"},{\"optionId\":\"k\",\"name\":\"No\",\"kind\":\"reject_once\"}]",
+			cancelled, cancelled, cancelled, ErrAmbiguousOption, ErrAmbiguousOption},
+		{"ids differ only by surrounding space",
+			`[{"optionId":"ok","name":"Yes","kind":"allow_once"},{"optionId":"ok\t","name":"No","kind":"reject_once"}]`,
+			cancelled, cancelled, cancelled, ErrAmbiguousOption, ErrAmbiguousOption},
+		{"blank id",
+			`[{"optionId":"yes","name":"Yes","kind":"allow_once"},{"optionId":"  ","name":"No","kind":"reject_once"}]`,
+			cancelled, cancelled, cancelled, ErrAmbiguousOption, ErrAmbiguousOption},
+		{"only allow-always",
+			`[{"optionId":"always","name":"Always","kind":"allow_always"},{"optionId":"no","name":"No","kind":"reject_once"}]`,
+			cancelled, cancelled, "no", ErrNoAllowOption, nil},
+		{"allow without a kind",
+			`[{"optionId":"yes","name":"Yes"},{"optionId":"no","name":"No","kind":"reject_once"}]`,
+			cancelled, cancelled, "no", ErrNoAllowOption, nil},
+		{"distinct ids",
+			`[{"optionId":"yes","name":"Yes","kind":"allow_once"},{"optionId":"no","name":"No","kind":"reject_once"}]`,
+			"yes", "yes", "no", nil, nil},
+	}
+	outcome := func(r *acpclient.RequestPermissionResponse) string {
+		if r == nil {
+			return "asks the app"
+		}
+		if r.Outcome.Outcome == "selected" {
+			return r.Outcome.OptionID
+		}
+		return r.Outcome.Outcome
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var options []acpclient.PermissionOption
+			// encoding/json decodes on past a field of the wrong type,
+			// leaving it "", as the client's lenient decoder does.
+			if err := json.Unmarshal([]byte(tt.options), &options); err != nil && !errors.As(err, new(*json.UnmarshalTypeError)) {
+				t.Fatal(err)
+			}
+			for _, mode := range []Mode{ModeAsk, ModePlan} {
+				if got := outcome((Policy{Mode: mode}).permissionDecision().automaticAnswer(options)); got != cancelled {
+					t.Errorf("%s: %s, want cancelled", mode, got)
+				}
+			}
+			if got := outcome((Policy{Mode: ModeFull}).permissionDecision().automaticAnswer(options)); got != tt.full {
+				t.Errorf("full: %s, want %s", got, tt.full)
+			}
+			if got := (Policy{Mode: ModeBuild}).permissionDecision().automaticAnswer(options); got != nil {
+				t.Errorf("build answered %s without the app", outcome(got))
+			}
+			build := func(answer func(*PermissionRequest) error, want string, wantErr error, what string) {
+				var sent *acpclient.RequestPermissionResponse
+				req := newPermissionRequest("p", nil, options, func(r *acpclient.RequestPermissionResponse) { sent = r })
+				if req.CanAllow() != (tt.allowErr == nil) {
+					t.Errorf("CanAllow = %v, but Allow returns %v", req.CanAllow(), tt.allowErr)
+				}
+				err := answer(req)
+				if got := outcome(sent); got != want || !errors.Is(err, wantErr) || (wantErr == nil) != (err == nil) {
+					t.Errorf("%s: %s, %v; want %s, %v", what, got, err, want, wantErr)
+				}
+			}
+			build((*PermissionRequest).Allow, tt.allow, tt.allowErr, "allow")
+			build((*PermissionRequest).Reject, tt.reject, tt.rejErr, "reject")
+		})
 	}
 }

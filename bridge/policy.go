@@ -20,7 +20,8 @@ const (
 	// ModeBuild: the app decides each permission request (a permission Event
 	// it answers). This is also what an empty or unknown mode means.
 	ModeBuild Mode = "build"
-	// ModeFull: permission requests are allowed once, automatically.
+	// ModeFull: permission requests are allowed once, automatically, and
+	// cancelled when no usable allow-once option is offered.
 	ModeFull Mode = "full"
 )
 
@@ -70,20 +71,17 @@ func (p Policy) permissionDecision() Decision {
 
 // automaticAnswer is the answer the decision gives without asking the app,
 // or nil when the app decides. Full selects the allow-once option, and
-// cancels when its id is ambiguous; without one it asks the app rather
-// than pick "always".
+// cancels when there is no usable one (none, or its id is ambiguous): it
+// never picks "always", nor rejects on its own.
 func (d Decision) automaticAnswer(options []acpclient.PermissionOption) *acpclient.RequestPermissionResponse {
 	switch d {
 	case DecideCancel:
 		return acpclient.PermissionCancelled()
 	case DecideAllowOnce:
-		allow := chooseOption(options, acpclient.PermissionAllowOnce)
-		if allow.ambiguous {
-			return acpclient.PermissionCancelled()
-		}
-		if allow.id != "" {
+		if allow := chooseOption(options, acpclient.PermissionAllowOnce); allow.id != "" {
 			return acpclient.PermissionSelected(allow.id)
 		}
+		return acpclient.PermissionCancelled()
 	}
 	return nil
 }
