@@ -142,11 +142,11 @@ func (b *Bridge) ID() string { return b.cfg.ID }
 // (its capabilities, AgentInfo and sign-in methods), or nil when no process
 // runs.
 func (b *Bridge) InitializeResponse() *acpclient.InitializeResponse {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.conn == nil {
+	if b.liveConn() == nil {
 		return nil
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	return b.agent
 }
 

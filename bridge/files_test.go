@@ -29,30 +29,7 @@ func TestLocalRootServesTheAgent(t *testing.T) {
 		{ReadFile: &acptest.ReadFile{Path: filepath.Join(dir, "nope.txt")}},
 		{WriteFile: &acptest.WriteFile{Path: filepath.Join(dir, "sub", "new.txt"), Content: "created\n"}},
 	}}}}
-	root, err := fsroot.NewLocal(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	h, rec := newHostAndRecorder(t, nil)
-	b, err := h.Start(context.Background(), agentConfig(t, "files", script))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: dir, Files: root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Prompt(context.Background(), acpclient.TextBlock("go")); err != nil {
-		t.Fatal(err)
-	}
-	rec.waitFor("turn end", func(ev Event) bool { return ev.Kind == KindTurnEnd })
-	var answers []string
-	for _, ev := range rec.of("files", s.ID()) {
-		if ev.Kind == KindText {
-			answers = append(answers, ev.Text)
-		}
-	}
+	answers := fileTurnAnswers(t, "files", dir, script)
 	if len(answers) != 5 {
 		t.Fatalf("answers %q", answers)
 	}
@@ -85,13 +62,30 @@ func TestFileThatIsNotUTF8IsRefusedToTheAgent(t *testing.T) {
 		{ReadFile: &acptest.ReadFile{Path: filepath.Join(dir, "latin1.txt")}},
 		{ReadFile: &acptest.ReadFile{Path: filepath.Join(dir, "bom.txt")}},
 	}}}}
+	answers := fileTurnAnswers(t, "utf8", dir, script)
+	if len(answers) != 2 {
+		t.Fatalf("answers %q", answers)
+	}
+	if a := answers[0]; !strings.Contains(a, "error -32603") || !strings.Contains(a, "latin1.txt") ||
+		!strings.Contains(a, "not UTF-8") || !strings.Contains(a, "offset 3") || strings.Contains(a, "\ufffd") {
+		t.Errorf("non-UTF-8 file answered %q", a)
+	}
+	if !strings.HasSuffix(answers[1], ": \ufeffone\r\n") {
+		t.Errorf("BOM and CRLF answered %q", answers[1])
+	}
+}
+
+// fileTurnAnswers runs one turn of script against a Local root on dir and
+// returns the agent's reports of its file calls, in order.
+func fileTurnAnswers(t *testing.T, id, dir string, script acptest.Script) []string {
+	t.Helper()
 	root, err := fsroot.NewLocal(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer root.Close()
+	t.Cleanup(func() { root.Close() })
 	h, rec := newHostAndRecorder(t, nil)
-	b, err := h.Start(context.Background(), agentConfig(t, "utf8", script))
+	b, err := h.Start(context.Background(), agentConfig(t, id, script))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,19 +98,10 @@ func TestFileThatIsNotUTF8IsRefusedToTheAgent(t *testing.T) {
 	}
 	rec.waitFor("turn end", func(ev Event) bool { return ev.Kind == KindTurnEnd })
 	var answers []string
-	for _, ev := range rec.of("utf8", s.ID()) {
+	for _, ev := range rec.of(id, s.ID()) {
 		if ev.Kind == KindText {
 			answers = append(answers, ev.Text)
 		}
 	}
-	if len(answers) != 2 {
-		t.Fatalf("answers %q", answers)
-	}
-	if a := answers[0]; !strings.Contains(a, "error -32603") || !strings.Contains(a, "latin1.txt") ||
-		!strings.Contains(a, "not UTF-8") || !strings.Contains(a, "offset 3") || strings.Contains(a, "\ufffd") {
-		t.Errorf("non-UTF-8 file answered %q", a)
-	}
-	if !strings.HasSuffix(answers[1], ": \ufeffone\r\n") {
-		t.Errorf("BOM and CRLF answered %q", answers[1])
-	}
+	return answers
 }

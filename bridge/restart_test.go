@@ -86,6 +86,9 @@ func TestPromptAfterTheAgentEndedWaitsForTheStop(t *testing.T) {
 			t.Fatal("the bridge still reports its agent running after its output ended")
 		}
 	}
+	if b.InitializeResponse() != nil {
+		t.Error("the ended agent's initialize answer is still reported as the running one's")
+	}
 	type result struct {
 		stop string
 		err  error
