@@ -43,19 +43,37 @@ const (
 	// KindNotice: a message for the user that is neither agent output nor
 	// an error, such as a recovered backend failure (Text).
 	KindNotice Kind = "notice"
+	// KindDecision: a request that waited on the user (permission,
+	// question, sign-in) was answered or abandoned, by the app, by the
+	// policy on its own, or by the host (Decision says which, and why).
+	// Every request gets one, so the journal is an audit trail.
+	KindDecision Kind = "decision"
 )
 
 // Event is everything a host shows about its agents, in one type. Events of
 // one Host arrive on one stream in the order they happened; Seq numbers the
 // events of one session without gaps.
 type Event struct {
+	// Pos is the event's position in its Host's stream: it grows by one
+	// with every event of every agent, and continues across app restarts
+	// when the Host has a Journal. Subscribers resume after a Pos.
+	Pos uint64 `json:"pos"`
 	// Bridge is the id of the Bridge the event comes from (its Config.ID;
 	// Host.Bridge finds it).
 	Bridge string `json:"bridge"`
+	// Key is the host's key of the session (SessionConfig.Key): it never
+	// changes, while the agent's own id (Session) may, when a crashed agent
+	// cannot resume. "" for agent-wide events.
+	Key string `json:"key,omitempty"`
 	// Session is the agent's session id ("" for agent-wide events).
 	Session string `json:"session,omitempty"`
-	// Seq numbers the events of one session (of one agent), from 1.
+	// Seq numbers the events of one session key from 1, without gaps, also
+	// across native id changes and, with a Journal, app restarts. Agent-wide
+	// events are numbered per bridge.
 	Seq uint64 `json:"seq"`
+	// Turn is the number of the session's turn the event belongs to (1 for
+	// its first prompt), or 0 for events outside any turn.
+	Turn uint64 `json:"turn,omitempty"`
 	// Kind says which of the fields below apply.
 	Kind Kind `json:"kind"`
 	// Time is when the bridge received or produced the event.
@@ -85,6 +103,8 @@ type Event struct {
 	Auth *AuthRequest `json:"auth,omitempty"`
 	// Todos is the task list of a todos event.
 	Todos []Todo `json:"todos,omitempty"`
+	// Decision says how a request was settled, in a decision event.
+	Decision *Decision `json:"decision,omitempty"`
 	// Err is the failure of an error, turn_end or exited event.
 	Err error `json:"-"`
 	// Method is the vendor notification of an ext event.
@@ -115,6 +135,33 @@ type ToolCall struct {
 	Meta      json.RawMessage              `json:"_meta,omitempty"`
 
 	nameFromTitle bool // Name was read from Title and yields to a real name
+}
+
+// ToolUnfinished is the status a tool row gets when its turn ended while the
+// agent had not finished it (after a reject, a cancel, a failure): the row
+// is closed, and updates that still arrive for it are delivered Late.
+const ToolUnfinished = "unfinished"
+
+// Decision is how a request that waited on the user was settled.
+type Decision struct {
+	// Request is the request's id (PermissionRequest.ID and the like).
+	Request string `json:"request"`
+	// Type is "permission", "elicitation" or "auth".
+	Type string `json:"type"`
+	// Outcome is what the agent was told: for permissions "allowed",
+	// "rejected" or "cancelled"; for questions "accepted", "declined" or
+	// "cancelled"; for sign-ins "signed_in" or "declined".
+	Outcome string `json:"outcome"`
+	// OptionID is the permission option selected, if any.
+	OptionID string `json:"optionId,omitempty"`
+	// By is who settled it: "app" (one of the request's answer methods),
+	// "policy" (the session's policy, without asking the app) or "host"
+	// (the turn was cancelled or ended, the agent gave up, the bridge
+	// closed).
+	By string `json:"by"`
+	// Rule says why, for By "policy" ("Ask mode cancels permission
+	// requests") and "host" ("turn cancelled").
+	Rule string `json:"rule,omitempty"`
 }
 
 // Usage is how full the context window is, and what the session has cost.

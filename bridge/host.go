@@ -13,6 +13,11 @@ type HostOptions struct {
 	// MaxPendingEvents is how many undelivered events may wait before agents
 	// are slowed down (default DefaultMaxPendingEvents).
 	MaxPendingEvents int
+	// Journal, when set, keeps every event and session record durably
+	// (package journal is the SQLite one): the source of history for
+	// subscribers, session lists and resume after an app restart. The app
+	// opens and closes it; the Host only uses it.
+	Journal Journal
 }
 
 // Host runs many agents and merges their events into one ordered stream.

@@ -43,41 +43,41 @@ type Policy struct {
 	ReadOnly bool
 }
 
-// Decision is how a policy answers a permission request.
-type Decision int
+// policyAnswer is how a policy answers a permission request.
+type policyAnswer int
 
 const (
-	// DecideAskApp: show the request to the app (Build).
-	DecideAskApp Decision = iota
-	// DecideCancel: answer "cancelled" (Ask, Plan, read-only).
-	DecideCancel
-	// DecideAllowOnce: select the allow-once option (Full).
-	DecideAllowOnce
+	// decideAskApp: show the request to the app (Build).
+	decideAskApp policyAnswer = iota
+	// decideCancel: answer "cancelled" (Ask, Plan, read-only).
+	decideCancel
+	// decideAllowOnce: select the allow-once option (Full).
+	decideAllowOnce
 )
 
 // permissionDecision applies the policy to a permission request.
-func (p Policy) permissionDecision() Decision {
+func (p Policy) permissionDecision() policyAnswer {
 	if p.ReadOnly {
-		return DecideCancel
+		return decideCancel
 	}
 	switch ParseMode(string(p.Mode)) {
 	case ModeAsk, ModePlan:
-		return DecideCancel
+		return decideCancel
 	case ModeFull:
-		return DecideAllowOnce
+		return decideAllowOnce
 	}
-	return DecideAskApp
+	return decideAskApp
 }
 
 // automaticAnswer is the answer the decision gives without asking the app,
 // or nil when the app decides. Full selects the allow-once option, and
 // cancels when there is no usable one (none, or its id is ambiguous): it
 // never picks "always", nor rejects on its own.
-func (d Decision) automaticAnswer(options []acpclient.PermissionOption) *acpclient.RequestPermissionResponse {
+func (d policyAnswer) automaticAnswer(options []acpclient.PermissionOption) *acpclient.RequestPermissionResponse {
 	switch d {
-	case DecideCancel:
+	case decideCancel:
 		return acpclient.PermissionCancelled()
-	case DecideAllowOnce:
+	case decideAllowOnce:
 		if allow := chooseOption(options, acpclient.PermissionAllowOnce); allow.id != "" {
 			return acpclient.PermissionSelected(allow.id)
 		}

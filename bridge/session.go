@@ -2,16 +2,24 @@ package bridge
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/acphost/acphost/acpclient"
 )
 
 // SessionConfig describes a session to open.
 type SessionConfig struct {
+	// Key is the host's key for the session: it names the session in
+	// events (Event.Key), in the journal and for resume, and it never
+	// changes, whatever happens to the agent's own session id. Empty: a
+	// new random key.
+	Key string
 	// Cwd is the session's absolute working directory on the agent's host.
 	Cwd string
 	// ExternalDirectories are further directories the agent may use: the
@@ -43,6 +51,7 @@ type SessionConfig struct {
 type Session struct {
 	b    *Bridge
 	cfg  SessionConfig
+	key  string // the host key (SessionConfig.Key); never changes
 	id   string
 	conn *acpclient.Conn // the process the session is attached to
 
@@ -68,6 +77,9 @@ type Session struct {
 	models        *acpclient.ModelState
 	agentMode     string // the agent's current session mode; see AgentMode
 	turnsEnded    int    // turns answered so far; updates outside a turn after one are late
+
+	turns   uint64        // turns started so far; guarded by turnMu
+	curTurn atomic.Uint64 // the running turn's number, 0 between turns
 }
 
 // turnState is what the bridge tracks while a turn runs.
@@ -87,6 +99,10 @@ type turnState struct {
 	stopReason string
 	err        error
 }
+
+// Key returns the session's host key (SessionConfig.Key), which never
+// changes.
+func (s *Session) Key() string { return s.key }
 
 // ID returns the agent's session id.
 func (s *Session) ID() string { return s.id }
@@ -122,7 +138,11 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{b: b, cfg: cfg, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider),
+	key := cfg.Key
+	if key == "" {
+		key = newSessionKey()
+	}
+	s := &Session{b: b, cfg: cfg, key: key, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider),
 		grants: slices.Clone(cfg.ExternalDirectories)}
 	if g, ok := cfg.Files.(GrantSetter); ok {
 		if err := g.SetGrants(ctx, s.grants); err != nil {
@@ -262,24 +282,6 @@ func (s *Session) load(ctx context.Context, conn *acpclient.Conn, id string) (*a
 	return nil, errors.New("the agent cannot load or resume sessions")
 }
 
-// setModel selects a model: through a model config option when the agent
-// offers one, else the legacy session/set_model.
-func (s *Session) setModel(ctx context.Context, conn *acpclient.Conn, model string, ready *SessionReady) ([]acpclient.ConfigOption, error) {
-	for _, o := range ready.ConfigOptions {
-		if o.Category == "model" && o.Type == acpclient.ConfigSelect {
-			resp, err := conn.SetConfigOption(ctx, &acpclient.SetConfigOptionRequest{SessionID: s.id, ConfigID: o.ID, Value: model})
-			if err != nil {
-				return nil, err
-			}
-			return resp.ConfigOptions, nil
-		}
-	}
-	if ready.Models == nil {
-		return nil, errors.New("the agent offers no model selection")
-	}
-	return nil, conn.SetModel(ctx, &acpclient.SetModelRequest{SessionID: s.id, ModelID: model})
-}
-
 func (s *Session) emitReady(ready *SessionReady) {
 	s.mu.Lock()
 	s.configOptions, s.models = ready.ConfigOptions, ready.Models
@@ -297,9 +299,13 @@ func (s *Session) markUnusable(err error) {
 	s.emit(Event{Kind: KindError, Err: err})
 }
 
-// emit queues an event of this session.
+// emit queues an event of this session, stamped with its key, native id
+// and running turn.
 func (s *Session) emit(ev Event) {
-	ev.Session = s.id
+	ev.Key, ev.Session = s.key, s.id
+	if ev.Turn == 0 {
+		ev.Turn = s.curTurn.Load()
+	}
 	s.b.emit(ev)
 }
 
@@ -349,3 +355,7 @@ func (s *Session) save() {
 		s.emit(Event{Kind: KindError, Err: fmt.Errorf("saving session state: %w", err)})
 	}
 }
+
+// newSessionKey returns a random session key: 26 characters of base32,
+// lower-cased so it reads well in URLs and file names.
+func newSessionKey() string { return strings.ToLower(rand.Text()) }

@@ -16,17 +16,28 @@ import (
 // profile's Vendor options carry one (ApprovalPolicyOption), the agent's
 // native approval policy.
 type Record struct {
-	NativeSessionID     string    `json:"nativeSessionId"`
-	Provider            string    `json:"provider,omitempty"`
-	Cwd                 string    `json:"cwd,omitempty"`
-	Model               string    `json:"model,omitempty"`
-	Effort              string    `json:"effort,omitempty"`
-	Mode                string    `json:"mode,omitempty"`
-	ReadOnly            bool      `json:"readOnly,omitempty"`
-	ApprovalPolicy      string    `json:"approvalPolicy,omitempty"`
-	AgentMode           string    `json:"agentMode,omitempty"`
-	ExternalDirectories []string  `json:"externalDirectories,omitempty"`
-	UpdatedAt           time.Time `json:"updatedAt"`
+	// Key is the host's session key (SessionConfig.Key); Bridge the id of
+	// the bridge that ran it.
+	Key    string `json:"key,omitempty"`
+	Bridge string `json:"bridge,omitempty"`
+	// NativeSessionID is the agent's current session id; NativeHistory
+	// every id the key was attached to, oldest first.
+	NativeSessionID     string          `json:"nativeSessionId"`
+	NativeHistory       []NativeSession `json:"nativeHistory,omitempty"`
+	Title               string          `json:"title,omitempty"`
+	Provider            string          `json:"provider,omitempty"`
+	Cwd                 string          `json:"cwd,omitempty"`
+	Model               string          `json:"model,omitempty"`
+	Effort              string          `json:"effort,omitempty"`
+	Mode                string          `json:"mode,omitempty"`
+	ReadOnly            bool            `json:"readOnly,omitempty"`
+	ApprovalPolicy      string          `json:"approvalPolicy,omitempty"`
+	AgentMode           string          `json:"agentMode,omitempty"`
+	ExternalDirectories []string        `json:"externalDirectories,omitempty"`
+	// Turns is how many turns the session has run.
+	Turns     uint64    `json:"turns,omitempty"`
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // ApprovalPolicyOption is implemented by the Vendor options of profiles
