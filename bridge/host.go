@@ -25,8 +25,9 @@ type HostOptions struct {
 // slows every agent down (nothing is dropped), and consecutive text deltas
 // of one message may be merged while it lags.
 type Host struct {
-	events *eventQueue
-	nextID atomic.Uint64
+	journal Journal // nil: events are not kept
+	events  *eventQueue
+	nextID  atomic.Uint64
 
 	mu      sync.Mutex
 	live    map[string]*Bridge // bridges whose process runs
@@ -40,7 +41,7 @@ func NewHost(opts *HostOptions) *Host {
 	if opts != nil {
 		o = *opts
 	}
-	return &Host{events: newEventQueue(o.MaxPendingEvents), live: map[string]*Bridge{}, all: map[string]*Bridge{}}
+	return &Host{journal: o.Journal, events: newEventQueue(o.MaxPendingEvents), live: map[string]*Bridge{}, all: map[string]*Bridge{}}
 }
 
 // Events is the host's event stream. It is closed after Shutdown.
