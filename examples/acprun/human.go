@@ -45,6 +45,8 @@ type human struct {
 	toolStatus  map[string]string
 	usage       *bridge.Usage
 	session     string
+	key         string // the session's host key, for the resume hint
+	history     bool   // showing a journaled session, not a live turn
 	pendingErr  string // an error event not yet shown: dropped if the turn ends with it
 	turnErr     bool
 
@@ -133,6 +135,9 @@ func (h *human) event(ev bridge.Event) {
 	if ev.Session != "" {
 		h.session = ev.Session
 	}
+	if ev.Key != "" {
+		h.key = ev.Key
+	}
 	if ev.Replay {
 		return // history of a resumed session: not this run's output
 	}
@@ -141,7 +146,22 @@ func (h *human) event(ev bridge.Event) {
 	}
 	switch ev.Kind {
 	case bridge.KindTurnStart:
-		h.spinning = true
+		h.spinning = !h.history
+		if h.history {
+			h.newline()
+			h.write(h.colors.bold("> "+ev.Text) + "\n")
+			h.block = ""
+		}
+	case bridge.KindPermission:
+		// Live requests go to permission; this is one from the journal.
+		h.newline()
+		h.write(h.colors.yellow("⚠ ") + "permission requested: " + h.colors.bold(toolTitle(ev.Tool)) + "\n")
+	case bridge.KindDecision:
+		// acprun shows its own answers as it gives them; the rest (the
+		// policy's, the host's) and all of a history are shown here.
+		if d := ev.Decision; d != nil && (h.history || d.By != "app") {
+			h.decision(d)
+		}
 	case bridge.KindText:
 		if h.block != "text" {
 			h.newline()
@@ -220,11 +240,13 @@ func (h *human) tool(ev bridge.Event) {
 	}
 	// Without a terminal a line is printed when a tool starts and whenever
 	// its status changes; on a terminal the line is kept up to date.
-	if !h.tty && ev.Kind != bridge.KindToolStart && h.toolStatus[t.ID] == status {
+	// Agents reuse tool ids across turns: a row is a turn's.
+	row := fmt.Sprintf("tool:%d:%s", ev.Turn, t.ID)
+	if !h.tty && ev.Kind != bridge.KindToolStart && h.toolStatus[row] == status {
 		return
 	}
-	h.toolStatus[t.ID] = status
-	h.line("tool:"+t.ID, h.toolLine(t, status))
+	h.toolStatus[row] = status
+	h.line(row, h.toolLine(t, status))
 }
 
 func (h *human) toolLine(t *bridge.ToolCall, status string) string {
@@ -234,7 +256,7 @@ func (h *human) toolLine(t *bridge.ToolCall, status string) string {
 		icon = h.colors.green("✓")
 	case acpclient.ToolStatusFailed:
 		icon = h.colors.red("✗")
-	case "cancelled":
+	case "cancelled", bridge.ToolUnfinished:
 		icon = h.colors.yellow("⊘")
 	case acpclient.ToolStatusInProgress:
 		icon = h.colors.cyan("▶")
@@ -266,6 +288,30 @@ func (h *human) plan(entries []acpclient.PlanEntry) {
 		}
 	}
 	h.line("plan", fmt.Sprintf("%s %s  %s", h.colors.bold("plan"), h.colors.dim(fmt.Sprintf("%d/%d", done, len(entries))), strings.Join(parts, h.colors.dim(" · "))))
+}
+
+// decision shows how a request was settled, and by whom when it was not
+// acprun. h.mu is held.
+func (h *human) decision(d *bridge.Decision) {
+	var outcome string
+	switch d.Outcome {
+	case "allowed", "accepted", "signed_in":
+		outcome = h.colors.green(d.Outcome)
+	case "rejected", "declined":
+		outcome = h.colors.red(d.Outcome)
+	default:
+		outcome = h.colors.yellow(d.Outcome)
+	}
+	h.newline()
+	h.write("  " + outcome + h.colors.dim(suffix(" by ", d.By)+suffix(": ", d.Rule)) + "\n")
+	h.block = ""
+}
+
+// newHistory returns a human output that shows a journaled session: the
+// prompts, replies, tool rows and decisions, without a spinner.
+func newHistory(out, diag io.Writer, colors palette) *human {
+	return &human{out: out, diag: diag, colors: colors, atLineStart: true, toolStatus: map[string]string{},
+		stop: make(chan struct{}), history: true}
 }
 
 func (h *human) permission(ev bridge.Event, decide func() string) {
@@ -304,8 +350,12 @@ func (h *human) finish() {
 	if u := h.usage; u != nil {
 		h.write(h.colors.dim(usageLine(u)) + "\n")
 	}
-	if h.session != "" {
-		fmt.Fprintf(h.diag, "%s\n", h.colors.dim("session "+h.session+" (continue it with --resume "+h.session+")"))
+	switch {
+	case h.history:
+	case h.key != "":
+		fmt.Fprintf(h.diag, "%s\n", h.colors.dim(resumeHint(h.key)))
+	case h.session != "":
+		fmt.Fprintf(h.diag, "%s\n", h.colors.dim(resumeHint(h.session)))
 	}
 }
 

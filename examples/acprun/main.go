@@ -20,12 +20,24 @@
 // connection (keys from ssh-agent, --ssh-key or unencrypted ~/.ssh/id_*;
 // the host is verified against --ssh-known-hosts or ~/.ssh/known_hosts).
 // Every profile and --agent work remotely: the remote shell finds the
-// program, and workspace overlays and resume checks go over SFTP. --resume loads a
-// saved session, --model and --effort select them after it opens,
+// program, and workspace overlays and resume checks go over SFTP. --model and --effort select them after it opens,
 // --agent-mode picks the agent's own mode (CrewCoder's profile and kiro's
 // agent are launch options), --auth answers a sign-in request with that
 // method, --timeout bounds the agent's silence, -v logs the library's
 // diagnostics.
+//
+// # Sessions and the journal
+//
+// Every run keeps its session and all its events in a journal, an SQLite
+// file (package journal): $XDG_DATA_HOME/acphost/journal.db, by default
+// ~/.local/share/acphost/journal.db, or the file --journal names. Each
+// session has a host key that never changes, printed after every turn in
+// the resume hint. "acprun sessions" lists the journaled sessions, most
+// recent first, with their keys whole; "acprun history SESSION" prints one
+// (--events: as JSON lines); --resume SESSION continues one, loading the
+// agent's own session where it can. SESSION is the key, or an id the agent
+// gave the session; an id the journal does not know is passed to the agent
+// as its own session id. Flags may follow the subcommand.
 //
 // The agent may read and write files only inside --cwd (the current
 // directory by default). --mode sets the host's policy: ask and plan refuse
@@ -112,11 +124,13 @@ type options struct {
 	sshKnownHosts                          string
 	resume, model, effort, agentMode, auth string
 	mode, approve                          string
+	journal                                string // --journal; "" is the default file
+	resumeKey                              string // the journaled session --resume names
 	timeout                                time.Duration
 	events, verbose                        bool
 
-	doctor bool     // "acprun doctor"
-	args   []string // the prompt words, or the doctor's provider names
+	command string   // "", or the subcommand: doctor, sessions, history
+	args    []string // the prompt words, or the subcommand's arguments
 }
 
 // exitError is a failure with its exit status and one-line reason.
@@ -145,9 +159,14 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "acprun: %s (see acprun -h)\n", oneLine(err.Error()))
 		return exitUsage
 	}
-	if opts.doctor {
+	switch opts.command {
+	case "doctor":
 		err = runDoctor(opts, os.Stdout)
-	} else {
+	case "sessions":
+		err = runSessions(opts, os.Stdout)
+	case "history":
+		err = runHistory(opts, os.Stdout, os.Stderr, palette{on: useColor(isTerminal(os.Stdout)) && !opts.events})
+	default:
 		err = runTurn(opts)
 	}
 	var ee *exitError
@@ -164,6 +183,8 @@ func run(args []string) int {
 
 const usageText = `usage: acprun [flags] "prompt"
        acprun doctor [flags] [PROVIDER…]
+       acprun sessions [--journal FILE] [--events]
+       acprun history [--journal FILE] [--events] SESSION
 
 Runs one turn of an ACP agent (the built-in demo agent unless --provider or
 --agent is given) in the workspace --cwd and shows it. The prompt may also
@@ -186,7 +207,8 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.ssh, "ssh", "", "run the agent on `user@host[:port]` and serve files over SFTP (needs an absolute remote --cwd)")
 	fs.StringVar(&o.sshKey, "ssh-key", "", "private key `file` for --ssh (default: ssh-agent and unencrypted ~/.ssh/id_* keys)")
 	fs.StringVar(&o.sshKnownHosts, "ssh-known-hosts", "", "known_hosts `file` that verifies the --ssh host (default ~/.ssh/known_hosts)")
-	fs.StringVar(&o.resume, "resume", "", "load the agent's saved session `SESSION_ID` instead of starting a new one")
+	fs.StringVar(&o.resume, "resume", "", "continue the journaled `SESSION` (its key from acprun sessions, or the agent's own session id)")
+	fs.StringVar(&o.journal, "journal", "", "the journal `FILE` that keeps sessions and their events (default $XDG_DATA_HOME/acphost/journal.db)")
 	fs.StringVar(&o.model, "model", "", "the model to select")
 	fs.StringVar(&o.effort, "effort", "", "the reasoning effort to select")
 	fs.StringVar(&o.agentMode, "agent-mode", "", "the agent's own session `MODE_ID` (CrewCoder: its --mode profile; kiro: its --agent)")
@@ -213,8 +235,8 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 		words = append(words, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	if len(words) > 0 && words[0] == "doctor" {
-		o.doctor, words = true, words[1:]
+	if len(words) > 0 && slices.Contains([]string{"doctor", "sessions", "history"}, words[0]) {
+		o.command, words = words[0], words[1:]
 	}
 	o.args = append(words, rest...)
 
@@ -308,7 +330,17 @@ func runTurn(o *options) error {
 	approve := &approver{policy: o.approve, prompt: os.Stderr, stdin: &lineReader{in: os.Stdin}, colors: palette{on: useColor(isTerminal(os.Stderr))}}
 	auth := &signer{method: o.auth}
 
-	host := bridge.NewHost(nil)
+	db, err := openJournal(setupCtx, o)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if o.resume != "" {
+		if o.resumeKey, o.resume, err = resumeTarget(setupCtx, db, o.resume); err != nil {
+			return fail(exitFailed, "--resume: %v", err)
+		}
+	}
+	host := bridge.NewHost(&bridge.HostOptions{Journal: db})
 	shown := make(chan struct{})
 	go func() {
 		defer close(shown)
@@ -368,7 +400,7 @@ func openSession(ctx context.Context, o *options, host *bridge.Host, stdinTTY bo
 		cfg.TerminalLogin = terminalLogin
 	}
 	sc := bridge.SessionConfig{
-		ResumeID: o.resume, Model: o.model, Effort: o.effort,
+		Key: o.resumeKey, ResumeID: o.resume, Model: o.model, Effort: o.effort,
 		Policy: bridge.Policy{Mode: bridge.Mode(o.mode)},
 	}
 	var b *bridge.Bridge

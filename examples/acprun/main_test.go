@@ -56,7 +56,10 @@ type result struct {
 func runAcprun(t *testing.T, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(acprunBinary, args...)
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	// A fresh HOME, so the journal and anything an agent keeps stay in the
+	// test's own directory.
+	home := t.TempDir()
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "data"))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -410,7 +413,7 @@ func TestParseArgs(t *testing.T) {
 		t.Errorf("parsed %+v", o)
 	}
 	o, err = parseArgs([]string{"doctor", "kiro", "--timeout", "3s"}, &bytes.Buffer{})
-	if err != nil || !o.doctor || !slices.Equal(o.args, []string{"kiro"}) {
+	if err != nil || o.command != "doctor" || !slices.Equal(o.args, []string{"kiro"}) {
 		t.Errorf("doctor: %+v, %v", o, err)
 	}
 }

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/acphost/acphost/bridge"
+	"github.com/acphost/acphost/journal"
+)
+
+// openJournal opens the journal --journal names, or the default one in
+// $XDG_DATA_HOME/acphost.
+func openJournal(ctx context.Context, o *options) (*journal.DB, error) {
+	path := o.journal
+	if path == "" {
+		p, err := journal.DefaultPath()
+		if err != nil {
+			return nil, fail(exitUsage, "no journal: %v (choose one with --journal FILE)", err)
+		}
+		path = p
+	}
+	db, err := journal.Open(ctx, path, nil)
+	if err != nil {
+		return nil, fail(exitFailed, "opening the journal: %v", err)
+	}
+	return db, nil
+}
+
+// findSession finds the journaled session arg names: by its host key, or
+// else by a native session id it had. found is false when the journal has
+// no such session.
+func findSession(ctx context.Context, db *journal.DB, arg string) (rec bridge.Record, found bool, err error) {
+	if rec, ok, err := db.LoadSession(ctx, arg); err != nil || ok {
+		return rec, ok, err
+	}
+	recs, err := db.Sessions(ctx)
+	if err != nil {
+		return bridge.Record{}, false, err
+	}
+	for _, r := range recs {
+		if r.NativeSessionID == arg {
+			return r, true, nil
+		}
+	}
+	for _, r := range recs {
+		for _, n := range r.NativeHistory {
+			if n.ID == arg {
+				return r, true, nil
+			}
+		}
+	}
+	return bridge.Record{}, false, nil
+}
+
+// runSessions prints the journal's sessions, most recent first: one line
+// each, with the key whole, so it can be pasted into --resume and history.
+func runSessions(o *options, w io.Writer) error {
+	ctx := context.Background()
+	db, err := openJournal(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	recs, err := db.Sessions(ctx)
+	if err != nil {
+		return fail(exitFailed, "listing sessions: %v", err)
+	}
+	if o.events {
+		out := newJSONOutput(w)
+		for _, r := range recs {
+			_ = out.enc.Encode(r)
+		}
+		return nil
+	}
+	if len(recs) == 0 {
+		fmt.Fprintln(w, "no sessions yet")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tAGENT\tUPDATED\tTURNS\tTITLE / WORKSPACE")
+	for _, r := range recs {
+		agent := r.Provider
+		if agent == "" {
+			agent = r.Bridge
+		}
+		label := r.Title
+		if label == "" {
+			label = r.Cwd
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.Key, agent, when(r.UpdatedAt), r.Turns, oneLine(label))
+	}
+	return tw.Flush()
+}
+
+// when formats a record time for the sessions table.
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04")
+}
+
+// runHistory prints one journaled session: as a transcript, or with
+// --events as the JSON lines --events printed live.
+func runHistory(o *options, w, diag io.Writer, colors palette) error {
+	if len(o.args) != 1 {
+		return fail(exitUsage, "usage: acprun history SESSION (a key from acprun sessions)")
+	}
+	ctx := context.Background()
+	db, err := openJournal(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rec, found, err := findSession(ctx, db, o.args[0])
+	if err != nil {
+		return fail(exitFailed, "reading the journal: %v", err)
+	}
+	if !found {
+		return fail(exitUsage, "no session %q in the journal (see acprun sessions)", o.args[0])
+	}
+	var out output
+	if o.events {
+		out = newJSONOutput(w)
+	} else {
+		out = newHistory(w, diag, colors)
+	}
+	q := bridge.EventQuery{Key: rec.Key}
+	for {
+		events, err := db.ReadEvents(ctx, q)
+		if err != nil {
+			return fail(exitFailed, "reading the journal: %v", err)
+		}
+		if len(events) == 0 {
+			break
+		}
+		for _, ev := range events {
+			out.event(ev)
+		}
+		q.After = events[len(events)-1].Pos
+	}
+	out.finish()
+	return nil
+}
+
+// resumeTarget resolves --resume against the journal: the host key to
+// open the session under and the native id the agent may load. An argument
+// the journal does not know is taken as a native session id of the agent.
+func resumeTarget(ctx context.Context, db *journal.DB, arg string) (key, native string, err error) {
+	rec, found, err := findSession(ctx, db, arg)
+	if err != nil {
+		return "", "", fmt.Errorf("reading the journal: %w", err)
+	}
+	if !found {
+		return "", arg, nil
+	}
+	return rec.Key, rec.NativeSessionID, nil
+}
+
+// resumeHint is the line acprun prints after a turn.
+func resumeHint(key string) string {
+	return "session " + key + " (continue it with --resume " + key + ")"
+}

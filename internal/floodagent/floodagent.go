@@ -1,0 +1,129 @@
+// Package floodagent is an ACP agent that answers the handshake and then
+// floods each prompt with text chunks as fast as a pipe takes them: the
+// load for benchmarks and crash tests of everything downstream of the wire.
+// It speaks just enough of the protocol for a bridge (initialize,
+// session/new, session/prompt, session/cancel), on OS pipes, so the bytes
+// cross the kernel as an agent process's would.
+package floodagent
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+)
+
+// Transport starts a flood agent in process at every Connect. It
+// implements acpclient.Transport.
+type Transport struct {
+	// Chunks is how many agent_message_chunk updates each prompt gets
+	// before its answer.
+	Chunks int
+	// ToolEvery, when positive, adds a tool call and its completion after
+	// every ToolEvery chunks, so floods carry more than text.
+	ToolEvery int
+}
+
+// Connect starts the agent and returns the client's end of its pipes.
+func (t *Transport) Connect(ctx context.Context) (io.ReadWriteCloser, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	inR, inW, err := os.Pipe() // client → agent
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe() // agent → client
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	s := &stream{r: outR, w: inW, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		defer outW.Close()
+		defer inR.Close()
+		serve(inR, outW, t.Chunks, t.ToolEvery)
+	}()
+	return s, nil
+}
+
+// stream is the client's end: it reads the agent's output and writes its
+// input; Close ends the agent and waits for it.
+type stream struct {
+	r, w *os.File
+	once sync.Once
+	done chan struct{}
+}
+
+func (s *stream) Read(p []byte) (int, error)  { return s.r.Read(p) }
+func (s *stream) Write(p []byte) (int, error) { return s.w.Write(p) }
+
+func (s *stream) Close() error {
+	s.once.Do(func() {
+		s.w.Close()
+		s.r.Close() // a flood blocked on a full pipe fails and returns
+	})
+	<-s.done
+	return nil
+}
+
+type message struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		SessionID string `json:"sessionId"`
+	} `json:"params"`
+}
+
+// serve answers requests from r on w until r ends or a write fails.
+func serve(r io.Reader, w io.Writer, chunks, toolEvery int) {
+	in := bufio.NewScanner(r)
+	in.Buffer(make([]byte, 64<<10), 16<<20)
+	out := bufio.NewWriterSize(w, 64<<10)
+	reply := func(id json.RawMessage, result string) bool {
+		fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", id, result)
+		return out.Flush() == nil
+	}
+	sessions := 0
+	for in.Scan() {
+		var m message
+		if json.Unmarshal(in.Bytes(), &m) != nil || m.ID == nil {
+			continue // a notification (session/cancel) or junk: nothing to answer
+		}
+		ok := true
+		switch m.Method {
+		case "initialize":
+			ok = reply(m.ID, `{"protocolVersion":1,"agentCapabilities":{},"authMethods":[]}`)
+		case "session/new":
+			sessions++
+			ok = reply(m.ID, `{"sessionId":"flood-`+strconv.Itoa(sessions)+`"}`)
+		case "session/prompt":
+			ok = flood(out, m.Params.SessionID, chunks, toolEvery) && reply(m.ID, `{"stopReason":"end_turn"}`)
+		default:
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`+"\n", m.ID)
+			ok = out.Flush() == nil
+		}
+		if !ok {
+			return
+		}
+	}
+}
+
+// flood writes the chunks (and tool calls) of one prompt.
+func flood(out *bufio.Writer, session string, chunks, toolEvery int) bool {
+	sid := strconv.Quote(session)
+	for i := range chunks {
+		fmt.Fprintf(out, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":%s,"update":{"sessionUpdate":"agent_message_chunk","messageId":"m1","content":{"type":"text","text":"chunk %d "}}}}`+"\n", sid, i)
+		if toolEvery > 0 && (i+1)%toolEvery == 0 {
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":%s,"update":{"sessionUpdate":"tool_call","toolCallId":"t%d","title":"Read file","kind":"read","status":"in_progress"}}}`+"\n", sid, i)
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":%s,"update":{"sessionUpdate":"tool_call_update","toolCallId":"t%d","status":"completed"}}}`+"\n", sid, i)
+		}
+	}
+	return out.Flush() == nil
+}

@@ -1,0 +1,105 @@
+package journal_test
+
+import (
+	"context"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/bridge"
+	"github.com/acphost/acphost/internal/floodagent"
+	"github.com/acphost/acphost/journal"
+)
+
+// floodChunks is the size of the issue's flood.
+const floodChunks = 200_000
+
+// BenchmarkHostFloodJournal floods one Host with 200k text chunks (and a
+// tool call every 100) with the journal off and on, interleaved in each
+// iteration, and reports the agent messages per second of each, their
+// ratio (on/off; the issue asks for at least 0.5) and the peak heap with
+// the journal on.
+func BenchmarkHostFloodJournal(b *testing.B) {
+	var off, on time.Duration
+	var peak uint64
+	for range b.N {
+		off += floodOnce(b, nil, nil)
+		db, err := journal.Open(context.Background(), filepath.Join(b.TempDir(), "j.db"), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		on += floodOnce(b, db, &peak)
+		db.Close()
+	}
+	messages := float64(floodChunks+2*floodChunks/100) * float64(b.N)
+	b.ReportMetric(messages/off.Seconds(), "msgs/s-off")
+	b.ReportMetric(messages/on.Seconds(), "msgs/s-on")
+	b.ReportMetric(off.Seconds()/on.Seconds(), "on/off")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB-on")
+}
+
+// floodOnce runs one flood turn through a Host with journal j (nil: none)
+// and returns how long it took from the prompt to the last event read.
+func floodOnce(b *testing.B, j bridge.Journal, peak *uint64) time.Duration {
+	b.Helper()
+	ctx := context.Background()
+	var opts bridge.HostOptions
+	if j != nil {
+		opts.Journal = j
+	}
+	h := bridge.NewHost(&opts)
+	turnEnded := make(chan struct{})
+	consumed := make(chan struct{})
+	go func() {
+		defer close(consumed)
+		for ev := range h.Events() {
+			if ev.Kind == bridge.KindTurnEnd {
+				close(turnEnded)
+			}
+		}
+	}()
+	br, err := h.Start(ctx, bridge.Config{Transport: &floodagent.Transport{Chunks: floodChunks, ToolEvery: 100}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := br.OpenSession(ctx, bridge.SessionConfig{Cwd: "/w"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var sampler sync.WaitGroup
+	if peak != nil {
+		sampler.Add(1)
+		go func() {
+			defer sampler.Done()
+			var ms runtime.MemStats
+			tick := time.NewTicker(20 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				runtime.ReadMemStats(&ms)
+				*peak = max(*peak, ms.HeapInuse)
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+				}
+			}
+		}()
+	}
+	start := time.Now()
+	if _, err := s.Prompt(ctx, acpclient.TextBlock("flood")); err != nil {
+		b.Fatal(err)
+	}
+	<-turnEnded
+	elapsed := time.Since(start)
+	close(stop)
+	sampler.Wait()
+	if err := h.Shutdown(ctx); err != nil {
+		b.Fatal(err)
+	}
+	<-consumed
+	return elapsed
+}
