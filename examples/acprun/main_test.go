@@ -52,13 +52,19 @@ type result struct {
 	stdout, stderr string
 }
 
-// runAcprun runs the binary with args; stdin is empty (not a terminal).
+// runAcprun runs the binary with args in a fresh HOME (so the journal and
+// anything an agent keeps stay in the test's own directory); stdin is empty
+// (not a terminal).
 func runAcprun(t *testing.T, args ...string) result {
 	t.Helper()
+	return runAcprunIn(t, t.TempDir(), args...)
+}
+
+// runAcprunIn runs the binary with args and HOME home, where its journal is
+// data/acphost/journal.db.
+func runAcprunIn(t *testing.T, home string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(acprunBinary, args...)
-	// A fresh HOME, so the journal and anything an agent keeps stay in the
-	// test's own directory.
-	home := t.TempDir()
 	cmd.Env = append(os.Environ(), "NO_COLOR=1", "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "data"))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// keyEvent is what the journal tests read of an --events line.
+type keyEvent struct {
+	Key          string `json:"key"`
+	Session      string `json:"session"`
+	Seq          uint64 `json:"seq"`
+	Turn         uint64 `json:"turn"`
+	Kind         string `json:"kind"`
+	Text         string `json:"text"`
+	SessionReady *struct {
+		Resumed bool `json:"resumed"`
+	} `json:"sessionReady"`
+}
+
+func keyEvents(t *testing.T, stdout string) []keyEvent {
+	t.Helper()
+	var out []keyEvent
+	for line := range strings.Lines(stdout) {
+		var ev keyEvent
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("not a JSON event line: %q: %v", line, err)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+var resumeHintPattern = regexp.MustCompile(`continue it with --resume (\S+)\)`)
+
+// A turn is journaled under a key that the resume hint prints whole;
+// sessions lists it, history prints it (as text and as the same JSON lines
+// --events printed), and --resume continues it: same key, Seq and turn
+// numbers going on, the agent's session loaded.
+func TestJournalSessionsHistoryResume(t *testing.T) {
+	t.Parallel()
+	home, cwd := t.TempDir(), t.TempDir()
+	first := runAcprunIn(t, home, "--approve", "allow", "--cwd", cwd, "Write the note")
+	if first.code != exitOK {
+		t.Fatalf("first turn: exit %d; stderr:\n%s", first.code, first.stderr)
+	}
+	m := resumeHintPattern.FindStringSubmatch(first.stderr)
+	if m == nil {
+		t.Fatalf("no resume hint on stderr:\n%s", first.stderr)
+	}
+	key := m[1]
+
+	list := runAcprunIn(t, home, "sessions")
+	if list.code != exitOK || !strings.Contains(list.stdout, key+" ") {
+		t.Fatalf("sessions (exit %d) does not list %s whole:\n%s%s", list.code, key, list.stdout, list.stderr)
+	}
+
+	hist := runAcprunIn(t, home, "history", key)
+	if hist.code != exitOK {
+		t.Fatalf("history: exit %d; stderr:\n%s", hist.code, hist.stderr)
+	}
+	for _, want := range []string{"> Write the note", "permission requested: Write acprun-demo.txt", "allowed", "Done: acprun-demo.txt is in your workspace."} {
+		if !strings.Contains(hist.stdout, want) {
+			t.Errorf("history lacks %q:\n%s", want, hist.stdout)
+		}
+	}
+
+	histEvents := keyEvents(t, runAcprunIn(t, home, "history", key, "--events").stdout)
+	if len(histEvents) == 0 {
+		t.Fatal("history --events printed nothing")
+	}
+	var lastSeq uint64
+	for i, ev := range histEvents {
+		if ev.Key != key || ev.Seq != uint64(i+1) {
+			t.Fatalf("history event %d: key %q seq %d; want %s, %d", i, ev.Key, ev.Seq, key, i+1)
+		}
+		lastSeq = ev.Seq
+	}
+
+	again := runAcprunIn(t, home, "--resume", key, "--events", "--approve", "reject", "--cwd", cwd, "Once more")
+	if again.code != exitOK {
+		t.Fatalf("resumed turn: exit %d; stderr:\n%s", again.code, again.stderr)
+	}
+	resumed := false
+	for _, ev := range keyEvents(t, again.stdout) {
+		if ev.Kind == "exited" {
+			continue // agent-wide
+		}
+		if ev.Key != key {
+			t.Fatalf("resumed run's event of key %q, want %s: %+v", ev.Key, key, ev)
+		}
+		if ev.Seq <= lastSeq {
+			t.Fatalf("resumed run's seq %d does not continue after %d: %+v", ev.Seq, lastSeq, ev)
+		}
+		lastSeq = ev.Seq
+		if ev.SessionReady != nil && ev.SessionReady.Resumed {
+			resumed = true
+		}
+		if ev.Kind == "turn_start" && ev.Turn != 2 {
+			t.Errorf("the resumed session's turn is numbered %d, want 2", ev.Turn)
+		}
+	}
+	if !resumed {
+		t.Errorf("the agent's session was not loaded on --resume %s:\n%s", key, again.stdout)
+	}
+	if h := runAcprunIn(t, home, "history", key).stdout; !strings.Contains(h, "> Write the note") || !strings.Contains(h, "> Once more") {
+		t.Errorf("history after the resumed turn lacks a prompt:\n%s", h)
+	}
+}
+
+// --journal chooses another file, also after the subcommand; an unknown
+// session is a usage error that says where to look.
+func TestJournalFlagAndUnknownSession(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	other := filepath.Join(t.TempDir(), "other.db")
+	if r := runAcprunIn(t, home, "--journal", other, "--approve", "reject", "--cwd", t.TempDir(), "Hello"); r.code != exitOK {
+		t.Fatalf("turn: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if r := runAcprunIn(t, home, "sessions"); r.code != exitOK || !strings.Contains(r.stdout, "no sessions yet") {
+		t.Errorf("the default journal is not empty after a run with --journal (exit %d):\n%s", r.code, r.stdout)
+	}
+	r := runAcprunIn(t, home, "sessions", "--journal", other)
+	if r.code != exitOK || strings.Count(r.stdout, "\n") != 2 {
+		t.Errorf("sessions --journal %s (exit %d) does not list the one session:\n%s", other, r.code, r.stdout)
+	}
+	r = runAcprunIn(t, home, "history", "nosuchsession")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "acprun sessions") {
+		t.Errorf("history of an unknown session: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
