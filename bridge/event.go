@@ -52,7 +52,9 @@ const (
 
 // Event is everything a host shows about its agents, in one type. Events of
 // one Host arrive on one stream in the order they happened; Seq numbers the
-// events of one session without gaps.
+// events of one session without gaps. An Event has one JSON form, which
+// json.Marshal writes and json.Unmarshal reads back (see "Event JSON" in
+// the package doc).
 type Event struct {
 	// Pos is the event's position in its Host's stream: it grows by one
 	// with every event of every agent, and continues across app restarts
