@@ -94,6 +94,57 @@
 // that failed. Values given for sign-in are secrets: they reach the agent's
 // environment only, and are masked in errors and logs.
 //
+// # Event JSON
+//
+// An Event has one JSON form, the one json.Marshal writes; json.Unmarshal
+// reads it back into an equal Event. The journal stores it, subscribers
+// receive it and acprun --events prints it, one object per line:
+//
+//	{"pos":42,"bridge":"agent-1","key":"x4dq3xw2ohnx5m7ke2pjflqtyu","session":"sess_1","seq":5,"turn":2,"kind":"text","time":"2026-03-01T10:00:00Z","text":"Hello","messageId":"m1"}
+//
+// The common keys come first, in this order: pos, bridge, key (the host's
+// session key), session (the agent's session id), seq, turn, kind, time
+// (RFC 3339), then replay and late when true. Agent-wide events have no
+// key, session or turn; events outside a turn have no turn. A failure
+// comes last, as "error":{"message":…,"code":…}: the error's text and, when
+// the failure is the agent's JSON-RPC error answer, its code; it decodes as
+// an *EventError. "raw" holds the agent's own update or notification where
+// it carries something the typed keys do not (see Event.Raw). Keys are
+// camelCase, mean the same in every kind, and are left out when empty.
+//
+// Requests decode as records: a PermissionRequest, ElicitationRequest or
+// AuthRequest read from JSON keeps its data and is Done, and its answer
+// methods return ErrRequestRecord. Answer the live request, the one an
+// event from the Host carries.
+//
+// One example per kind, the common keys of the line above left out:
+//
+//	text           "text":"Hello","messageId":"m1"
+//	thinking       "text":"The user wants a fix","messageId":"m0"
+//	user_text      "replay":true,"text":"Fix the bug","messageId":"u1"
+//	tool_start     "tool":{"id":"call_1","title":"Edit a.go","kind":"edit","status":"pending","locations":[{"path":"/w/a.go"}],"rawInput":{"file_path":"/w/a.go"}}
+//	tool_update    "tool":{"id":"call_1","title":"Edit a.go","kind":"edit","status":"in_progress","content":[{"type":"diff","path":"/w/a.go","newText":"package a\n"}]}
+//	tool_end       "tool":{"id":"call_1","title":"Edit a.go","kind":"edit","status":"completed"}
+//	permission     "tool":{"id":"call_1","title":"Edit a.go","kind":"edit","status":"pending"},"permission":{"id":"perm-1","tool":{"id":"call_1","title":"Edit a.go","kind":"edit","status":"pending"},"options":[{"optionId":"allow","name":"Allow","kind":"allow_once"},{"optionId":"reject","name":"Reject","kind":"reject_once"}]}
+//	decision       "decision":{"request":"perm-1","type":"permission","outcome":"allowed","optionId":"allow","by":"app"}
+//	plan           "plan":[{"content":"Fix the bug","priority":"high","status":"in_progress"}]
+//	todos          "plan":[{"content":"Fix the bug","priority":"medium","status":"in_progress"}],"todos":[{"id":"1","number":1,"content":"Fix the bug","status":"in_progress"}]
+//	usage          "usage":{"known":true,"used":50000,"size":200000,"percent":25,"cost":{"amount":0.12,"currency":"USD"}}
+//	compaction     "compaction":{"id":"c1","status":"completed","automatic":true,"summary":"Fixed a.go"}
+//	agent_mode     "agentMode":"architect"
+//	config         "configOptions":[{"id":"model","name":"Model","category":"model","type":"select","currentValue":"m1","options":[{"value":"m1","name":"Model One"}]}]
+//	commands       "commands":[{"name":"review","description":"Review the diff"}]
+//	session_info   "sessionInfo":{"title":"Fix the bug","titleChanged":true}
+//	session        "sessionReady":{"resumed":true,"agentModes":{"currentModeId":"code","availableModes":[{"id":"code","name":"Code"}]}}
+//	turn_start     "text":"Fix the bug"
+//	turn_end       "stopReason":"end_turn"
+//	error          "error":{"message":"bridge: session/prompt: overloaded (code -32603)","code":-32603}
+//	exited         "error":{"message":"agent exited: exit status 3"}
+//	ext            "method":"_vendor/progress","raw":{"sessionId":"sess_1","step":3}
+//	elicitation    "elicitation":{"id":"ask-2","message":"Which branch?","mode":"form","schema":{"type":"object","properties":{"branch":{"type":"string"}}}}
+//	auth_required  "auth":{"id":"auth-3","call":"session/new","methods":[{"id":"key","name":"API key","type":"env_var","vars":[{"name":"OPENAI_API_KEY","secret":true}]}]}
+//	notice         "text":"Recovered from a backend failure"
+//
 // # Remote workspaces
 //
 // A Workspace on an SSH host (its SSH field, an sshconn.Destination) runs

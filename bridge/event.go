@@ -52,7 +52,9 @@ const (
 
 // Event is everything a host shows about its agents, in one type. Events of
 // one Host arrive on one stream in the order they happened; Seq numbers the
-// events of one session without gaps.
+// events of one session without gaps. An Event has one JSON form, which
+// json.Marshal writes and json.Unmarshal reads back (see "Event JSON" in
+// the package doc).
 type Event struct {
 	// Pos is the event's position in its Host's stream: it grows by one
 	// with every event of every agent, and continues across app restarts
@@ -105,13 +107,20 @@ type Event struct {
 	Todos []Todo `json:"todos,omitempty"`
 	// Decision says how a request was settled, in a decision event.
 	Decision *Decision `json:"decision,omitempty"`
-	// Err is the failure of an error, turn_end or exited event.
+	// Err is the failure of an error, turn_end or exited event. In JSON it
+	// is the object {"message", "code"} (see EventError), and decodes as an
+	// *EventError.
 	Err error `json:"-"`
 	// Method is the vendor notification of an ext event.
 	Method string `json:"method,omitempty"`
-	// Raw is the update or notification params as the agent sent them. Text,
-	// thinking and user-text deltas leave it empty: they may be merged, and
-	// they carry nothing beyond Text and MessageID.
+	// Raw is the update or notification params as the agent sent them, where
+	// they carry something the typed fields do not: always for ext events
+	// and vendor notifications; for the updates the bridge maps (tool calls,
+	// plan, usage, modes, config, commands, session info, compaction) only
+	// when the update object has a key the event does not carry (a _meta
+	// outside tool calls, a vendor key). Text, thinking and user-text deltas
+	// leave it empty: they may be merged, and they carry nothing beyond Text
+	// and MessageID.
 	Raw json.RawMessage `json:"raw,omitempty"`
 
 	mergedText []byte // text deltas merged while the consumer lagged
@@ -222,17 +231,4 @@ type SessionReady struct {
 	AgentModes    *acpclient.ModeState     `json:"agentModes,omitempty"`
 	Models        *acpclient.ModelState    `json:"models,omitempty"`
 	ConfigOptions []acpclient.ConfigOption `json:"configOptions,omitempty"`
-}
-
-// MarshalJSON adds the error text, which encoding/json cannot derive.
-func (e Event) MarshalJSON() ([]byte, error) {
-	type fields Event
-	var errText string
-	if e.Err != nil {
-		errText = e.Err.Error()
-	}
-	return json.Marshal(struct {
-		fields
-		Error string `json:"error,omitempty"`
-	}{fields(e), errText})
 }

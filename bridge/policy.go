@@ -38,9 +38,9 @@ func ParseMode(s string) Mode {
 // Policy is what a session may do: its Mode, and a read-only tool policy
 // that overrides it.
 type Policy struct {
-	Mode Mode
+	Mode Mode `json:"mode"`
 	// ReadOnly refuses every permission request and file write, in any mode.
-	ReadOnly bool
+	ReadOnly bool `json:"readOnly,omitempty"`
 }
 
 // policyAnswer is how a policy answers a permission request.

@@ -16,7 +16,7 @@ func (s *Session) handleUpdate(n *acpclient.SessionNotification) {
 		// Deltas carry no Raw: they may be merged, and extracting the raw
 		// bytes would double the cost of the hottest path.
 	default:
-		ev.Raw = n.RawUpdate()
+		ev.Raw = rawBeyondEvent(n.Update, n.RawUpdate())
 	}
 	switch u := n.Update.(type) {
 	case *acpclient.AgentMessageChunk:

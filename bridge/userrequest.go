@@ -30,6 +30,8 @@ type userRequest struct {
 	// release undoes await: unregisters the request and resumes the
 	// watchdog. It is set before the request can be answered.
 	release func()
+	// record marks a request decoded from JSON (see ErrRequestRecord).
+	record bool
 }
 
 func newUserRequest() userRequest { return userRequest{done: make(chan struct{})} }
@@ -38,8 +40,12 @@ func newUserRequest() userRequest { return userRequest{done: make(chan struct{})
 func (r *userRequest) Done() <-chan struct{} { return r.done }
 
 // settle runs answer if the request was not answered yet, and reports
-// ErrAlreadyAnswered otherwise.
+// ErrAlreadyAnswered otherwise; a request the bridge did not hand out (a
+// record, or a zero value) reports ErrRequestRecord.
 func (r *userRequest) settle(answer func()) error {
+	if r.record || r.done == nil {
+		return ErrRequestRecord
+	}
 	err := ErrAlreadyAnswered
 	r.once.Do(func() {
 		err = nil

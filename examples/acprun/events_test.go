@@ -1,24 +1,76 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/bridge"
 )
 
-// TestEventsNameTheAgentMode: --events reports the agent's own mode as
-// kind agent_mode with key agentMode, and the bridge id under bridge, so
-// neither is mistaken for the host's --mode or the agent's name.
-func TestEventsNameTheAgentMode(t *testing.T) {
-	line, err := json.Marshal(convert(bridge.Event{Bridge: "agent-1", Session: "s", Kind: bridge.KindAgentMode, AgentMode: "code"}))
-	if err != nil {
-		t.Fatal(err)
+// TestEventsAreTheBridgeForm: a --events line is json.Marshal of the
+// bridge's Event, nothing renamed or added: the session event keeps its
+// kind, todos stay todos, a permission carries no decision of acprun's, and
+// the agent's own mode stays agentMode.
+func TestEventsAreTheBridgeForm(t *testing.T) {
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	tool := &bridge.ToolCall{ID: "call_1", Title: "Write a.txt", Kind: "edit", Status: "pending"}
+	events := []bridge.Event{
+		{Pos: 1, Bridge: "agent-1", Key: "k", Session: "s", Seq: 1, Kind: bridge.KindSession, Time: at, SessionReady: &bridge.SessionReady{Resumed: true}},
+		{Pos: 2, Bridge: "agent-1", Key: "k", Session: "s", Seq: 2, Turn: 1, Kind: bridge.KindAgentMode, Time: at, AgentMode: "code"},
+		{Pos: 3, Bridge: "agent-1", Key: "k", Session: "s", Seq: 3, Turn: 1, Kind: bridge.KindTodos, Time: at, Todos: []bridge.Todo{{Content: "x", Status: "pending"}}},
+		{Pos: 4, Bridge: "agent-1", Key: "k", Session: "s", Seq: 4, Turn: 1, Kind: bridge.KindTurnEnd, Time: at,
+			Err: &acpclient.CallError{Method: "session/prompt", Err: &acpclient.Error{Code: -32603, Message: "boom"}}},
 	}
-	for _, want := range []string{`"bridge":"agent-1"`, `"kind":"agent_mode"`, `"agentMode":"code"`} {
-		if !strings.Contains(string(line), want) {
-			t.Errorf("--events line %s lacks %s", line, want)
+	var out bytes.Buffer
+	o := newJSONOutput(&out)
+	for _, ev := range events {
+		o.event(ev)
+	}
+	decided := false
+	perm := bridge.Event{Pos: 5, Bridge: "agent-1", Seq: 5, Kind: bridge.KindPermission, Time: at, Tool: tool,
+		Permission: &bridge.PermissionRequest{ID: "perm-1", Tool: tool}}
+	o.permission(perm, func() string { decided = true; return decisionAllow })
+	if !decided {
+		t.Error("permission did not decide")
+	}
+	events = append(events, perm)
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != len(events) {
+		t.Fatalf("%d lines for %d events:\n%s", len(lines), len(events), out.String())
+	}
+	for i, ev := range events {
+		want, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
 		}
+		if lines[i] != string(want) {
+			t.Errorf("line %d:\n got %s\nwant %s", i, lines[i], want)
+		}
+	}
+	if !strings.Contains(lines[0], `"kind":"session"`) || !strings.Contains(lines[2], `"kind":"todos"`) ||
+		!strings.Contains(lines[3], `"error":{"message":"acpclient: session/prompt: boom (code -32603)","code":-32603}`) ||
+		strings.Contains(lines[4], "decision") {
+		t.Errorf("lines do not keep the bridge's kinds, error or permission:\n%s", out.String())
+	}
+}
+
+// TestEventsReportAnEventThatCannotEncode: an event that does not encode
+// (a provider hook's invalid raw JSON) still gives a line: an error event
+// saying why, in the same session.
+func TestEventsReportAnEventThatCannotEncode(t *testing.T) {
+	var out bytes.Buffer
+	newJSONOutput(&out).event(bridge.Event{Bridge: "agent-1", Session: "s", Seq: 3, Kind: bridge.KindExt, Raw: json.RawMessage(`{broken`)})
+	var ev bridge.Event
+	if err := json.Unmarshal(out.Bytes(), &ev); err != nil {
+		t.Fatalf("%q: %v", out.String(), err)
+	}
+	var e *bridge.EventError
+	if ev.Kind != bridge.KindError || ev.Session != "s" || ev.Seq != 3 || !errors.As(ev.Err, &e) || !strings.Contains(e.Message, "invalid") {
+		t.Errorf("line %s", out.String())
 	}
 }

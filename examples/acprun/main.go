@@ -51,15 +51,17 @@
 // call (kept up to date in place on a terminal), the plan, permission
 // questions, a spinner while the agent is silent, and the usage at the end.
 // Colours only on a terminal, and never when NO_COLOR is set. With --events
-// stdout carries one JSON object per event instead, with the keys bridge
-// (the host's id of the agent, "agent-1"), session, seq, kind, text, tool
-// {id, title, kind, status, name}, stopReason, replay and error where they
-// apply (plus permission, plan, usage, agentMode, … for those kinds).
-// Kinds: text, thinking, tool_start, tool_update, tool_end, permission,
-// plan, usage, compaction, agent_mode (the agent's own mode changed),
-// config, commands, session_info, turn_start, turn_end, error, exited, ext.
-// Host events without a kind of their own (session ready, sign-in request,
-// notices, replayed user text) are ext with method "acphost/KIND".
+// stdout carries one JSON object per event instead: the bridge's Event in
+// its one JSON form (json.Marshal of bridge.Event, documented with an
+// example per kind in the bridge package doc, "Event JSON"), the same form
+// its journal and subscribers use. The common keys are pos, bridge (the
+// host's id of the agent, "agent-1"), key (the session's host key),
+// session, seq, turn, kind, time, replay and late; a failure is
+// error {message, code}. The kinds are the bridge's (text, thinking,
+// tool_start, tool_update, tool_end, permission, decision, plan, todos,
+// usage, session, turn_start, turn_end, error, exited, ext, …). How a
+// permission request was answered is the bridge's decision event that
+// follows it ("by":"app" for --approve, "policy" for --mode).
 // Diagnostics always go to stderr.
 //
 // # Exit status

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/bridge"
 	"github.com/acphost/acphost/internal/sshtest"
 )
 
@@ -79,31 +80,22 @@ func runAcprunIn(t *testing.T, home string, args ...string) result {
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 
-type lineEvent struct {
-	Bridge     string          `json:"bridge"`
-	Session    string          `json:"session"`
-	Seq        uint64          `json:"seq"`
-	Kind       string          `json:"kind"`
-	Text       string          `json:"text"`
-	Method     string          `json:"method"`
-	Replay     *bool           `json:"replay"`
-	StopReason string          `json:"stopReason"`
-	Error      string          `json:"error"`
-	Tool       *jsonTool       `json:"tool"`
-	Permission *jsonPermission `json:"permission"`
-}
-
-func parseEvents(t *testing.T, stdout string) []lineEvent {
+// parseEvents reads --events output: each line must be the bridge's JSON
+// form of an Event, byte for byte what json.Marshal writes for it.
+func parseEvents(t *testing.T, stdout string) []bridge.Event {
 	t.Helper()
-	var events []lineEvent
+	var events []bridge.Event
 	sc := bufio.NewScanner(strings.NewReader(stdout))
 	for sc.Scan() {
-		var ev lineEvent
+		var ev bridge.Event
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("stdout line is not a JSON object: %q: %v", sc.Text(), err)
 		}
-		if ev.Bridge == "" || ev.Kind == "" || ev.Replay == nil {
-			t.Errorf("line without bridge, kind or replay: %s", sc.Text())
+		if ev.Bridge == "" || ev.Kind == "" {
+			t.Errorf("line without bridge or kind: %s", sc.Text())
+		}
+		if again, _ := json.Marshal(ev); string(again) != sc.Text() {
+			t.Errorf("line is not the bridge's form of its event:\n got  %s\n form %s", sc.Text(), again)
 		}
 		events = append(events, ev)
 	}
@@ -112,10 +104,14 @@ func parseEvents(t *testing.T, stdout string) []lineEvent {
 
 // kinds lists the kinds in order, runs of one kind folded into one (text
 // deltas may be merged when the reader lags), ext events named by method.
-func kinds(events []lineEvent) []string {
+// Decision events are left out: checkDecisions looks at them.
+func kinds(events []bridge.Event) []string {
 	var out []string
 	for _, ev := range events {
-		k := ev.Kind
+		if ev.Kind == bridge.KindDecision {
+			continue
+		}
+		k := string(ev.Kind)
 		if k == "ext" {
 			k += ":" + ev.Method
 		}
@@ -127,7 +123,7 @@ func kinds(events []lineEvent) []string {
 }
 
 // checkSeq checks that each session's events are numbered 1, 2, 3, …
-func checkSeq(t *testing.T, events []lineEvent) {
+func checkSeq(t *testing.T, events []bridge.Event) {
 	t.Helper()
 	next := map[string]uint64{}
 	for _, ev := range events {
@@ -137,6 +133,24 @@ func checkSeq(t *testing.T, events []lineEvent) {
 		next[ev.Session]++
 		if ev.Seq != next[ev.Session] {
 			t.Fatalf("session %s: seq %d, want %d", ev.Session, ev.Seq, next[ev.Session])
+		}
+	}
+}
+
+// checkDecisions checks the bridge's decision events for permission
+// requests: each says outcome, by the app (acprun's --approve), and names a
+// request a permission event announced before it.
+func checkDecisions(t *testing.T, events []bridge.Event, outcome string) {
+	t.Helper()
+	asked := map[string]bool{}
+	for _, ev := range events {
+		switch {
+		case ev.Kind == bridge.KindPermission && ev.Permission != nil:
+			asked[ev.Permission.ID] = true
+		case ev.Kind == bridge.KindDecision && ev.Decision != nil && ev.Decision.Type == "permission":
+			if d := ev.Decision; d.Outcome != outcome || d.By != "app" || !asked[d.Request] {
+				t.Errorf("decision %+v; want %s by the app for a request shown before", d, outcome)
+			}
 		}
 	}
 }
@@ -152,8 +166,9 @@ func TestDemoEvents(t *testing.T) {
 	}
 	events := parseEvents(t, r.stdout)
 	checkSeq(t, events)
+	checkDecisions(t, events, "allowed")
 	want := []string{
-		"ext:acphost/session", "turn_start", "thinking", "plan", "text", "plan",
+		"session", "turn_start", "thinking", "plan", "text", "plan",
 		"tool_start", "permission", "text", // the agent says it goes ahead
 		"tool_update", "text", "tool_end", // write: in progress, a note, completed
 		"plan", "tool_start", "tool_end", "plan", // read it back
@@ -165,8 +180,8 @@ func TestDemoEvents(t *testing.T) {
 	for _, ev := range events {
 		switch ev.Kind {
 		case "permission":
-			if ev.Permission == nil || ev.Permission.Decision != decisionAllow || ev.Tool == nil || ev.Tool.ID != "call_write" {
-				t.Errorf("permission event %+v: want call_write allowed", ev)
+			if ev.Permission == nil || ev.Permission.ID == "" || ev.Tool == nil || ev.Tool.ID != "call_write" {
+				t.Errorf("permission event %+v: want call_write's request", ev)
 			}
 		case "turn_end":
 			if ev.StopReason != "end_turn" {
@@ -228,17 +243,19 @@ func TestDemoReject(t *testing.T) {
 			t.Fatalf("%q: exit status %d, want 0; stderr:\n%s", args, r.code, r.stderr)
 		}
 		events := parseEvents(t, r.stdout)
-		var decision, toolEnd string
+		checkDecisions(t, events, "rejected")
+		var asked bool
+		var toolEnd string
 		for _, ev := range events {
-			if ev.Kind == "permission" && ev.Permission != nil {
-				decision = ev.Permission.Decision
+			if ev.Kind == bridge.KindPermission && ev.Permission != nil {
+				asked = true
 			}
-			if ev.Kind == "tool_end" && ev.Tool != nil {
+			if ev.Kind == bridge.KindToolEnd && ev.Tool != nil {
 				toolEnd = ev.Tool.Status
 			}
 		}
-		if decision != decisionReject || toolEnd != "failed" {
-			t.Errorf("%q: decision %q, tool end %q; want reject, failed", args, decision, toolEnd)
+		if !asked || toolEnd != "failed" {
+			t.Errorf("%q: permission event %v, tool end %q; want a request, failed", args, asked, toolEnd)
 		}
 		if entries, _ := os.ReadDir(cwd); len(entries) != 0 {
 			t.Errorf("%q: the workspace holds %v after a rejection", args, entries)
@@ -278,7 +295,7 @@ func TestDemoResume(t *testing.T) {
 		if ev.Session != "saved-1" {
 			t.Fatalf("event of session %q, want saved-1: %+v", ev.Session, ev)
 		}
-		if *ev.Replay {
+		if ev.Replay {
 			replayed++
 		}
 	}
