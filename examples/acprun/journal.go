@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -69,9 +70,10 @@ func runSessions(o *options, w io.Writer) error {
 		return fail(exitFailed, "listing sessions: %v", err)
 	}
 	if o.events {
-		out := newJSONOutput(w)
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
 		for _, r := range recs {
-			_ = out.enc.Encode(r)
+			_ = enc.Encode(r) // a Record always encodes
 		}
 		return nil
 	}
