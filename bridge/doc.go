@@ -12,9 +12,10 @@
 // Order: a session's events arrive in the order the agent sent them. Pos
 // numbers every event of a Host once, in stream order, across all agents;
 // Seq counts the events of one session key without gaps, also when the
-// agent's own session id changes (agent-wide events are counted per
-// bridge). With a Journal both continue across app restarts: Pos after the
-// journal's last one, each key's Seq after its last one. A permission event follows the tool call that
+// agent's own session id changes. With a Journal both continue across app
+// restarts: Pos after the journal's last one, each key's Seq after its last
+// one. Agent-wide events (Key "") are counted per bridge, from 1 in each
+// Host. A permission event follows the tool call that
 // announced it; turn_end follows every update sent before the prompt's
 // answer, and updates sent after it come after turn_end, marked Late.
 // Updates that arrive before session/new answers are held and delivered first.
