@@ -224,7 +224,6 @@ func (b *Bridge) start(ctx context.Context) (*acpclient.Conn, error) {
 	b.mu.Lock()
 	b.conn, b.agent = conn, resp
 	b.mu.Unlock()
-	b.host.register(b)
 	b.running.Add(1)
 	go b.watchExit(conn)
 	return conn, nil
@@ -258,12 +257,6 @@ func (b *Bridge) watchExit(conn *acpclient.Conn) {
 		b.emit(Event{Kind: KindExited, Err: cause})
 	} else {
 		b.emit(Event{Kind: KindExited})
-	}
-	b.mu.Lock()
-	replaced := b.conn != nil // a restart (sign-in, relaunch) already runs its successor
-	b.mu.Unlock()
-	if !replaced {
-		b.host.unregister(b)
 	}
 }
 

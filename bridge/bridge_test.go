@@ -296,8 +296,11 @@ func TestAgentDeathMidTurnThenNativeResume(t *testing.T) {
 	if !strings.Contains(fmt.Sprint(exited.Err), "exit status 3") {
 		t.Errorf("exited event error %v", exited.Err)
 	}
-	if _, ok := h.Bridge("d"); ok {
-		t.Error("dead bridge still registered")
+	if dead, ok := h.Bridge("d"); !ok || dead != b || dead.Running() {
+		t.Errorf("Bridge(d) = %v, %v: want the dead bridge, not running", dead, ok)
+	}
+	if all := h.Bridges(); len(all) != 1 || all[0] != b {
+		t.Errorf("Bridges() = %v: want the dead bridge listed", all)
 	}
 	got := kinds(rec.snapshot(), KindSession, KindCommands)
 	want := []string{"turn_start:crash now", "text:partial", "error", "turn_end:cancelled", "exited"}
@@ -309,8 +312,8 @@ func TestAgentDeathMidTurnThenNativeResume(t *testing.T) {
 	if err != nil || stop != acpclient.StopEndTurn {
 		t.Fatalf("prompt after crash: %q %v", stop, err)
 	}
-	if _, ok := h.Bridge("d"); !ok {
-		t.Error("restarted bridge not registered")
+	if again, ok := h.Bridge("d"); !ok || again != b || !again.Running() {
+		t.Errorf("Bridge(d) after the restart = %v, %v: want it running", again, ok)
 	}
 	ready := rec.waitFor("resumed", func(ev Event) bool { return ev.Kind == KindSession && ev.SessionReady.Resumed })
 	if ready.Session != "sess_D" {

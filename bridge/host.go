@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -11,13 +12,21 @@ import (
 // HostOptions configures a Host. The zero value is ready to use.
 type HostOptions struct {
 	// MaxPendingEvents is how many undelivered events may wait before agents
-	// are slowed down (default DefaultMaxPendingEvents).
+	// are slowed down (default DefaultMaxPendingEvents), besides the batch
+	// being delivered.
 	MaxPendingEvents int
 	// Journal, when set, keeps every event and session record durably
 	// (package journal is the SQLite one): the source of history for
 	// subscribers, session lists and resume after an app restart. The app
 	// opens and closes it; the Host only uses it.
 	Journal Journal
+	// SubscriberTail is how many of the newest events are kept in memory
+	// for subscribers (default DefaultSubscriberTail); one that falls
+	// further behind reads from the Journal.
+	SubscriberTail int
+	// Logger receives the Host's own troubles, such as a failing Journal
+	// (default: discarded).
+	Logger *slog.Logger
 }
 
 // Host runs many agents and merges their events into one ordered stream.
@@ -26,12 +35,11 @@ type HostOptions struct {
 // of one message may be merged while it lags.
 type Host struct {
 	journal Journal // nil: events are not kept
-	events  *eventQueue
+	events  *stream
 	nextID  atomic.Uint64
 
 	mu      sync.Mutex
-	live    map[string]*Bridge // bridges whose process runs
-	all     map[string]*Bridge
+	all     map[string]*Bridge // every bridge not Removed
 	closing bool
 }
 
@@ -41,7 +49,7 @@ func NewHost(opts *HostOptions) *Host {
 	if opts != nil {
 		o = *opts
 	}
-	return &Host{journal: o.Journal, events: newEventQueue(o.MaxPendingEvents), live: map[string]*Bridge{}, all: map[string]*Bridge{}}
+	return &Host{journal: o.Journal, events: newStream(o), all: map[string]*Bridge{}}
 }
 
 // Events is the host's event stream. It is closed after Shutdown.
@@ -77,36 +85,22 @@ func (h *Host) Start(ctx context.Context, cfg Config) (*Bridge, error) {
 	return b, nil
 }
 
-func (h *Host) register(b *Bridge) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.live[b.cfg.ID] = b
-}
-
-// unregister removes a bridge whose process ended from the live registry;
-// its Bridge value stays usable and re-registers when it restarts.
-func (h *Host) unregister(b *Bridge) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.live[b.cfg.ID] == b {
-		delete(h.live, b.cfg.ID)
-	}
-}
-
-// Bridge returns the bridge with the given id whose agent is running.
+// Bridge returns the bridge with the given id, whether its agent runs or
+// not (Bridge.Running tells): a bridge whose agent died stays usable, and
+// its next call starts the agent again. Only Remove forgets a bridge.
 func (h *Host) Bridge(id string) (*Bridge, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	b, ok := h.live[id]
+	b, ok := h.all[id]
 	return b, ok
 }
 
-// Bridges returns the bridges whose agents are running, by id.
+// Bridges returns every bridge not removed, running or not, by id.
 func (h *Host) Bridges() []*Bridge {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make([]*Bridge, 0, len(h.live))
-	for _, b := range h.live {
+	out := make([]*Bridge, 0, len(h.all))
+	for _, b := range h.all {
 		out = append(out, b)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].cfg.ID < out[j].cfg.ID })
@@ -158,7 +152,7 @@ func (h *Host) Shutdown(ctx context.Context) error {
 		return ctx.Err()
 	}
 	select {
-	case <-h.events.pumped:
+	case <-h.events.done():
 		return nil
 	case <-ctx.Done():
 		h.events.abandon()

@@ -1,16 +1,34 @@
 package bridge
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
 	"sync"
+	"time"
 )
 
 // DefaultMaxPendingEvents is how many undelivered events a Host holds before
 // the agents producing them are slowed down.
 const DefaultMaxPendingEvents = 4096
 
-// eventQueue is a Host's single ordered stream. Producers (one per bridge
-// and turn) append; one pump goroutine hands events to the consumer. When the
-// consumer lags, a text or thinking delta that continues the newest queued
+// ErrJournal marks the error event a Host emits when its Journal fails to
+// store events (or to say where its numbering ends): delivery goes on, but
+// the journal may miss events until it recovers.
+var ErrJournal = errors.New("bridge: journal failed")
+
+const (
+	// pumpBatch bounds how many waiting events the pump takes at once: one
+	// journal transaction and one publication to subscribers.
+	pumpBatch = 512
+	// maxUnjournaled bounds the events kept for the next Append after one
+	// failed, so a journal that stays broken cannot grow memory.
+	maxUnjournaled = 4 * pumpBatch
+)
+
+// eventQueue holds a Host's events between the agents and the pump. When
+// the pump lags, a text or thinking delta that continues the newest waiting
 // event of the same session and message is merged into it instead of taking
 // a place, and once max events are waiting, producers block: the agent is
 // slowed down and nothing is dropped.
@@ -21,22 +39,14 @@ type eventQueue struct {
 	head    int
 	max     int
 	closed  bool
-	seq     map[seqKey]uint64
-	out     chan Event
-	stop    chan struct{} // closed to drop what is left and end the pump
-	pumped  chan struct{}
 }
-
-type seqKey struct{ bridge, session string }
 
 func newEventQueue(max int) *eventQueue {
 	if max <= 0 {
 		max = DefaultMaxPendingEvents
 	}
-	q := &eventQueue{max: max, seq: map[seqKey]uint64{}, out: make(chan Event),
-		stop: make(chan struct{}), pumped: make(chan struct{})}
+	q := &eventQueue{max: max}
 	q.changed = sync.NewCond(&q.mu)
-	go q.pump()
 	return q
 }
 
@@ -63,23 +73,21 @@ func (q *eventQueue) push(ev Event) bool {
 }
 
 // mergeLocked folds a delta into the newest waiting event when it continues
-// it. Only the newest is considered, so no event overtakes another.
+// it. Only the newest is considered, so no event overtakes another; events
+// the pump has taken are no longer in the queue, so they are never changed.
+// A lone waiting event is left alone: the pump is about to take it, and a
+// stream that keeps up should show the agent's deltas as sent.
 func (q *eventQueue) mergeLocked(ev Event) bool {
-	if ev.Kind != KindText && ev.Kind != KindThinking {
-		return false
-	}
-	// The oldest waiting event may already be in the pump's hands; merge
-	// only into events strictly behind it.
-	if len(q.events)-q.head < 2 {
+	if ev.Kind != KindText && ev.Kind != KindThinking || len(q.events)-q.head < 2 {
 		return false
 	}
 	last := &q.events[len(q.events)-1]
-	if last.Kind != ev.Kind || last.Bridge != ev.Bridge || last.Session != ev.Session ||
-		last.MessageID != ev.MessageID || last.Replay != ev.Replay || last.Late != ev.Late {
+	if last.Kind != ev.Kind || last.Bridge != ev.Bridge || last.Key != ev.Key || last.Session != ev.Session ||
+		last.Turn != ev.Turn || last.MessageID != ev.MessageID || last.Replay != ev.Replay || last.Late != ev.Late {
 		return false
 	}
 	// Appending to a buffer keeps a long run of merges linear; the text is
-	// materialised when the event is delivered.
+	// materialised when the pump takes the event.
 	if last.mergedText == nil {
 		last.mergedText = append(make([]byte, 0, 2*(len(last.Text)+len(ev.Text))), last.Text...)
 	}
@@ -88,47 +96,39 @@ func (q *eventQueue) mergeLocked(ev Event) bool {
 	return true
 }
 
-// pump delivers events in order, numbering them per session.
-func (q *eventQueue) pump() {
-	defer close(q.pumped)
-	defer close(q.out)
-	for {
-		q.mu.Lock()
-		for q.head == len(q.events) && !q.closed {
-			q.changed.Wait()
-		}
-		if q.head == len(q.events) {
-			q.mu.Unlock()
-			return
-		}
-		ev := q.events[q.head]
+// take waits for events and moves up to n of them, oldest first, onto buf.
+// It returns nil once the queue is closed and empty.
+func (q *eventQueue) take(buf []Event, n int) []Event {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.head == len(q.events) && !q.closed {
+		q.changed.Wait()
+	}
+	if q.head == len(q.events) {
+		return nil
+	}
+	end := min(q.head+n, len(q.events))
+	for i := q.head; i < end; i++ {
+		ev := q.events[i]
 		if ev.mergedText != nil {
 			ev.Text, ev.mergedText = string(ev.mergedText), nil
 		}
-		k := seqKey{ev.Bridge, ev.Session}
-		q.seq[k]++
-		ev.Seq = q.seq[k]
-		q.mu.Unlock()
-
-		select {
-		case q.out <- ev:
-		case <-q.stop:
-			return
-		}
-
-		q.mu.Lock()
-		q.events[q.head] = Event{}
-		q.head++
-		if q.head == len(q.events) {
-			q.events, q.head = q.events[:0], 0
-		}
-		q.changed.Broadcast()
-		q.mu.Unlock()
+		buf = append(buf, ev)
+		q.events[i] = Event{}
 	}
+	q.head = end
+	// Reclaim the taken prefix once it outweighs what waits, so the slice
+	// stays bounded under a steady flood at amortised constant cost.
+	if q.head >= len(q.events)-q.head {
+		live := copy(q.events, q.events[q.head:])
+		clear(q.events[live:])
+		q.events, q.head = q.events[:live], 0
+	}
+	q.changed.Broadcast()
+	return buf
 }
 
-// close stops accepting events; the pump delivers what is queued, then
-// closes the output channel.
+// close stops accepting events and wakes everyone waiting.
 func (q *eventQueue) close() {
 	q.mu.Lock()
 	q.closed = true
@@ -136,13 +136,196 @@ func (q *eventQueue) close() {
 	q.mu.Unlock()
 }
 
-// abandon drops undelivered events and ends the pump.
-func (q *eventQueue) abandon() {
-	q.close()
-	select {
-	case <-q.stop:
-	default:
-		close(q.stop)
+// seqKey names a numbering: a session key, or for agent-wide events (Key
+// "") the bridge.
+type seqKey struct{ key, bridge string }
+
+func seqKeyOf(ev *Event) seqKey {
+	if ev.Key != "" {
+		return seqKey{key: ev.Key}
 	}
-	<-q.pumped
+	return seqKey{bridge: ev.Bridge}
 }
+
+// stream is a Host's event pipeline: the queue, then one pump goroutine
+// that numbers each batch, journals it, publishes it to subscribers, folds
+// it into the live views and finally hands each event to Host.Events.
+type stream struct {
+	queue   *eventQueue
+	journal Journal // nil when off, or once its numbering could not be read
+	logger  *slog.Logger
+	hub     *hub
+	views   *liveViews
+	out     chan Event
+	stop    chan struct{} // closed to drop what is left and end the pump
+	stopper sync.Once
+	pumped  chan struct{}
+	ctx     context.Context // of journal calls; cancelled by abandon
+	cancel  context.CancelFunc
+
+	// Owned by the pump goroutine.
+	pos         uint64
+	posRead     bool
+	seq         map[seqKey]uint64
+	unjournaled []Event // events whose Append failed, retried with the next batch
+	failing     bool    // in a streak of failed Appends
+	lost        int     // events given up during the streak
+}
+
+func newStream(o HostOptions) *stream {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &stream{queue: newEventQueue(o.MaxPendingEvents), journal: o.Journal, logger: o.Logger,
+		hub: newHub(o.SubscriberTail, o.Journal), views: newLiveViews(), out: make(chan Event),
+		stop: make(chan struct{}), pumped: make(chan struct{}), ctx: ctx, cancel: cancel, seq: map[seqKey]uint64{}}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	go s.pump()
+	return s
+}
+
+func (s *stream) push(ev Event) bool { return s.queue.push(ev) }
+
+// pump runs the pipeline until the queue is closed and drained, or until
+// abandon.
+func (s *stream) pump() {
+	defer close(s.pumped)
+	defer s.cancel()
+	defer s.hub.close()
+	defer close(s.out)
+	var buf []Event
+	for {
+		batch := s.queue.take(buf[:0], pumpBatch)
+		if batch == nil {
+			s.flushJournal()
+			return
+		}
+		batch = s.number(batch)
+		batch = s.append(batch)
+		s.hub.publish(batch)
+		s.views.apply(batch)
+		for _, ev := range batch {
+			select {
+			case s.out <- ev:
+			case <-s.stop:
+				return
+			}
+		}
+		clear(batch)
+		buf = batch
+	}
+}
+
+// number gives each event its Pos and Seq. With a journal, Pos continues
+// after the journal's last one and each key's Seq after its last one; if
+// the journal cannot say, it is not used for the rest of the Host's life
+// (numbers would collide) and an error event says so.
+func (s *stream) number(batch []Event) []Event {
+	var lookupErr error
+	if !s.posRead {
+		s.posRead = true
+		if s.journal != nil {
+			if s.pos, lookupErr = s.journal.LastPos(s.ctx); lookupErr != nil {
+				s.journal = nil
+			}
+		}
+	}
+	for i := range batch {
+		k := seqKeyOf(&batch[i])
+		n, seen := s.seq[k]
+		if !seen && k.key != "" && s.journal != nil {
+			var err error
+			if n, err = s.journal.LastSeq(s.ctx, k.key); err != nil {
+				n, lookupErr, s.journal = 0, err, nil
+			}
+		}
+		s.seq[k] = n + 1
+		s.pos++
+		batch[i].Pos, batch[i].Seq = s.pos, n+1
+	}
+	if lookupErr != nil {
+		s.logger.Error("bridge: journal numbering unreadable; events are no longer journaled", "err", lookupErr)
+		batch = append(batch, s.hostError(fmt.Errorf("%w: reading its last positions: %w; events are no longer journaled", ErrJournal, lookupErr)))
+	}
+	return batch
+}
+
+// hostError returns a numbered agent-wide error event of the Host itself.
+func (s *stream) hostError(err error) Event {
+	ev := Event{Kind: KindError, Time: time.Now(), Err: err}
+	k := seqKeyOf(&ev)
+	s.seq[k]++
+	s.pos++
+	ev.Pos, ev.Seq = s.pos, s.seq[k]
+	return ev
+}
+
+// append journals the batch. A failed Append does not hold delivery up:
+// the events are kept (boundedly) and retried in front of the next batch,
+// so a transient failure leaves no hole; the first failure of a streak is
+// reported as an error event and logged, and the recovery is logged.
+func (s *stream) append(batch []Event) []Event {
+	if s.journal == nil {
+		return batch
+	}
+	pending := batch
+	if len(s.unjournaled) > 0 {
+		s.unjournaled = append(s.unjournaled, batch...)
+		pending = s.unjournaled
+	}
+	err := s.journal.Append(s.ctx, pending)
+	if err == nil {
+		if s.failing {
+			s.logger.Info("bridge: journal recovered", "lost", s.lost)
+			s.failing, s.lost = false, 0
+		}
+		clear(s.unjournaled)
+		s.unjournaled = s.unjournaled[:0]
+		return batch
+	}
+	if len(s.unjournaled) == 0 {
+		s.unjournaled = append(s.unjournaled, batch...)
+	}
+	if !s.failing {
+		s.failing = true
+		s.logger.Error("bridge: journal append failed; delivering events anyway", "err", err)
+		ev := s.hostError(fmt.Errorf("%w: storing events: %w", ErrJournal, err))
+		s.unjournaled = append(s.unjournaled, ev)
+		batch = append(batch, ev)
+	}
+	if over := len(s.unjournaled) - maxUnjournaled; over > 0 {
+		kept := copy(s.unjournaled, s.unjournaled[over:])
+		clear(s.unjournaled[kept:])
+		s.unjournaled = s.unjournaled[:kept]
+		s.lost += over
+	}
+	return batch
+}
+
+// flushJournal makes a last attempt to store what a failed Append left.
+func (s *stream) flushJournal() {
+	if s.journal == nil || len(s.unjournaled) == 0 {
+		return
+	}
+	if err := s.journal.Append(s.ctx, s.unjournaled); err != nil {
+		s.logger.Error("bridge: journal append failed at shutdown", "err", err, "lost", s.lost+len(s.unjournaled))
+	}
+	s.unjournaled = nil
+}
+
+// close stops accepting events; the pump delivers what is queued, then
+// closes the output channel.
+func (s *stream) close() { s.queue.close() }
+
+// abandon drops undelivered events and ends the pump.
+func (s *stream) abandon() {
+	s.queue.close()
+	s.stopper.Do(func() {
+		close(s.stop)
+		s.cancel()
+	})
+	<-s.pumped
+}
+
+// done closes once the pump has ended.
+func (s *stream) done() <-chan struct{} { return s.pumped }

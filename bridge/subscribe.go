@@ -1,0 +1,224 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"sync"
+)
+
+// DefaultSubscriberTail is how many of the newest events a Host keeps in
+// memory for subscribers (HostOptions.SubscriberTail).
+const DefaultSubscriberTail = 4096
+
+// ErrHistoryGone is the error a subscription ends with when its cursor lies
+// before the events the Host still holds: they left the in-memory tail and
+// there is no Journal to read them from.
+var ErrHistoryGone = errors.New("bridge: events after the cursor are no longer held")
+
+// subscribePage is how many events a subscriber reads from the journal at
+// a time while it catches up.
+const subscribePage = 512
+
+// Cursor says where a subscription starts and which events it wants.
+type Cursor struct {
+	// After is the Pos of the last event already seen: the subscription
+	// yields events with a greater Pos (0: from the beginning).
+	After uint64
+	// Key, when set, selects the events of one session (its host key).
+	Key string
+	// Bridge, when set, selects the events of one bridge.
+	Bridge string
+}
+
+func (c Cursor) matches(ev *Event) bool {
+	return (c.Key == "" || ev.Key == c.Key) && (c.Bridge == "" || ev.Bridge == c.Bridge)
+}
+
+// Subscribe yields the Host's events after the cursor that match it, in Pos
+// order: first the history (from the in-memory tail, or from the Journal
+// for what has left it), then live events as they happen, with no gap and
+// no duplicate between the two. It ends when ctx ends, or once the Host has
+// shut down and every event was yielded. A subscriber that stops reading
+// never slows the agents: it falls behind the tail and, with a Journal,
+// catches up from it; without one it gets ErrHistoryGone and ends. An error
+// is the last thing yielded.
+//
+// Each subscription runs in the goroutine that ranges over it; any number
+// may run at once, beside Events, which keeps its own contract.
+func (h *Host) Subscribe(ctx context.Context, from Cursor) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		sub := subscriber{hub: h.events.hub, cursor: from, after: from.After, yield: yield}
+		if err := sub.run(ctx); err != nil {
+			yield(Event{}, err)
+		}
+	}
+}
+
+// hub holds the newest published events in a ring and wakes subscribers;
+// publishing never waits for them.
+type hub struct {
+	journal Journal // history beyond the ring, when set
+
+	mu      sync.Mutex
+	ring    []Event
+	start   int // index of the oldest event
+	n       int // events held
+	closed  bool
+	changed chan struct{} // closed and replaced at every publish and at close
+}
+
+func newHub(tail int, journal Journal) *hub {
+	if tail <= 0 {
+		tail = DefaultSubscriberTail
+	}
+	return &hub{journal: journal, ring: make([]Event, tail), changed: make(chan struct{})}
+}
+
+// publish adds a numbered batch, overwriting the oldest events.
+func (h *hub) publish(batch []Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, ev := range batch {
+		if h.n < len(h.ring) {
+			h.ring[(h.start+h.n)%len(h.ring)] = ev
+			h.n++
+			continue
+		}
+		h.ring[h.start] = ev
+		h.start = (h.start + 1) % len(h.ring)
+	}
+	close(h.changed)
+	h.changed = make(chan struct{})
+}
+
+// close marks the end of the stream.
+func (h *hub) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	close(h.changed)
+	h.changed = make(chan struct{})
+}
+
+// view is what a subscriber learns from the ring in one look.
+type view struct {
+	events  []Event       // matching events after the cursor, oldest first
+	scanned uint64        // Pos of the last event looked at (the cursor if none)
+	behind  bool          // events after the cursor have left the ring
+	oldest  uint64        // Pos of the oldest event held, 0 when empty
+	closed  bool          // nothing more will be published
+	changed chan struct{} // closes at the next publish
+}
+
+// look copies up to max matching events with Pos after after.
+func (h *hub) look(after uint64, c Cursor, max int) view {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v := view{scanned: after, closed: h.closed, changed: h.changed}
+	if h.n == 0 {
+		return v
+	}
+	v.oldest = h.ring[h.start].Pos
+	if after+1 < v.oldest {
+		v.behind = true
+		return v
+	}
+	// Positions in the ring are contiguous, so the cursor maps to an index.
+	for i := int(after + 1 - v.oldest); i < h.n && len(v.events) < max; i++ {
+		ev := &h.ring[(h.start+i)%len(h.ring)]
+		v.scanned = ev.Pos
+		if c.matches(ev) {
+			v.events = append(v.events, *ev)
+		}
+	}
+	return v
+}
+
+// subscriber is one running subscription.
+type subscriber struct {
+	hub    *hub
+	cursor Cursor
+	after  uint64 // Pos of the last event yielded or skipped
+	yield  func(Event, error) bool
+	done   bool // the consumer stopped ranging
+}
+
+// run yields until the end of the stream, ctx or the consumer stops it.
+func (s *subscriber) run(ctx context.Context) error {
+	if s.hub.journal != nil {
+		if err := s.catchUp(ctx); err != nil || s.done {
+			return err
+		}
+	}
+	for {
+		v := s.hub.look(s.after, s.cursor, subscribePage)
+		if v.behind {
+			if s.hub.journal == nil {
+				return fmt.Errorf("%w: cursor %d, oldest held %d", ErrHistoryGone, s.after, v.oldest)
+			}
+			if err := s.catchUp(ctx); err != nil || s.done {
+				return err
+			}
+			continue
+		}
+		prev := s.after
+		if !s.emit(ctx, v.events) {
+			return nil
+		}
+		s.after = v.scanned
+		if s.after != prev {
+			continue
+		}
+		if v.closed {
+			return nil
+		}
+		select {
+		case <-v.changed:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// emit yields events in order; false when the subscription is to end.
+func (s *subscriber) emit(ctx context.Context, events []Event) bool {
+	for _, ev := range events {
+		if ctx.Err() != nil || !s.yield(ev, nil) {
+			s.done = true
+			return false
+		}
+		s.after = ev.Pos
+	}
+	return true
+}
+
+// catchUp reads journal pages after the cursor until a short page says
+// the journal has nothing more. Every event the ring held before the read
+// was journaled before it was published, so the cursor may then move up to
+// the ring's oldest event: what lies between was in the pages, or did not
+// match.
+func (s *subscriber) catchUp(ctx context.Context) error {
+	oldest := s.hub.look(s.after, s.cursor, 0).oldest
+	for {
+		page, err := s.hub.journal.ReadEvents(ctx, EventQuery{After: s.after, Key: s.cursor.Key,
+			Bridge: s.cursor.Bridge, Limit: subscribePage})
+		if ctx.Err() != nil {
+			s.done = true
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("bridge: subscriber reading the journal after %d: %w", s.after, err)
+		}
+		if !s.emit(ctx, page) {
+			return nil
+		}
+		if len(page) < subscribePage {
+			if oldest > 0 && oldest-1 > s.after {
+				s.after = oldest - 1
+			}
+			return nil
+		}
+	}
+}

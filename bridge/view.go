@@ -1,0 +1,232 @@
+package bridge
+
+import (
+	"github.com/acphost/acphost/acpclient"
+)
+
+// SessionView is the state of one session as its events describe it: what
+// a UI shows. Apply folds events into it; Host.Snapshot returns the live
+// views of every session. Because it is built from events alone, an app can
+// rebuild a session's view after a restart by applying the events its
+// Journal kept for the session's key (ReadEvents with EventQuery.Key), in
+// order.
+type SessionView struct {
+	Key     string // the host key
+	Bridge  string
+	Session string // the agent's current session id
+	// Pos and Seq are those of the last event applied.
+	Pos, Seq uint64
+	// Turn is the number of the running or last turn; Busy says whether it
+	// runs.
+	Turn uint64
+	Busy bool
+	// Tools are the rows of the running or last turn, and any row of an
+	// earlier turn that is still open, in the order they started.
+	Tools []ToolRow
+	// Pending are the requests waiting on the user, in the order they
+	// arrived; each carries the live request, so it can be answered.
+	Pending []PendingRequest
+	// AgentMode is the agent's current session mode; AgentModes the modes
+	// it offered, with CurrentModeID kept equal to AgentMode.
+	AgentMode     string
+	AgentModes    *acpclient.ModeState
+	ConfigOptions []acpclient.ConfigOption
+	Models        *acpclient.ModelState
+	Usage         *Usage
+	Title         string
+	Plan          []acpclient.PlanEntry
+	Todos         []Todo
+	Commands      []acpclient.AvailableCommand
+}
+
+// ToolRow is one tool call of a session: a tool call id within one turn
+// (agents reuse ids across turns, and each turn's call is a row of its own).
+type ToolRow struct {
+	Turn uint64
+	Tool ToolCall
+}
+
+// Open reports whether the agent has not finished the call yet.
+func (r ToolRow) Open() bool {
+	switch r.Tool.Status {
+	case "completed", "failed", "cancelled", ToolUnfinished:
+		return false
+	}
+	return true
+}
+
+// PendingRequest is a request waiting on the user. Exactly one of
+// Permission, Elicitation and Auth is set, as Type says.
+type PendingRequest struct {
+	// Type is "permission", "elicitation" or "auth", as in Decision.Type.
+	Type string
+	// ID is the request's id (Decision.Request names it when it is settled).
+	ID     string
+	Bridge string
+	Key    string // "" for a request outside any session
+	Turn   uint64
+	Pos    uint64 // of the event that brought it
+
+	Permission  *PermissionRequest
+	Elicitation *ElicitationRequest
+	Auth        *AuthRequest
+}
+
+// pendingOf returns the request an event brings, if any.
+func pendingOf(ev *Event) (PendingRequest, bool) {
+	p := PendingRequest{Bridge: ev.Bridge, Key: ev.Key, Turn: ev.Turn, Pos: ev.Pos}
+	switch {
+	case ev.Kind == KindPermission && ev.Permission != nil:
+		p.Type, p.ID, p.Permission = "permission", ev.Permission.ID, ev.Permission
+	case ev.Kind == KindElicitation && ev.Elicitation != nil:
+		p.Type, p.ID, p.Elicitation = "elicitation", ev.Elicitation.ID, ev.Elicitation
+	case ev.Kind == KindAuthRequired && ev.Auth != nil:
+		p.Type, p.ID, p.Auth = "auth", ev.Auth.ID, ev.Auth
+	default:
+		return p, false
+	}
+	return p, true
+}
+
+// settle removes the request a decision names, keeping the others in order.
+func settle(pending []PendingRequest, d *Decision) []PendingRequest {
+	return removePending(pending, func(p PendingRequest) bool {
+		return p.ID == d.Request && (d.Type == "" || d.Type == p.Type)
+	})
+}
+
+func removePending(pending []PendingRequest, drop func(PendingRequest) bool) []PendingRequest {
+	kept := pending[:0]
+	for _, p := range pending {
+		if !drop(p) {
+			kept = append(kept, p)
+		}
+	}
+	clear(pending[len(kept):])
+	return kept
+}
+
+// Apply folds one event of the session into the view. Apply the session's
+// events in order; events of other sessions do not belong here.
+func (v *SessionView) Apply(ev Event) {
+	if v.Key == "" {
+		v.Key = ev.Key
+	}
+	if ev.Bridge != "" {
+		v.Bridge = ev.Bridge
+	}
+	if ev.Session != "" {
+		v.Session = ev.Session
+	}
+	v.Pos, v.Seq = ev.Pos, ev.Seq
+	if p, ok := pendingOf(&ev); ok {
+		v.Pending = append(v.Pending, p)
+		return
+	}
+	switch ev.Kind {
+	case KindTurnStart:
+		v.startTurn(ev.Turn)
+	case KindTurnEnd:
+		v.endTurn(ev.Turn)
+	case KindToolStart, KindToolUpdate, KindToolEnd:
+		if ev.Tool != nil {
+			v.applyTool(&ev)
+		}
+	case KindDecision:
+		if ev.Decision != nil {
+			v.Pending = settle(v.Pending, ev.Decision)
+		}
+	default:
+		v.applyState(&ev)
+	}
+}
+
+// applyState folds the kinds that replace a piece of session state.
+func (v *SessionView) applyState(ev *Event) {
+	switch ev.Kind {
+	case KindSession:
+		if r := ev.SessionReady; r != nil {
+			v.AgentModes, v.Models, v.ConfigOptions = r.AgentModes, r.Models, r.ConfigOptions
+			v.AgentMode = ""
+			if r.AgentModes != nil {
+				v.AgentMode = r.AgentModes.CurrentModeID
+			}
+		}
+	case KindAgentMode:
+		v.AgentMode = ev.AgentMode
+		if v.AgentModes != nil {
+			modes := *v.AgentModes // events share their state: never change it in place
+			modes.CurrentModeID = ev.AgentMode
+			v.AgentModes = &modes
+		}
+	case KindConfig:
+		v.ConfigOptions = ev.ConfigOptions
+	case KindUsage:
+		v.Usage = ev.Usage
+	case KindSessionInfo:
+		if ev.SessionInfo != nil && ev.SessionInfo.TitleChanged {
+			v.Title = ev.SessionInfo.Title
+		}
+	case KindPlan:
+		v.Plan = ev.Plan
+	case KindTodos:
+		v.Todos, v.Plan = ev.Todos, ev.Plan
+	case KindCommands:
+		v.Commands = ev.Commands
+	}
+}
+
+// startTurn marks the turn running and lets go of the finished rows of
+// earlier turns.
+func (v *SessionView) startTurn(turn uint64) {
+	if turn == 0 {
+		turn = v.Turn + 1
+	}
+	v.Turn, v.Busy = turn, true
+	kept := v.Tools[:0]
+	for _, r := range v.Tools {
+		if r.Turn == turn || r.Open() {
+			kept = append(kept, r)
+		}
+	}
+	clear(v.Tools[len(kept):])
+	v.Tools = kept
+}
+
+// endTurn marks the turn over; requests it left waiting are gone with it.
+func (v *SessionView) endTurn(turn uint64) {
+	if turn == 0 {
+		turn = v.Turn
+	}
+	v.Busy = false
+	v.Pending = removePending(v.Pending, func(p PendingRequest) bool { return p.Turn == turn })
+}
+
+// applyTool updates the row of the event's turn and call id, or opens one.
+// An update outside any turn (Late, or replayed) belongs to the newest row
+// of its id.
+func (v *SessionView) applyTool(ev *Event) {
+	i := v.findRow(ev.Tool.ID, ev.Turn, ev.Kind != KindToolStart && (ev.Turn == 0 || ev.Late))
+	if i < 0 {
+		v.Tools = append(v.Tools, ToolRow{Turn: ev.Turn, Tool: *ev.Tool})
+		return
+	}
+	v.Tools[i].Tool = *ev.Tool
+}
+
+func (v *SessionView) findRow(id string, turn uint64, anyTurn bool) int {
+	for i := len(v.Tools) - 1; i >= 0; i-- {
+		if r := v.Tools[i]; r.Tool.ID == id && (r.Turn == turn || anyTurn) {
+			return i
+		}
+	}
+	return -1
+}
+
+// clone returns a copy that later Applies to v do not change.
+func (v *SessionView) clone() SessionView {
+	c := *v
+	c.Tools = append([]ToolRow(nil), v.Tools...)
+	c.Pending = append([]PendingRequest(nil), v.Pending...)
+	return c
+}
