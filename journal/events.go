@@ -1,0 +1,242 @@
+package journal
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/acphost/acphost/bridge"
+)
+
+// defaultLimit is how many events ReadEvents returns when the query sets
+// no Limit.
+const defaultLimit = 1000
+
+// ErrNoPos reports an event given to Append without a position: the Host
+// numbers events before it journals them, and Pos 0 means "none".
+var ErrNoPos = errors.New("event has no Pos")
+
+// appendStmts are the writer's statements, prepared once: Append runs them
+// for every event of every batch.
+type appendStmts struct {
+	insertEvent, touchSession, raisePos *sql.Stmt
+}
+
+const insertEventSQL = `INSERT INTO events
+	(pos, key, bridge, session, seq, turn, kind, time, replay, late, event)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// touchSessionSQL creates the minimal row of a session key first seen in
+// a batch, or advances the columns Append keeps up to date. ?9 says
+// whether the batch changed the title (to ?8, possibly empty).
+const touchSessionSQL = `INSERT INTO sessions
+	(key, bridge, native_id, created_at, updated_at, last_seq, last_pos, title)
+	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, CASE WHEN ?9 THEN ?8 ELSE '' END)
+	ON CONFLICT (key) DO UPDATE SET
+	bridge = CASE WHEN bridge = '' THEN excluded.bridge ELSE bridge END,
+	native_id = CASE WHEN native_id = '' THEN excluded.native_id ELSE native_id END,
+	updated_at = CASE WHEN updated_at IS NULL OR excluded.updated_at > updated_at
+		THEN excluded.updated_at ELSE updated_at END,
+	last_seq = max(last_seq, excluded.last_seq),
+	last_pos = max(last_pos, excluded.last_pos),
+	title = CASE WHEN ?9 THEN ?8 ELSE title END`
+
+const raisePosSQL = `UPDATE meta SET value = max(value, ?) WHERE name = 'last_pos'`
+
+func (s *appendStmts) prepare(ctx context.Context, db *sql.DB) error {
+	for _, p := range []struct {
+		stmt **sql.Stmt
+		sql  string
+	}{{&s.insertEvent, insertEventSQL}, {&s.touchSession, touchSessionSQL}, {&s.raisePos, raisePosSQL}} {
+		stmt, err := db.PrepareContext(ctx, p.sql)
+		if err != nil {
+			return fmt.Errorf("preparing statements: %w", err)
+		}
+		*p.stmt = stmt
+	}
+	return nil
+}
+
+func (s *appendStmts) close() error {
+	var errs []error
+	for _, stmt := range []*sql.Stmt{s.insertEvent, s.touchSession, s.raisePos} {
+		if stmt != nil {
+			errs = append(errs, stmt.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// keyTouch is what one batch changes in the row of one session key.
+type keyTouch struct {
+	key, bridge, native string
+	first, last         time.Time
+	lastSeq, lastPos    uint64
+	title               string
+	titleSet            bool
+}
+
+// Append stores a batch of events in one transaction, and creates or
+// advances the sessions row of every session key in it (updated_at,
+// last_seq, last_pos, and the title from session_info events that change
+// it). Events with an empty Key (agent-wide) get no sessions row. An
+// event whose Pos is already stored fails the whole batch.
+func (db *DB) Append(ctx context.Context, events []bridge.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	// Encoding happens before the transaction, which then holds the write
+	// lock only for the inserts.
+	docs := make([]string, len(events)) // text: the column is TEXT, a []byte would bind as a BLOB
+	for i := range events {
+		if events[i].Pos == 0 {
+			return fmt.Errorf("journal: appending a %s event of %q: %w", events[i].Kind, events[i].Key, ErrNoPos)
+		}
+		doc, err := json.Marshal(events[i])
+		if err != nil {
+			return fmt.Errorf("journal: encoding event %d: %w", events[i].Pos, err)
+		}
+		docs[i] = string(doc)
+	}
+	if err := db.appendTx(ctx, events, docs, touches(events)); err != nil {
+		return fmt.Errorf("journal: appending events %d-%d: %w", events[0].Pos, events[len(events)-1].Pos, err)
+	}
+	return nil
+}
+
+// touches folds a batch into one change per session key, in the order the
+// keys first appear.
+func touches(events []bridge.Event) []*keyTouch {
+	var order []*keyTouch
+	byKey := map[string]*keyTouch{}
+	for _, ev := range events {
+		if ev.Key == "" {
+			continue
+		}
+		t := byKey[ev.Key]
+		if t == nil {
+			t = &keyTouch{key: ev.Key, bridge: ev.Bridge, native: ev.Session, first: ev.Time}
+			byKey[ev.Key] = t
+			order = append(order, t)
+		}
+		if t.native == "" {
+			t.native = ev.Session
+		}
+		if ev.Time.After(t.last) {
+			t.last = ev.Time
+		}
+		t.lastSeq = max(t.lastSeq, ev.Seq)
+		t.lastPos = max(t.lastPos, ev.Pos)
+		if ev.Kind == bridge.KindSessionInfo && ev.SessionInfo != nil && ev.SessionInfo.TitleChanged {
+			t.title, t.titleSet = ev.SessionInfo.Title, true
+		}
+	}
+	return order
+}
+
+func (db *DB) appendTx(ctx context.Context, events []bridge.Event, docs []string, keys []*keyTouch) error {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	insert := tx.StmtContext(ctx, db.stmts.insertEvent)
+	var maxPos uint64
+	for i, ev := range events {
+		if _, err := insert.ExecContext(ctx, ev.Pos, ev.Key, ev.Bridge, ev.Session, ev.Seq, ev.Turn,
+			string(ev.Kind), timeText(ev.Time), boolInt(ev.Replay), boolInt(ev.Late), docs[i]); err != nil {
+			return fmt.Errorf("event %d: %w", ev.Pos, err)
+		}
+		maxPos = max(maxPos, ev.Pos)
+	}
+	touch := tx.StmtContext(ctx, db.stmts.touchSession)
+	now := time.Now()
+	for _, k := range keys {
+		first, last := k.first, k.last
+		if first.IsZero() {
+			first = now
+		}
+		if last.IsZero() {
+			last = now
+		}
+		if _, err := touch.ExecContext(ctx, k.key, k.bridge, k.native, timeText(first), timeText(last),
+			k.lastSeq, k.lastPos, k.title, boolInt(k.titleSet)); err != nil {
+			return fmt.Errorf("session %q: %w", k.key, err)
+		}
+	}
+	if _, err := tx.StmtContext(ctx, db.stmts.raisePos).ExecContext(ctx, maxPos); err != nil {
+		return fmt.Errorf("recording the last position: %w", err)
+	}
+	return tx.Commit()
+}
+
+// ReadEvents returns up to q.Limit events (1000 when unset) with Pos
+// after q.After, of q.Key and q.Bridge when set, in Pos order.
+func (db *DB) ReadEvents(ctx context.Context, q bridge.EventQuery) ([]bridge.Event, error) {
+	where := []string{"pos > ?"}
+	args := []any{q.After}
+	if q.Key != "" {
+		where, args = append(where, "key = ?"), append(args, q.Key)
+	}
+	if q.Bridge != "" {
+		where, args = append(where, "bridge = ?"), append(args, q.Bridge)
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = defaultLimit
+	}
+	args = append(args, limit)
+	rows, err := db.read.QueryContext(ctx,
+		"SELECT pos, event FROM events WHERE "+strings.Join(where, " AND ")+" ORDER BY pos LIMIT ?", args...)
+	if err != nil {
+		return nil, fmt.Errorf("journal: reading events after %d: %w", q.After, err)
+	}
+	defer rows.Close()
+	var out []bridge.Event
+	for rows.Next() {
+		var pos uint64
+		var doc []byte
+		if err := rows.Scan(&pos, &doc); err != nil {
+			return nil, fmt.Errorf("journal: reading events after %d: %w", q.After, err)
+		}
+		var ev bridge.Event
+		if err := json.Unmarshal(doc, &ev); err != nil {
+			return nil, fmt.Errorf("journal: decoding event %d: %w", pos, err)
+		}
+		out = append(out, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("journal: reading events after %d: %w", q.After, err)
+	}
+	return out, nil
+}
+
+// LastPos is the highest Pos ever appended (0 for a new journal). It does
+// not go back when DeleteSession removes the latest events: positions are
+// subscribers' cursors and are never reused.
+func (db *DB) LastPos(ctx context.Context) (uint64, error) {
+	var pos uint64
+	err := db.read.QueryRowContext(ctx, "SELECT value FROM meta WHERE name = 'last_pos'").Scan(&pos)
+	if err != nil {
+		return 0, fmt.Errorf("journal: reading the last position: %w", err)
+	}
+	return pos, nil
+}
+
+// LastSeq is the highest Seq appended for the session key (0 when the key
+// has no events, and for the agent-wide key "").
+func (db *DB) LastSeq(ctx context.Context, key string) (uint64, error) {
+	var seq uint64
+	err := db.read.QueryRowContext(ctx, "SELECT last_seq FROM sessions WHERE key = ?", key).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("journal: reading the last seq of session %q: %w", key, err)
+	}
+	return seq, nil
+}

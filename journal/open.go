@@ -1,0 +1,176 @@
+package journal
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/acphost/acphost/bridge"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// The DB is both the Host's journal and a session Store.
+var (
+	_ bridge.Journal = (*DB)(nil)
+	_ bridge.Store   = (*DB)(nil)
+)
+
+// busyTimeout is how long a statement waits for a lock held by another
+// process (say, a tool reading the file) before it fails.
+const busyTimeout = 5 * time.Second
+
+// readConns bounds the connections that serve reads: enough for several
+// subscribers catching up at once, few enough to keep memory small.
+const readConns = 4
+
+// Options configures Open. The zero value (or nil) is ready to use.
+type Options struct {
+	// Logger receives the journal's rare notes (schema migrations); nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+// DB is an open journal file. It implements bridge.Journal and
+// bridge.Store, and is safe for concurrent use.
+type DB struct {
+	path string
+	log  *slog.Logger
+	// write has exactly one connection and begins its transactions
+	// IMMEDIATE: SQLite allows one writer at a time, so writers queue in
+	// database/sql instead of failing with SQLITE_BUSY when a deferred
+	// transaction tries to upgrade its lock. read holds several
+	// query-only connections which, in WAL mode, read a consistent
+	// snapshot while the writer commits.
+	write *sql.DB
+	read  *sql.DB
+	stmts appendStmts
+}
+
+// Open opens the journal at path, creating the file (mode 0600) and its
+// directory (0700) when missing, and brings its schema up to date. A file
+// written by a newer version of this package is refused with
+// ErrSchemaTooNew.
+func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %s: %w", path, err)
+	}
+	if err := createFile(abs); err != nil {
+		return nil, err
+	}
+	db := &DB{path: abs, log: log}
+	if err := db.openPools(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// createFile makes the directory and an empty file with private modes, so
+// SQLite (which gives its -wal and -shm files the database file's mode)
+// never creates anything readable by others.
+func createFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("journal: creating the directory of %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("journal: opening %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+func (db *DB) openPools(ctx context.Context) error {
+	var err error
+	if db.write, err = sql.Open("sqlite", dsn(db.path, true)); err != nil {
+		return fmt.Errorf("journal: opening %s: %w", db.path, err)
+	}
+	db.write.SetMaxOpenConns(1)
+	db.write.SetMaxIdleConns(1)
+	// The schema is brought up to date on the writer before any reader
+	// connects, so readers never see a half-migrated file.
+	if err := migrate(ctx, db.write, migrations, db.log); err != nil {
+		return fmt.Errorf("journal: %s: %w", db.path, err)
+	}
+	if err := db.stmts.prepare(ctx, db.write); err != nil {
+		return fmt.Errorf("journal: %s: %w", db.path, err)
+	}
+	if db.read, err = sql.Open("sqlite", dsn(db.path, false)); err != nil {
+		return fmt.Errorf("journal: opening %s: %w", db.path, err)
+	}
+	db.read.SetMaxOpenConns(readConns)
+	db.read.SetMaxIdleConns(readConns)
+	if err := db.read.PingContext(ctx); err != nil {
+		return fmt.Errorf("journal: opening %s for reading: %w", db.path, err)
+	}
+	return nil
+}
+
+// dsn is the driver's name for the file: a file: URI, so that any
+// character of the path is escaped, with the pragmas every connection
+// needs. synchronous=NORMAL in WAL mode syncs at checkpoints only: a commit
+// survives the process being killed, while a power loss may undo the last
+// commits (never corrupting the file).
+func dsn(path string, writer bool) string {
+	q := url.Values{}
+	q.Set("_busy_timeout", strconv.FormatInt(busyTimeout.Milliseconds(), 10))
+	q.Set("_foreign_keys", "1")
+	q.Set("_synchronous", "NORMAL")
+	if writer {
+		q.Set("_journal_mode", "WAL")
+		q.Set("_txlock", "immediate")
+	} else {
+		q.Set("_query_only", "1")
+	}
+	u := url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}
+	return u.String()
+}
+
+// Path is the file the journal was opened from, made absolute.
+func (db *DB) Path() string { return db.path }
+
+// Close closes the journal. Calls that are running finish first; later
+// calls fail.
+func (db *DB) Close() error {
+	var errs []error
+	errs = append(errs, db.stmts.close())
+	for _, pool := range []*sql.DB{db.read, db.write} {
+		if pool != nil {
+			errs = append(errs, pool.Close())
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("journal: closing %s: %w", db.path, err)
+	}
+	return nil
+}
+
+// DefaultPath is where an app keeps its journal unless told otherwise:
+// $XDG_DATA_HOME/acphost/journal.db, or ~/.local/share/acphost/journal.db
+// when XDG_DATA_HOME is unset (or, as the XDG spec says to treat it, not
+// absolute).
+func DefaultPath() (string, error) {
+	if dir := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(dir) {
+		return filepath.Join(dir, "acphost", "journal.db"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("journal: no place for the journal: neither XDG_DATA_HOME nor HOME is set: %w", err)
+	}
+	return filepath.Join(home, ".local", "share", "acphost", "journal.db"), nil
+}
