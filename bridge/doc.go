@@ -9,8 +9,13 @@
 //
 // # Guarantees
 //
-// Order: a session's events arrive in the order the agent sent them, with Seq
-// counting them without gaps. A permission event follows the tool call that
+// Order: a session's events arrive in the order the agent sent them. Pos
+// numbers every event of a Host once, in stream order, across all agents;
+// Seq counts the events of one session key without gaps, also when the
+// agent's own session id changes. With a Journal both continue across app
+// restarts: Pos after the journal's last one, each key's Seq after its last
+// one. Agent-wide events (Key "") are counted per bridge, from 1 in each
+// Host. A permission event follows the tool call that
 // announced it; turn_end follows every update sent before the prompt's
 // answer, and updates sent after it come after turn_end, marked Late.
 // Updates that arrive before session/new answers are held and delivered first.
@@ -20,9 +25,10 @@
 // (ErrEarlyUpdatesDropped).
 // Replayed history from session/load is marked Replay.
 //
-// Nothing else is dropped: a consumer that reads slowly slows the agents down.
-// While it lags, consecutive text deltas of one message may be merged into
-// one event.
+// Nothing else is dropped: a consumer of Events that reads slowly slows the
+// agents down. While it lags, consecutive text deltas of one message may be
+// merged into one event; the journal and subscribers see exactly the events
+// Events delivers, merged the same way.
 //
 // Policy: Ask, Plan and a read-only tool policy cancel permission requests
 // and refuse file writes; Build asks the app (a permission Event it answers
@@ -61,6 +67,28 @@
 //
 // Vendor differences live in Provider values (hooks and data), never in
 // forks of the bridge.
+//
+// # Subscribers and snapshots
+//
+// Events is the one stream that holds the agents back. Any number of other
+// readers use Host.Subscribe with a Cursor (after a Pos, of one session key
+// or bridge): history first, then live events, with no gap and no duplicate
+// between them. Publishing to subscribers never waits: the Host keeps the
+// newest events in memory (HostOptions.SubscriberTail), and a subscriber
+// that falls behind reads the Journal until it is back in that tail;
+// without a Journal it ends with ErrHistoryGone. A browser tab reconnecting
+// with its last seen Pos resumes exactly after it.
+//
+// A UI that connects late calls Host.Snapshot, the state of every session
+// (tool rows of the current turn, pending requests in arrival order and
+// answerable, modes, config, models, usage, title, whether a turn runs) at
+// one Pos, then subscribes after that Pos. The state is a SessionView
+// folded from events, so an app can rebuild it from journaled events too.
+// Each batch the Host takes from its queue is numbered, appended to the
+// Journal in one call, published to subscribers, folded into the views and
+// only then delivered on Events; a failing Journal is reported (an error
+// event wrapping ErrJournal, and HostOptions.Logger) and does not stop
+// delivery.
 //
 // # Profiles
 //

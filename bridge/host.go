@@ -12,7 +12,8 @@ import (
 // HostOptions configures a Host. The zero value is ready to use.
 type HostOptions struct {
 	// MaxPendingEvents is how many undelivered events may wait before agents
-	// are slowed down (default DefaultMaxPendingEvents).
+	// are slowed down (default DefaultMaxPendingEvents), besides the batch
+	// being delivered.
 	MaxPendingEvents int
 	// Journal, when set, keeps every event and session record durably
 	// (package journal is the SQLite one): the source of history for

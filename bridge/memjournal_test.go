@@ -128,3 +128,10 @@ func (j *memJournal) stored() ([]Event, [][]Event) {
 	defer j.mu.Unlock()
 	return append([]Event(nil), j.events...), append([][]Event(nil), j.batches...)
 }
+
+// readCount is how many times ReadEvents was called.
+func (j *memJournal) readCount() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.reads
+}

@@ -75,8 +75,10 @@ func (q *eventQueue) push(ev Event) bool {
 // mergeLocked folds a delta into the newest waiting event when it continues
 // it. Only the newest is considered, so no event overtakes another; events
 // the pump has taken are no longer in the queue, so they are never changed.
+// A lone waiting event is left alone: the pump is about to take it, and a
+// stream that keeps up should show the agent's deltas as sent.
 func (q *eventQueue) mergeLocked(ev Event) bool {
-	if ev.Kind != KindText && ev.Kind != KindThinking || len(q.events) == q.head {
+	if ev.Kind != KindText && ev.Kind != KindThinking || len(q.events)-q.head < 2 {
 		return false
 	}
 	last := &q.events[len(q.events)-1]

@@ -43,11 +43,13 @@ func TestEventQueueMergesDeltasAndBlocksWhenFull(t *testing.T) {
 	if d := describeAll(got); d != want {
 		t.Fatalf("got  %s\nwant %s", d, want)
 	}
-	// The text event is taken now: a continuation is a new event.
-	q.push(Event{Bridge: "a", Session: "s", Kind: KindText, Text: "e", MessageID: "m"})
-	q.push(Event{Bridge: "a", Session: "s", Kind: KindText, Text: "f", MessageID: "m"})
-	if d := describeAll(q.take(nil, 100)); d != "a:text:ef" {
-		t.Fatalf("after a take: %s, want a:text:ef", d)
+	// The text event is taken now: a continuation is a new event, and a
+	// lone waiting event is not merged into either.
+	for _, w := range []string{"e", "f", "g"} {
+		q.push(Event{Bridge: "a", Session: "s", Kind: KindText, Text: w, MessageID: "m"})
+	}
+	if d := describeAll(q.take(nil, 100)); d != "a:text:e a:text:fg" {
+		t.Fatalf("after a take: %s, want a:text:e a:text:fg", d)
 	}
 }
 

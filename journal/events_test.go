@@ -66,12 +66,21 @@ func TestAppendStoresErrorText(t *testing.T) {
 	if err := db.read.QueryRow("SELECT event FROM events WHERE pos = 1").Scan(&doc); err != nil {
 		t.Fatal(err)
 	}
-	var fields map[string]any
-	if err := json.Unmarshal([]byte(doc), &fields); err != nil {
-		t.Fatal(err)
+	var fields struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
 	}
-	if fields["error"] != "disk on fire" {
-		t.Fatalf("stored event %s has no error text", doc)
+	if err := json.Unmarshal([]byte(doc), &fields); err != nil || fields.Error.Message != "disk on fire" {
+		t.Fatalf("stored event %s has no error text (%v)", doc, err)
+	}
+	got, err := db.ReadEvents(context.Background(), bridge.EventQuery{})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("ReadEvents = %v, %v", got, err)
+	}
+	var ee *bridge.EventError
+	if !errors.As(got[0].Err, &ee) || ee.Message != "disk on fire" {
+		t.Fatalf("read back error %v, want an EventError with the text", got[0].Err)
 	}
 }
 
