@@ -223,8 +223,9 @@ func TestDemoHuman(t *testing.T) {
 	if strings.Contains(r.stdout, "\x1b[") {
 		t.Errorf("escape sequences in output that is not a terminal:\n%q", r.stdout)
 	}
-	if !strings.Contains(r.stderr, "--resume sess_1") {
-		t.Errorf("stderr does not say how to resume: %q", r.stderr)
+	// The hint names the session's host key, which the journal knows.
+	if m := resumeHintPattern.FindStringSubmatch(r.stderr); m == nil || m[1] == "sess_1" {
+		t.Errorf("stderr does not say how to resume by key: %q", r.stderr)
 	}
 	if got, err := os.ReadFile(filepath.Join(cwd, "acprun-demo.txt")); err != nil || string(got) != demoContent {
 		t.Errorf("written file = %q, %v", got, err)
