@@ -269,7 +269,9 @@ func (b *Bridge) watchExit(conn *acpclient.Conn) {
 }
 
 // Close ends the agent process and its sessions; it returns when the
-// process is gone and its events have been queued.
+// process is gone and its events have been queued. The sessions are closed
+// as Session.Close would (their keys can be opened again, their records
+// stay), without telling the agent, which is gone.
 func (b *Bridge) Close() error {
 	b.mu.Lock()
 	if b.closed {
@@ -292,6 +294,9 @@ func (b *Bridge) Close() error {
 		conn.Close()
 	}
 	b.running.Wait()
+	for _, s := range b.openSessions() {
+		s.Close(context.Background()) // no turn runs once the process is gone
+	}
 	return nil
 }
 

@@ -252,7 +252,7 @@ func TestJournaledReplayIsSkippedOnRequest(t *testing.T) {
 	}
 }
 
-// A key is open once per Host.
+// A key is open once per Host, until its session or bridge is closed.
 func TestOpenSessionRefusesAnOpenKey(t *testing.T) {
 	h, _ := newHostAndRecorder(t, nil)
 	b1, err := h.Start(ctxT(t), Config{ID: "a", Transport: &acptest.Transport{}})
@@ -270,5 +270,10 @@ func TestOpenSessionRefusesAnOpenKey(t *testing.T) {
 		if _, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w", Key: "same"}); !errors.Is(err, ErrSessionOpen) {
 			t.Errorf("second open of the key on %s: %v, want ErrSessionOpen", b.ID(), err)
 		}
+	}
+	// Closing a bridge closes its sessions, which frees their keys.
+	b1.Close()
+	if _, err := b2.OpenSession(ctxT(t), SessionConfig{Cwd: "/w", Key: "same"}); err != nil {
+		t.Errorf("opening the key of a closed bridge's session: %v", err)
 	}
 }
