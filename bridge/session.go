@@ -19,7 +19,10 @@ type SessionConfig struct {
 	// Key is the host's key for the session: it names the session in
 	// events (Event.Key), in the journal and for resume, and it never
 	// changes, whatever happens to the agent's own session id. Empty: a
-	// new random key.
+	// new random key. When a record is saved under the key (in the Host's
+	// journal or in Store), the session takes over its identity and, unless
+	// ResumeID says otherwise, resumes its native session; an empty Cwd is
+	// then the record's.
 	Key string
 	// Cwd is the session's absolute working directory on the agent's host.
 	Cwd string
@@ -178,7 +181,8 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Key == "" {
+	known := cfg.Key != "" // a new random key has no record to recall
+	if !known {
 		cfg.Key = newSessionKey()
 	}
 	s := &Session{b: b, cfg: cfg, key: cfg.Key, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider),
@@ -192,9 +196,11 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 			b.forget(s)
 		}
 	}()
-	resumeID, err := s.recall(ctx)
-	if err != nil {
-		return nil, err
+	resumeID := cfg.ResumeID
+	if known {
+		if resumeID, err = s.recall(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if g, ok := cfg.Files.(GrantSetter); ok {
 		if err := g.SetGrants(ctx, s.grants); err != nil {
