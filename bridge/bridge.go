@@ -271,7 +271,8 @@ func (b *Bridge) watchExit(conn *acpclient.Conn) {
 // Close ends the agent process and its sessions; it returns when the
 // process is gone and its events have been queued. The sessions are closed
 // as Session.Close would (their keys can be opened again, their records
-// stay), without telling the agent, which is gone.
+// stay), without telling the agent, which is gone, and without
+// session_closed events: the exited event says they ended.
 func (b *Bridge) Close() error {
 	b.mu.Lock()
 	if b.closed {
@@ -295,7 +296,7 @@ func (b *Bridge) Close() error {
 	}
 	b.running.Wait()
 	for _, s := range b.openSessions() {
-		s.Close(context.Background()) // no turn runs once the process is gone
+		s.close(context.Background(), false) // no turn runs once the process is gone
 	}
 	return nil
 }

@@ -37,7 +37,11 @@ const closeWaitPoll = 5 * time.Millisecond
 // ErrSessionClosed. A session_closed event is emitted. Its record stays in
 // the journal (or Store), so OpenSession with its Key resumes it. Closing
 // a closed session does nothing.
-func (s *Session) Close(ctx context.Context) error {
+func (s *Session) Close(ctx context.Context) error { return s.close(ctx, true) }
+
+// close is Close; announce says whether to emit session_closed (a closing
+// bridge's exited event already says its sessions ended).
+func (s *Session) close(ctx context.Context, announce bool) error {
 	s.closeMu.Lock()
 	defer s.closeMu.Unlock()
 	s.mu.Lock()
@@ -69,7 +73,9 @@ func (s *Session) Close(ctx context.Context) error {
 	s.tools = newToolTracker(s.b.provider)
 	s.configOptions, s.models = nil, nil
 	s.mu.Unlock()
-	s.emit(Event{Kind: KindSessionClosed})
+	if announce {
+		s.emit(Event{Kind: KindSessionClosed})
+	}
 	return err
 }
 
