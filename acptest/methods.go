@@ -108,7 +108,7 @@ func (c *conn) handleRequest(m Message) {
 		c.mu.Unlock()
 		answer(params.SessionID, nil, fixed(nil, nil))
 	case "session/list":
-		answer("", nil, fixed(c.listSessions(), nil))
+		answer("", nil, fixed(c.listPage(m.Params), nil))
 	case "session/set_config_option":
 		answer(params.SessionID, nil, func() (any, *Error) { return c.setConfigOption(m.Params) })
 	default:
@@ -230,7 +230,7 @@ type sessionInfo struct {
 	Cwd       string `json:"cwd"`
 }
 
-func (c *conn) listSessions() any {
+func (c *conn) listSessions() []sessionInfo {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	list := []sessionInfo{}
@@ -243,7 +243,7 @@ func (c *conn) listSessions() any {
 		}
 	}
 	slices.SortFunc(list, func(a, b sessionInfo) int { return strings.Compare(a.SessionID, b.SessionID) })
-	return map[string]any{"sessions": list}
+	return list
 }
 
 // setConfigOption updates the current value of one option and returns the

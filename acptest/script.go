@@ -22,6 +22,8 @@ type Script struct {
 	NewSession NewSessionScript `json:"newSession,omitzero"`
 	// LoadSession shapes session/load.
 	LoadSession LoadSessionScript `json:"loadSession,omitzero"`
+	// SessionList shapes session/list.
+	SessionList SessionListScript `json:"sessionList,omitzero"`
 	// Methods gives canned replies by method name. An entry here replaces
 	// the built-in handling of any method except session/prompt: use it for
 	// vendor methods (session/compact, _vendor/thing) or to make a standard

@@ -88,8 +88,9 @@ type Bridge struct {
 	mu       sync.Mutex
 	conn     *acpclient.Conn
 	agent    *acpclient.InitializeResponse
-	sessions map[string]*Session
-	early    *earlyBuffer // updates for sessions not yet known
+	sessions map[string]*Session // by current native id: where updates go
+	open     map[string]*Session // by host key: opened and not closed
+	early    *earlyBuffer        // updates for sessions not yet known
 	closed   bool
 	// earlyTimer purges expired early updates; earlyTimerGen tells a
 	// stopped timer's late call apart from the current one.
@@ -105,7 +106,7 @@ type Bridge struct {
 
 func newBridge(h *Host, cfg Config) *Bridge {
 	b := &Bridge{cfg: cfg, host: h, provider: cfg.Provider, logger: cfg.Logger, clock: cfg.Clock,
-		sessions: map[string]*Session{}, early: newEarlyBuffer(cfg.EarlyUpdates)}
+		sessions: map[string]*Session{}, open: map[string]*Session{}, early: newEarlyBuffer(cfg.EarlyUpdates)}
 	if b.provider == nil {
 		b.provider = &Provider{}
 	}
@@ -261,7 +262,10 @@ func (b *Bridge) watchExit(conn *acpclient.Conn) {
 }
 
 // Close ends the agent process and its sessions; it returns when the
-// process is gone and its events have been queued.
+// process is gone and its events have been queued. The sessions are closed
+// as Session.Close would (their keys can be opened again, their records
+// stay), without telling the agent, which is gone, and without
+// session_closed events: the exited event says they ended.
 func (b *Bridge) Close() error {
 	b.mu.Lock()
 	if b.closed {
@@ -284,6 +288,9 @@ func (b *Bridge) Close() error {
 		conn.Close()
 	}
 	b.running.Wait()
+	for _, s := range b.openSessions() {
+		s.close(context.Background(), false) // no turn runs once the process is gone
+	}
 	return nil
 }
 
@@ -309,8 +316,48 @@ func (b *Bridge) session(id string) *Session {
 	return b.sessions[id]
 }
 
-// Session returns the session with the given agent session id, or nil.
-func (b *Bridge) Session(id string) *Session { return b.session(id) }
+// Session returns the open session with the given host key or agent
+// session id, current or past (a session whose restarted agent could not
+// resume it is still found by the id it had), or nil.
+func (b *Bridge) Session(id string) *Session {
+	if s := b.session(id); s != nil {
+		return s
+	}
+	for _, s := range b.openSessions() {
+		if s.key == id || s.hadNative(id) {
+			return s
+		}
+	}
+	return nil
+}
+
+// openSessions returns the sessions opened and not closed.
+func (b *Bridge) openSessions() []*Session {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]*Session, 0, len(b.open))
+	for _, s := range b.open {
+		out = append(out, s)
+	}
+	return out
+}
+
+// forget removes a closed (or never opened) session from the bridge, with
+// any updates still held for it. routeMu makes sure no update is being
+// delivered to it meanwhile.
+func (b *Bridge) forget(s *Session) {
+	b.routeMu.Lock()
+	defer b.routeMu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.open[s.key] == s {
+		delete(b.open, s.key)
+	}
+	if s.id != "" && b.sessions[s.id] == s {
+		delete(b.sessions, s.id)
+		b.claimEarlyLocked(s.id)
+	}
+}
 
 // register makes a session known and replays updates that arrived for it
 // before its id was (updates before session/new answers). The bridge lock

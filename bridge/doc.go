@@ -145,7 +145,8 @@
 // methods return ErrRequestRecord. Answer the live request, the one an
 // event from the Host carries.
 //
-// One example per kind, the common keys of the line above left out:
+// One example per kind, the common keys of the line above left out
+// (session_closed has no keys of its own):
 //
 //	text           "text":"Hello","messageId":"m1"
 //	thinking       "text":"The user wants a fix","messageId":"m0"
@@ -164,6 +165,7 @@
 //	commands       "commands":[{"name":"review","description":"Review the diff"}]
 //	session_info   "sessionInfo":{"title":"Fix the bug","titleChanged":true}
 //	session        "sessionReady":{"resumed":true,"agentModes":{"currentModeId":"code","availableModes":[{"id":"code","name":"Code"}]}}
+//	session_closed
 //	turn_start     "text":"Fix the bug"
 //	turn_end       "stopReason":"end_turn"
 //	error          "error":{"message":"bridge: session/prompt: overloaded (code -32603)","code":-32603}

@@ -24,7 +24,7 @@ func TestSetEffortThroughThoughtLevelOption(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := NewFileStore(t.TempDir() + "/s.json")
-	s, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w", Store: store, StoreKey: "k"})
+	s, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w", Store: store, Key: "k"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,9 @@ const (
 	// policy on its own, or by the host (Decision says which, and why).
 	// Every request gets one, so the journal is an audit trail.
 	KindDecision Kind = "decision"
+	// KindSessionClosed: the session was closed (Session.Close); its
+	// record stays in the journal, so it can be resumed by its key.
+	KindSessionClosed Kind = "session_closed"
 )
 
 // Event is everything a host shows about its agents, in one type. Events of
@@ -231,4 +234,14 @@ type SessionReady struct {
 	AgentModes    *acpclient.ModeState     `json:"agentModes,omitempty"`
 	Models        *acpclient.ModelState    `json:"models,omitempty"`
 	ConfigOptions []acpclient.ConfigOption `json:"configOptions,omitempty"`
+	// Replaced is the native session id this session was meant to resume
+	// when a new one was created instead; Reason says why
+	// (ReplacedAfterRestart or ReplacedOnOpen), ResumeError what failed.
+	Replaced string `json:"replaced,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	// HistoryJournaled: the Host's journal already held events of the
+	// session's key when it was resumed; ReplaySkipped counts the replayed
+	// events dropped as history (SessionConfig.SkipJournaledReplay).
+	HistoryJournaled bool `json:"historyJournaled,omitempty"`
+	ReplaySkipped    int  `json:"replaySkipped,omitempty"`
 }

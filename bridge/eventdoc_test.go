@@ -31,7 +31,7 @@ func docExamples(t *testing.T) (full string, perKind map[Kind]string) {
 	if end := strings.Index(section, "\n// # "); end >= 0 {
 		section = section[:end]
 	}
-	kindLine := regexp.MustCompile(`^//\t([a-z_]+) +(".*)$`)
+	kindLine := regexp.MustCompile(`^//\t([a-z_]+)(?: +(".*))?$`)
 	perKind = map[Kind]string{}
 	var rests []string
 	var kinds []Kind
@@ -54,7 +54,11 @@ func docExamples(t *testing.T) (full string, perKind map[Kind]string) {
 	}
 	timeEnd := timeAt + strings.Index(full[timeAt:], `",`) + 2
 	for i, k := range kinds {
-		perKind[k] = full[:kindAt] + `"kind":"` + string(k) + `",` + full[timeAt:timeEnd] + rests[i] + "}"
+		common := full[timeAt:timeEnd]
+		if rests[i] == "" { // a kind with no keys of its own
+			common = strings.TrimSuffix(common, ",")
+		}
+		perKind[k] = full[:kindAt] + `"kind":"` + string(k) + `",` + common + rests[i] + "}"
 	}
 	return full, perKind
 }

@@ -88,9 +88,11 @@ func filledEvents() map[Kind]Event {
 		}),
 		KindSession: with(KindSession, func(e *Event) {
 			e.Turn = 0
-			e.SessionReady = &SessionReady{Resumed: false, ResumeError: "session not found", AgentModes: modes, Models: models, ConfigOptions: options}
+			e.SessionReady = &SessionReady{Resumed: false, ResumeError: "session not found", AgentModes: modes, Models: models, ConfigOptions: options,
+				Replaced: "sess_0", Reason: ReplacedAfterRestart, HistoryJournaled: true, ReplaySkipped: 12}
 		}),
-		KindTurnStart: with(KindTurnStart, func(e *Event) { e.Text = "Fix the bug" }),
+		KindSessionClosed: with(KindSessionClosed, func(e *Event) { e.Turn = 0 }),
+		KindTurnStart:     with(KindTurnStart, func(e *Event) { e.Text = "Fix the bug" }),
 		KindTurnEnd: with(KindTurnEnd, func(e *Event) {
 			e.StopReason = "cancelled"
 			e.Err = &EventError{Message: "bridge: session/prompt: overloaded (code -32603)", Code: acpclient.CodeInternalError}

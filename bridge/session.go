@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/acphost/acphost/acpclient"
 )
@@ -18,7 +19,10 @@ type SessionConfig struct {
 	// Key is the host's key for the session: it names the session in
 	// events (Event.Key), in the journal and for resume, and it never
 	// changes, whatever happens to the agent's own session id. Empty: a
-	// new random key.
+	// new random key. When a record is saved under the key (in the Host's
+	// journal or in Store), the session takes over its identity and, unless
+	// ResumeID says otherwise, resumes its native session; an empty Cwd is
+	// then the record's.
 	Key string
 	// Cwd is the session's absolute working directory on the agent's host.
 	Cwd string
@@ -41,11 +45,31 @@ type SessionConfig struct {
 	// The session owns the read-only state and the grants of Files that
 	// implement ReadOnlySetter and GrantSetter (fsroot's roots do).
 	Files Files
-	// Store, with StoreKey, persists what is needed to resume the session
-	// after an app restart.
-	Store    Store
-	StoreKey string
+	// Store, for apps without a Host journal, persists the session's Record
+	// under its Key, so the session can be resumed after an app restart.
+	// With a journal the record is kept there; a Store set as well gets it
+	// too. Set Key to find the record again: a random key is new every run.
+	Store Store
+	// SkipJournaledReplay drops the history an agent replays on
+	// session/load when the Host's journal already holds events of this
+	// session's key: the app rebuilds the transcript from the journal
+	// instead, and SessionReady.ReplaySkipped counts what was dropped.
+	// Replayed state (commands, modes, config options, title, usage) is
+	// still delivered. Without it, replayed events are delivered marked
+	// Replay.
+	SkipJournaledReplay bool
 }
+
+// Reasons a session was replaced by a new native session
+// (SessionReady.Reason, NativeSession.Reason).
+const (
+	// ReplacedAfterRestart: the agent process was restarted (after a
+	// crash, a sign-in or a relaunch) and could not resume the session.
+	ReplacedAfterRestart = "restart"
+	// ReplacedOnOpen: OpenSession was to resume a native session (its
+	// ResumeID, or the record saved under its Key) and the agent could not.
+	ReplacedOnOpen = "open"
+)
 
 // Session is one agent session. Its methods are safe for concurrent use.
 type Session struct {
@@ -80,6 +104,20 @@ type Session struct {
 
 	turns   uint64        // turns started so far; guarded by turnMu
 	curTurn atomic.Uint64 // the running turn's number, 0 between turns
+
+	// Guarded by mu: identity, replay and lifecycle (see sessions.go).
+	natives       []NativeSession // every native id the key had, oldest first
+	ready         *SessionReady   // the latest open or reattach
+	title         string          // the latest title the agent reported
+	created       time.Time
+	skipReplay    bool // drop replayed history (SkipJournaledReplay)
+	replaySkipped int
+	closing       bool // Close has begun: calls fail with ErrSessionClosed
+	closed        bool // Close has finished: nothing is saved any more
+
+	closeMu sync.Mutex // one Close at a time
+	saveMu  sync.Mutex // orders record writes
+	lastRec *Record    // the record last written; guarded by saveMu
 }
 
 // turnState is what the bridge tracks while a turn runs.
@@ -104,7 +142,9 @@ type turnState struct {
 // changes.
 func (s *Session) Key() string { return s.key }
 
-// ID returns the agent's session id.
+// ID returns the agent's current session id. It changes when a restarted
+// agent cannot resume the session and a new one replaces it (see
+// SessionReady.Replaced); Key does not.
 func (s *Session) ID() string { return s.id }
 
 // Bridge returns the bridge the session belongs to.
@@ -132,28 +172,47 @@ func (s *Session) SetPolicy(p Policy) {
 // OpenSession opens a session on the agent, starting the agent if needed, in
 // the order the protocol and our users need: load the saved session (or
 // create one), send the directory grants, then the model, then the effort.
-// A SessionReady event reports the result.
+// The saved session is cfg.ResumeID or, without one, the native session of
+// the record kept under cfg.Key (in the Host's journal, else in cfg.Store).
+// A key can be open once per Host (ErrSessionOpen). Session.Ready and a
+// SessionReady event report how it opened.
 func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, error) {
 	conn, err := b.ensure(ctx)
 	if err != nil {
 		return nil, err
 	}
-	key := cfg.Key
-	if key == "" {
-		key = newSessionKey()
+	known := cfg.Key != "" // a new random key has no record to recall
+	if !known {
+		cfg.Key = newSessionKey()
 	}
-	s := &Session{b: b, cfg: cfg, key: key, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider),
-		grants: slices.Clone(cfg.ExternalDirectories)}
+	s := &Session{b: b, cfg: cfg, key: cfg.Key, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider),
+		grants: slices.Clone(cfg.ExternalDirectories), created: b.clock.Now()}
+	if err := b.host.reserveKey(b, s); err != nil {
+		return nil, err
+	}
+	opened := false
+	defer func() {
+		if !opened {
+			b.forget(s)
+		}
+	}()
+	resumeID := cfg.ResumeID
+	if known {
+		if resumeID, err = s.recall(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if g, ok := cfg.Files.(GrantSetter); ok {
 		if err := g.SetGrants(ctx, s.grants); err != nil {
 			return nil, fmt.Errorf("bridge %s: granting %q: %w", b.cfg.ID, s.grants, err)
 		}
 	}
 	s.applyWriteGateLocked() // s is not shared yet
-	ready, err := s.attach(ctx, conn, cfg.ResumeID)
+	ready, err := s.attach(ctx, conn, resumeID)
 	if err != nil {
 		return nil, err
 	}
+	opened = true
 	s.emitReady(ready)
 	s.save()
 	return s, nil
@@ -167,14 +226,21 @@ func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID str
 	defer s.grantMu.Unlock()
 	defer b.openStarted()() // updates held for the id to come are not purged meanwhile
 	ready := &SessionReady{}
+	reattaching := s.conn != nil // attached before: the agent was restarted
 	var setup *acpclient.SessionSetup
 	if resumeID != "" {
+		s.prepareReplay(ctx, ready)
 		var err error
 		setup, err = s.load(ctx, conn, resumeID)
+		ready.ReplaySkipped = s.endReplay(err == nil)
 		if err == nil {
 			ready.Resumed = true
 		} else {
 			ready.ResumeError = err.Error()
+			ready.Replaced, ready.Reason = resumeID, ReplacedOnOpen
+			if reattaching {
+				ready.Reason = ReplacedAfterRestart
+			}
 			b.logger.Info("bridge: resume failed, starting a new session", "agent", b.cfg.ID, "session", resumeID, "err", err)
 		}
 	}
@@ -197,6 +263,7 @@ func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID str
 		setup = &resp.SessionSetup
 	}
 	s.conn = conn
+	s.noteNative(ready)
 	ready.AgentModes, ready.Models, ready.ConfigOptions = setup.Modes, setup.Models, setup.ConfigOptions
 	if ready.Models == nil && b.provider.ModelsFromInitialize != nil {
 		ready.Models = b.provider.ModelsFromInitialize(conn.Agent())
@@ -284,6 +351,7 @@ func (s *Session) load(ctx context.Context, conn *acpclient.Conn, id string) (*a
 
 func (s *Session) emitReady(ready *SessionReady) {
 	s.mu.Lock()
+	s.ready = ready
 	s.configOptions, s.models = ready.ConfigOptions, ready.Models
 	if ready.AgentModes != nil {
 		s.agentMode = ready.AgentModes.CurrentModeID
@@ -307,12 +375,23 @@ func (s *Session) emit(ev Event) {
 		ev.Turn = s.curTurn.Load()
 	}
 	s.b.emit(ev)
+	if ev.Kind == KindTurnEnd {
+		s.saveProgress() // the record's turn count, title and update time
+	}
 }
 
 // emitFromAgent queues an event caused by the agent: it counts as activity
 // for the watchdog and carries the replay and late flags.
 func (s *Session) emitFromAgent(ev Event) {
 	s.mu.Lock()
+	if s.replaying && s.skipReplay && isHistory(ev.Kind) {
+		s.replaySkipped++
+		s.mu.Unlock()
+		return
+	}
+	if ev.Kind == KindSessionInfo && ev.SessionInfo != nil && ev.SessionInfo.TitleChanged {
+		s.title = ev.SessionInfo.Title
+	}
 	ev.Replay = s.replaying
 	ev.Late = s.turn == nil && s.turnsEnded > 0 && !s.replaying
 	if s.turn != nil {
@@ -332,30 +411,88 @@ func (s *Session) activity() {
 	s.mu.Unlock()
 }
 
-// save writes the session's resumable state to the store.
-func (s *Session) save() {
-	if s.cfg.Store == nil || s.id == "" {
-		return
-	}
-	key := s.cfg.StoreKey
-	if key == "" {
-		key = s.b.cfg.ID
-	}
-	p := s.Policy()
-	rec := Record{NativeSessionID: s.id, Provider: s.b.provider.Name, Cwd: s.cfg.Cwd, Model: s.cfg.Model,
-		Effort: s.cfg.Effort, Mode: string(p.Mode), ReadOnly: p.ReadOnly, ExternalDirectories: s.Grants()}
-	if l := s.b.Launch(); l != nil {
-		o := l.Options()
-		rec.AgentMode = o.AgentMode
-		if a, ok := o.Vendor.(ApprovalPolicyOption); ok {
-			rec.ApprovalPolicy = a.ApprovalPolicy()
-		}
-	}
-	if err := s.cfg.Store.Save(key, rec); err != nil {
-		s.emit(Event{Kind: KindError, Err: fmt.Errorf("saving session state: %w", err)})
-	}
-}
-
 // newSessionKey returns a random session key: 26 characters of base32,
 // lower-cased so it reads well in URLs and file names.
 func newSessionKey() string { return strings.ToLower(rand.Text()) }
+
+// Ready returns how the session last opened: at OpenSession, or when a
+// restarted agent reattached it (resumed or new, why not resumed, the
+// native session it replaced, modes, models, config options, replay
+// skipped). It is what the latest SessionReady event carried; its slices
+// are shared and must not be modified.
+func (s *Session) Ready() SessionReady {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ready == nil {
+		return SessionReady{}
+	}
+	return *s.ready
+}
+
+// NativeHistory returns every native session id the session's key was
+// attached to, oldest first, with why each replaced the one before.
+func (s *Session) NativeHistory() []NativeSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.natives)
+}
+
+// prepareReplay notes whether the Host's journal already holds the key's
+// history and, if the session asks for it, arranges for a load's replay of
+// that history to be dropped.
+func (s *Session) prepareReplay(ctx context.Context, ready *SessionReady) {
+	j := s.b.host.journal
+	if j == nil {
+		return
+	}
+	last, err := j.LastSeq(ctx, s.key)
+	if err != nil {
+		s.b.logger.Warn("bridge: reading the journal", "agent", s.b.cfg.ID, "key", s.key, "err", err)
+		return
+	}
+	ready.HistoryJournaled = last > 0
+	s.mu.Lock()
+	s.skipReplay = ready.HistoryJournaled && s.cfg.SkipJournaledReplay
+	s.replaySkipped = 0
+	s.mu.Unlock()
+}
+
+// endReplay ends replay skipping and returns how many events it dropped.
+// The tool rows of a dropped replay are forgotten with it, so the first
+// turn does not report rows the app never saw.
+func (s *Session) endReplay(loaded bool) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.replaySkipped
+	if loaded && n > 0 {
+		s.tools = newToolTracker(s.b.provider)
+	}
+	s.skipReplay, s.replaySkipped = false, 0
+	return n
+}
+
+// isHistory reports whether a replayed event is transcript, which a
+// journal already holds, rather than the session's current state, which
+// the app needs whatever it has stored.
+func isHistory(k Kind) bool {
+	switch k {
+	case KindCommands, KindAgentMode, KindConfig, KindSessionInfo, KindUsage:
+		return false
+	}
+	return true
+}
+
+// noteNative records the native id the session is now attached to in its
+// history, with the reason it replaced the previous one.
+func (s *Session) noteNative(ready *SessionReady) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.natives); n > 0 && s.natives[n-1].ID == s.id {
+		return
+	}
+	reason := ready.Reason
+	if reason != "" && ready.ResumeError != "" {
+		reason += ": " + ready.ResumeError
+	}
+	s.natives = append(s.natives, NativeSession{ID: s.id, Reason: reason, Since: s.b.clock.Now()})
+}

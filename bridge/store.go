@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"sync"
 	"time"
 )
@@ -47,7 +48,8 @@ type ApprovalPolicyOption interface {
 	ApprovalPolicy() string
 }
 
-// Store keeps Records by key (the app's own session key).
+// Store keeps Records by session key (SessionConfig.Key), for apps whose
+// Host has no Journal; FileStore is the one this package provides.
 type Store interface {
 	Load(key string) (Record, bool, error)
 	Save(key string, rec Record) error
@@ -128,4 +130,116 @@ func (s *FileStore) Delete(key string) error {
 	}
 	delete(recs, key)
 	return s.write(recs)
+}
+
+// record builds the session's Record from its current state.
+func (s *Session) record() Record {
+	p := s.Policy()
+	s.mu.Lock()
+	rec := Record{Key: s.key, Bridge: s.b.cfg.ID, NativeSessionID: s.id, NativeHistory: slices.Clone(s.natives),
+		Title: s.title, Turns: uint64(s.turnsEnded), CreatedAt: s.created}
+	s.mu.Unlock()
+	rec.Provider, rec.Cwd, rec.Model, rec.Effort = s.b.provider.Name, s.cfg.Cwd, s.cfg.Model, s.cfg.Effort
+	rec.Mode, rec.ReadOnly, rec.ExternalDirectories = string(p.Mode), p.ReadOnly, s.Grants()
+	if l := s.b.Launch(); l != nil {
+		o := l.Options()
+		rec.AgentMode = o.AgentMode
+		if a, ok := o.Vendor.(ApprovalPolicyOption); ok {
+			rec.ApprovalPolicy = a.ApprovalPolicy()
+		}
+	}
+	rec.UpdatedAt = s.b.clock.Now()
+	return rec
+}
+
+// save writes the session's record to the Host's journal and to the
+// session's Store, whichever are set.
+func (s *Session) save() {
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	if s.id == "" || s.isClosed() {
+		return
+	}
+	rec := s.record()
+	s.lastRec = &rec
+	s.writeRecord(rec)
+}
+
+// saveProgress refreshes what a turn changes (turn count, title, update
+// time) in the record last written. It reads nothing a control call may be
+// changing, so it is safe from the agent's goroutine.
+func (s *Session) saveProgress() {
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	if s.lastRec == nil || s.isClosed() {
+		return
+	}
+	rec := *s.lastRec
+	s.mu.Lock()
+	rec.Turns, rec.Title = uint64(s.turnsEnded), s.title
+	s.mu.Unlock()
+	rec.UpdatedAt = s.b.clock.Now()
+	s.lastRec = &rec
+	s.writeRecord(rec)
+}
+
+func (s *Session) writeRecord(rec Record) {
+	// The record outlives any caller's context: it is written whole or not.
+	ctx := context.Background()
+	if j := s.b.host.journal; j != nil {
+		if err := j.SaveSession(ctx, s.key, rec); err != nil {
+			s.emit(Event{Kind: KindError, Err: fmt.Errorf("journaling session %s: %w", s.key, err)})
+		}
+	}
+	if s.cfg.Store != nil {
+		if err := s.cfg.Store.Save(s.key, rec); err != nil {
+			s.emit(Event{Kind: KindError, Err: fmt.Errorf("saving session state: %w", err)})
+		}
+	}
+}
+
+// recall reads the record saved under the session's key (the journal
+// first, then the Store) and takes over its identity: the native history,
+// the creation time, the working directory when cfg has none. It returns
+// the native session to resume: cfg.ResumeID, else the record's.
+func (s *Session) recall(ctx context.Context) (string, error) {
+	rec, ok, err := s.loadRecord(ctx)
+	if err != nil || !ok {
+		return s.cfg.ResumeID, err
+	}
+	s.natives = slices.Clone(rec.NativeHistory) // s is not shared yet
+	if len(s.natives) == 0 && rec.NativeSessionID != "" {
+		s.natives = []NativeSession{{ID: rec.NativeSessionID, Since: rec.CreatedAt}}
+	}
+	if !rec.CreatedAt.IsZero() {
+		s.created = rec.CreatedAt
+	}
+	s.title = rec.Title
+	if s.cfg.Cwd == "" {
+		s.cfg.Cwd = rec.Cwd
+	}
+	if s.cfg.ResumeID != "" {
+		return s.cfg.ResumeID, nil
+	}
+	return rec.NativeSessionID, nil
+}
+
+func (s *Session) loadRecord(ctx context.Context) (Record, bool, error) {
+	if j := s.b.host.journal; j != nil {
+		rec, ok, err := j.LoadSession(ctx, s.key)
+		if err != nil {
+			return Record{}, false, fmt.Errorf("bridge %s: reading the journal's record of session %s: %w", s.b.cfg.ID, s.key, err)
+		}
+		if ok {
+			return rec, true, nil
+		}
+	}
+	if s.cfg.Store != nil {
+		rec, ok, err := s.cfg.Store.Load(s.key)
+		if err != nil {
+			return Record{}, false, fmt.Errorf("bridge %s: reading the stored record of session %s: %w", s.b.cfg.ID, s.key, err)
+		}
+		return rec, ok, nil
+	}
+	return Record{}, false, nil
 }

@@ -63,7 +63,7 @@ func TestSessionStateIsSaved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := b.OpenSession(t.Context(), SessionConfig{Cwd: "/w", Store: store, StoreKey: "chat-1",
+	s, err := b.OpenSession(t.Context(), SessionConfig{Cwd: "/w", Store: store, Key: "chat-1",
 		ExternalDirectories: []string{"/x"}, Policy: Policy{Mode: ModeAsk}})
 	if err != nil {
 		t.Fatal(err)

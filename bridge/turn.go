@@ -128,6 +128,9 @@ func (s *Session) finishTurn(turn *turnState, resp *acpclient.PromptResponse, er
 // reattach returns a live connection for the session, restarting the agent
 // and resuming the session natively after a crash.
 func (s *Session) reattach(ctx context.Context) (*acpclient.Conn, error) {
+	if err := s.closedErr(); err != nil {
+		return nil, err
+	}
 	if conn := s.b.liveConn(); conn != nil && conn == s.conn {
 		return conn, nil
 	}

@@ -326,7 +326,7 @@ func TestCrewCoderRelaunchResumesAndLocksBuild(t *testing.T) {
 	script.Prompts = []acptest.Turn{{Match: "wait", Steps: []acptest.Step{{Text: "busy"}, {WaitCancel: true}}}}
 	b, in := startCrewCoder(t, h, script, bridge.LaunchOptions{})
 	store := bridge.NewFileStore(filepath.Join(t.TempDir(), "sessions.json"))
-	s, err := b.OpenSession(bridgetest.Context(t), bridge.SessionConfig{Cwd: "/w", Policy: bridge.Policy{Mode: bridge.ModeAsk}, Store: store, StoreKey: "chat-1"})
+	s, err := b.OpenSession(bridgetest.Context(t), bridge.SessionConfig{Cwd: "/w", Policy: bridge.Policy{Mode: bridge.ModeAsk}, Store: store, Key: "chat-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
