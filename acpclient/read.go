@@ -62,6 +62,10 @@ func (c *Conn) handleLine(line []byte) []byte {
 		c.queue.push(&inbound{method: methodSessionUpdate, update: n, size: len(line)}, !c.lines.lineBuffered())
 		return nil
 	}
+	if n := decodeToolLine(line, c.lines.lineOwned()); n != nil {
+		c.queue.push(&inbound{method: methodSessionUpdate, update: n, size: len(line)}, !c.lines.lineBuffered())
+		return nil
+	}
 	var env envelope
 	if err := json.Unmarshal(line, &env); err != nil {
 		reason := "not JSON"

@@ -44,6 +44,16 @@ type SessionNotification struct {
 // RawUpdate returns the update object exactly as the agent sent it.
 func (n *SessionNotification) RawUpdate() json.RawMessage {
 	n.rawOnce.Do(func() {
+		var ok bool
+		switch {
+		case n.raw != nil:
+			n.rawUpd, ok = locateUpdate(n.raw, false)
+		case n.rawLine != nil:
+			n.rawUpd, ok = locateUpdate(n.rawLine, true)
+		}
+		if ok {
+			return
+		}
 		switch {
 		case n.raw != nil:
 			var p struct {

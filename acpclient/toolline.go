@@ -1,0 +1,133 @@
+package acpclient
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// A replayed session is mostly tool calls and their updates, whose diffs and
+// content make up most of the bytes. The general path decodes such a line
+// level by level (envelope, params, update head, variant, each content item,
+// each content block), encoding/json validating the same bytes again at each
+// level. toolLine decodes the whole line with one json.Unmarshal instead:
+// one validation and one decode.
+//
+// It agrees with the general path on every line except those with a key given
+// twice at one level (a case JSON leaves undefined), where the general path
+// keeps the last occurrence of params, update or a content item and this one
+// merges them. A line it cannot decode exactly as the general path would (an
+// unknown content type, any id, result or error, another update kind) is
+// declined and takes the general path.
+
+// toolLine is a whole tool_call or tool_call_update notification line.
+type toolLine struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  struct {
+		SessionID string           `json:"sessionId"`
+		Update    toolUpdateFields `json:"update"`
+		Meta      json.RawMessage  `json:"_meta"`
+	} `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+// toolUpdateFields has the fields of both ToolCall and ToolCallUpdate. The
+// string fields are pointers as in ToolCallUpdate: encoding/json leaves a
+// pointer to "" for a value of the wrong type, so dereferencing gives what
+// ToolCall's plain strings hold.
+type toolUpdateFields struct {
+	SessionUpdate string              `json:"sessionUpdate"`
+	ToolCallID    string              `json:"toolCallId"`
+	Title         *string             `json:"title"`
+	Kind          *string             `json:"kind"`
+	Status        *string             `json:"status"`
+	Content       []toolContentFields `json:"content"`
+	Locations     []ToolCallLocation  `json:"locations"`
+	RawInput      json.RawMessage     `json:"rawInput"`
+	RawOutput     json.RawMessage     `json:"rawOutput"`
+	Name          *string             `json:"name"`
+	Meta          json.RawMessage     `json:"_meta"`
+}
+
+// toolContentFields is ToolCallContent without its UnmarshalJSON, whose
+// block is decoded in place too.
+type toolContentFields struct {
+	Type       string              `json:"type"`
+	Content    *contentBlockFields `json:"content"`
+	Path       string              `json:"path"`
+	OldText    *string             `json:"oldText"`
+	NewText    string              `json:"newText"`
+	TerminalID string              `json:"terminalId"`
+	Meta       json.RawMessage     `json:"_meta"`
+}
+
+var toolCallMark = []byte(`"tool_call`)
+
+// decodeToolLine decodes line if it is a tool_call or tool_call_update
+// notification the single pass decodes exactly, and returns nil otherwise.
+// owned says the line is the caller's to keep, so it need not be copied.
+func decodeToolLine(line []byte, owned bool) *SessionNotification {
+	if !bytes.Contains(line, toolCallMark) {
+		return nil
+	}
+	var m toolLine
+	if json.Unmarshal(line, &m) != nil {
+		return nil
+	}
+	u := &m.Params.Update
+	if m.JSONRPC != "2.0" || m.ID != nil || m.Method != methodSessionUpdate || m.Result != nil || m.Error != nil {
+		return nil
+	}
+	content, ok := toolContent(u.Content)
+	if !ok {
+		return nil
+	}
+	var update SessionUpdate
+	switch u.SessionUpdate {
+	case UpdateToolCall:
+		update = &ToolCallStart{ToolCall{ToolCallID: u.ToolCallID, Title: deref(u.Title), Kind: deref(u.Kind),
+			Status: deref(u.Status), Content: content, Locations: u.Locations, RawInput: u.RawInput,
+			RawOutput: u.RawOutput, Name: deref(u.Name), Meta: u.Meta}}
+	case UpdateToolCallUpdate:
+		update = &ToolCallProgress{ToolCallUpdate{ToolCallID: u.ToolCallID, Title: u.Title, Kind: u.Kind,
+			Status: u.Status, Content: content, Locations: u.Locations, RawInput: u.RawInput,
+			RawOutput: u.RawOutput, Name: u.Name, Meta: u.Meta}}
+	default:
+		return nil
+	}
+	if !owned {
+		line = bytes.Clone(line)
+	}
+	return &SessionNotification{SessionID: m.Params.SessionID, Meta: m.Params.Meta, Update: update, rawLine: line}
+}
+
+// toolContent converts decoded content items, refusing any of a type the
+// general path would keep raw.
+func toolContent(in []toolContentFields) ([]ToolCallContent, bool) {
+	if in == nil {
+		return nil, true
+	}
+	out := make([]ToolCallContent, len(in))
+	for i, f := range in {
+		switch f.Type {
+		case ToolContentContent, ToolContentDiff, ToolContentTerminal:
+		default:
+			return nil, false
+		}
+		if f.Content != nil && !knownContentType(f.Content.Type) {
+			return nil, false
+		}
+		out[i] = ToolCallContent{Type: f.Type, Content: (*ContentBlock)(f.Content), Path: f.Path, OldText: f.OldText,
+			NewText: f.NewText, TerminalID: f.TerminalID, Meta: f.Meta}
+	}
+	return out, true
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
