@@ -38,6 +38,13 @@ import (
 // annotations…) are not decoded here: when the rest of the line is clean the
 // scanner asks its caller to decode the line with encoding/json instead
 // (chunkScanFallback), which for such a line is equivalent to the general path.
+//
+// Why hand-written: measured against github.com/go-json-experiment/json
+// (encoding/json/v2, one pass into a typed struct, the strict mode the tool
+// lines use) on BenchmarkFlood's lines, decoding only, medians of 5 runs on
+// a 2-core machine, the library took 1.7 times the scanner's time and
+// encoding/json 4.6 times. The library does win on tool calls, where
+// toolline.go uses it.
 
 // maxChunkScanDepth bounds the nesting of skipped values (_meta, unknown
 // fields). encoding/json allows 10000 levels; deeper lines are declined.
