@@ -23,10 +23,10 @@ const thoughtLevelCategory = "thought_level"
 // a vendor method or command). An agent with neither
 // fails with an error wrapping acpclient.ErrUnsupported; a level the agent
 // does not offer fails with ErrUnknownEffort before anything is sent. The
-// effort is kept for reattaching and in the store. Refused while a turn
-// runs (ErrBusy).
+// effort is kept for reattaching and in the store. It may be called during
+// a turn; control calls run one at a time.
 func (s *Session) SetEffort(ctx context.Context, level string) error {
-	_, err := withIdle(s, ctx, func(conn *acpclient.Conn) (struct{}, error) {
+	_, err := withControl(s, ctx, func(conn *acpclient.Conn) (struct{}, error) {
 		opts, err := s.setEffort(ctx, conn, level, s.ConfigOptions())
 		if err != nil {
 			return struct{}{}, fmt.Errorf("bridge %s: setting effort %q: %w", s.b.cfg.ID, level, err)
