@@ -145,7 +145,7 @@ func TestDemoEvents(t *testing.T) {
 	checkSeq(t, events)
 	want := []string{
 		"ext:acphost/session", "turn_start", "thinking", "plan", "text", "plan",
-		"tool_start", "permission", "text", // the agent says it goes ahead
+		"tool_start", "permission", "ext:acphost/decision", "text", // the app allowed; the agent says it goes ahead
 		"tool_update", "text", "tool_end", // write: in progress, a note, completed
 		"plan", "tool_start", "tool_end", "plan", // read it back
 		"text", "usage", "turn_end", "exited",
@@ -237,8 +237,8 @@ func TestDemoReject(t *testing.T) {
 	}
 }
 
-// In ask mode the host refuses the request itself: no permission event, no
-// file.
+// In ask mode the host refuses the request itself (the permission event is
+// followed by the policy's decision, and nobody is asked): no file.
 func TestDemoAskMode(t *testing.T) {
 	t.Parallel()
 	cwd := t.TempDir()
@@ -246,8 +246,11 @@ func TestDemoAskMode(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("exit status %d; stderr:\n%s", r.code, r.stderr)
 	}
-	if k := kinds(parseEvents(t, r.stdout)); slices.Contains(k, "permission") {
-		t.Errorf("permission event in ask mode: %q", k)
+	if k := kinds(parseEvents(t, r.stdout)); !slices.Contains(k, "ext:acphost/decision") {
+		t.Errorf("no decision event in ask mode: %q", k)
+	}
+	if strings.Contains(r.stdout, `"decision":"allow"`) {
+		t.Errorf("acprun answered a request the policy had settled:\n%s", r.stdout)
 	}
 	if entries, _ := os.ReadDir(cwd); len(entries) != 0 {
 		t.Errorf("the workspace holds %v in ask mode", entries)
