@@ -129,3 +129,58 @@ func benchFloor(b *testing.B, decode func([]byte) error) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
 	pw.Close()
 }
+
+// floodChunks is the size of one BenchmarkFlood round, as in issue 16.
+const floodChunks = 200_000
+
+// BenchmarkFlood delivers 200k streamed text chunks through a Conn and, in
+// the same iteration, runs two floors over the same bytes fed the same way:
+// a newline counter (the pipe limit, "x-pipe") and a typed encoding/json
+// decode of each line ("x-typed"). Ratios above 1 are faster than the floor.
+func BenchmarkFlood(b *testing.B) {
+	pattern := benchLines(1000)
+	var conn, pipe, typed time.Duration
+	for b.Loop() {
+		conn += floodConn(pattern)
+		pipe += floodFloor(b, pattern, func([]byte) error { return nil })
+		typed += floodFloor(b, pattern, func(line []byte) error {
+			var m chunkLine
+			return json.Unmarshal(line, &m)
+		})
+	}
+	b.ReportMetric(pipe.Seconds()/conn.Seconds(), "x-pipe")
+	b.ReportMetric(typed.Seconds()/conn.Seconds(), "x-typed")
+	b.ReportMetric(conn.Seconds()/float64(b.N*floodChunks)*1e9, "ns/chunk")
+}
+
+func floodConn(pattern [][]byte) time.Duration {
+	client := &countingClient{target: floodChunks, done: make(chan struct{})}
+	pr, pw := io.Pipe()
+	c := NewConn(pipeStream{Reader: pr, Writer: io.Discard, closer: pr}, client, nil)
+	start := time.Now()
+	go feed(pw, pattern, floodChunks)
+	<-client.done
+	elapsed := time.Since(start)
+	pw.Close()
+	<-c.Done()
+	return elapsed
+}
+
+func floodFloor(b *testing.B, pattern [][]byte, decode func([]byte) error) time.Duration {
+	pr, pw := io.Pipe()
+	start := time.Now()
+	go feed(pw, pattern, floodChunks)
+	r := bufio.NewReaderSize(pr, 64<<10)
+	for range floodChunks {
+		line, err := r.ReadSlice('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := decode(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+	elapsed := time.Since(start)
+	pw.Close()
+	return elapsed
+}

@@ -60,7 +60,7 @@ func sameNotification(t *testing.T, line []byte, fast, slow *SessionNotification
 func checkScan(t *testing.T, line []byte) chunkScanResult {
 	t.Helper()
 	orig := append([]byte(nil), line...)
-	n, res := scanChunkLine(line)
+	n, res := scanChunkLine(line, false)
 	if (n != nil) != (res == chunkScanOK) {
 		t.Fatalf("scanChunkLine returned %v with result %d", n, res)
 	}
@@ -70,6 +70,26 @@ func checkScan(t *testing.T, line []byte) chunkScanResult {
 		sameNotification(t, line, n, slow)
 		if _, ok := slow.Update.(*UnknownUpdate); ok {
 			t.Fatalf("general path decoded %q as unknown", line)
+		}
+	}
+	if res == chunkScanOK {
+		// An owned line is referred to, not copied: the same result, and
+		// RawUpdate still the agent's bytes, in a copy of their own.
+		owned := bytes.Clone(line)
+		o, _ := scanChunkLine(owned, true)
+		sameNotification(t, line, o, slow)
+		for _, got := range []*SessionNotification{n, o} {
+			raw := got.RawUpdate()
+			if want := slow.RawUpdate(); !bytes.Equal(raw, want) {
+				t.Fatalf("line %q: RawUpdate %q, want %q", line, raw, want)
+			}
+			if len(raw) > 0 {
+				before, _ := json.Marshal(got)
+				raw[len(raw)/2] ^= 0x55
+				if after, _ := json.Marshal(got); !bytes.Equal(after, before) {
+					t.Fatalf("changing RawUpdate's bytes changed the update: %s, then %s", before, after)
+				}
+			}
 		}
 	}
 	d := decodeChunkLine(line)

@@ -143,6 +143,10 @@
 // once (it is fuzzed against encoding/json for identical results, and hands
 // anything unusual to the general decoder), which makes delivering a chunk
 // through a Conn faster than a bare json.Unmarshal of the JSON-RPC envelope.
+// Tool calls and their updates, most of a replayed session's bytes, are
+// decoded in one pass with github.com/go-json-experiment/json in its strict
+// mode; a line it refuses takes the general decoder (see toolline.go). The
+// bytes kept for RawUpdate are located in them only when it is called.
 //
 // The JSON-RPC layer underneath is github.com/sourcegraph/jsonrpc2. It
 // correlates our requests with their responses; the agent's own requests and

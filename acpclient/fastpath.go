@@ -1,6 +1,7 @@
 package acpclient
 
 import (
+	"bytes"
 	"encoding/json"
 )
 
@@ -33,19 +34,23 @@ type chunkLine struct {
 // single-pass scanner (chunkscan.go) decodes the common shape; a chunk whose
 // content block has fields the scanner leaves alone (images, annotations…) is
 // decoded here with one json.Unmarshal, the decoded fields deciding.
-func decodeChunkLine(line []byte) *SessionNotification {
-	n, res := scanChunkLine(line)
+func decodeChunkLine(line []byte) *SessionNotification { return decodeChunk(line, false) }
+
+// decodeChunk is decodeChunkLine for a line that is the caller's to keep
+// when owned: the notification then refers to it instead of a copy.
+func decodeChunk(line []byte, owned bool) *SessionNotification {
+	n, res := scanChunkLine(line, owned)
 	switch res {
 	case chunkScanOK:
 		return n
 	case chunkScanFallback:
-		return decodeChunkLineJSON(line)
+		return decodeChunkLineJSON(line, owned)
 	}
 	return nil
 }
 
 // decodeChunkLineJSON decodes a chunk line with encoding/json.
-func decodeChunkLineJSON(line []byte) *SessionNotification {
+func decodeChunkLineJSON(line []byte, owned bool) *SessionNotification {
 	var m chunkLine
 	if json.Unmarshal(line, &m) != nil {
 		return nil
@@ -67,10 +72,8 @@ func decodeChunkLineJSON(line []byte) *SessionNotification {
 	default:
 		return nil
 	}
-	return &SessionNotification{
-		SessionID: m.Params.SessionID,
-		Meta:      m.Params.Meta,
-		Update:    update,
-		rawLine:   append([]byte(nil), line...),
+	if !owned {
+		line = bytes.Clone(line)
 	}
+	return &SessionNotification{SessionID: m.Params.SessionID, Meta: m.Params.Meta, Update: update, rawLine: line}
 }

@@ -34,24 +34,41 @@ const badLineQuote = 1 << 10
 // that the caller may keep. A line of N bytes so costs about 2N bytes of
 // allocation, where a buffer grown by append costs up to 5N and pins the
 // largest one.
+//
+// It starts with a small buffer, which is all an idle connection holds while
+// its read goroutine waits, and moves to the full-size one when a line does
+// not fit or once the connection has carried more than a few messages.
 type lineReader struct {
 	r   *bufio.Reader
 	max int
 	// owned reports that the last line returned is the caller's to keep:
 	// it is not overwritten by the following call.
 	owned bool
+	// small says r is still the first buffer; seen counts the bytes read
+	// through it.
+	small bool
+	seen  int
 }
 
 // Chunk sizes for long lines: an eighth of the line so far, at least
 // bufio's buffer size and at most longChunkMax, so the unused tail of the
 // last chunk stays small next to the line.
 const (
-	lineBufferSize = 64 << 10
-	longChunkMax   = 1 << 20
+	lineBufferSize  = 64 << 10
+	longChunkMax    = 1 << 20
+	firstBufferSize = 4 << 10
 )
 
 func newLineReader(r io.Reader, max int) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, lineBufferSize), max: max}
+	return &lineReader{r: bufio.NewReaderSize(r, firstBufferSize), max: max, small: true}
+}
+
+// grow moves to the full-size buffer. It reads through the small one, so
+// what that has buffered comes first; bufio reads past an empty buffer
+// straight into the caller's, so the extra layer costs no copy.
+func (l *lineReader) grow() {
+	l.r = bufio.NewReaderSize(l.r, lineBufferSize)
+	l.small = false
 }
 
 // next returns the next non-blank line without its line ending. Unless
@@ -60,6 +77,11 @@ func (l *lineReader) next() ([]byte, error) {
 	for {
 		line, err := l.r.ReadSlice('\n')
 		l.owned = false
+		if l.small {
+			if l.seen += len(line); l.seen > lineBufferSize || err == bufio.ErrBufferFull {
+				l.grow() // line stays valid: readLong copies it before reading on
+			}
+		}
 		if err == bufio.ErrBufferFull {
 			line, err = l.readLong(line)
 			l.owned = true
@@ -170,7 +192,7 @@ func (w *writer) writeLine(data []byte) error {
 	}
 	w.buf = append(append(w.buf[:0], data...), '\n')
 	_, err := w.w.Write(w.buf)
-	if cap(w.buf) > 1<<20 {
+	if cap(w.buf) > firstBufferSize { // an idle connection keeps no large buffer
 		w.buf = nil
 	}
 	return err

@@ -37,13 +37,29 @@ type SessionNotification struct {
 	// return the agent's own bytes without decoding them twice on the hot path.
 	raw     []byte // params
 	rawLine []byte // or the whole line (fast path)
-	rawOnce sync.Once
-	rawUpd  json.RawMessage
+	// rawShared says decoded strings refer into raw or rawLine, so
+	// RawUpdate hands out a copy: the caller may change what it gets.
+	rawShared bool
+	rawOnce   sync.Once
+	rawUpd    json.RawMessage
 }
 
 // RawUpdate returns the update object exactly as the agent sent it.
 func (n *SessionNotification) RawUpdate() json.RawMessage {
 	n.rawOnce.Do(func() {
+		var ok bool
+		switch {
+		case n.raw != nil:
+			n.rawUpd, ok = locateUpdate(n.raw, false)
+		case n.rawLine != nil:
+			n.rawUpd, ok = locateUpdate(n.rawLine, true)
+		}
+		if ok {
+			if n.rawShared {
+				n.rawUpd = bytes.Clone(n.rawUpd)
+			}
+			return
+		}
 		switch {
 		case n.raw != nil:
 			var p struct {

@@ -37,7 +37,7 @@ func TestSessionKnowsTheAgentMode(t *testing.T) {
 	if _, err := s.Prompt(ctxT(t), acpclient.TextBlock("go")); err != nil {
 		t.Fatal(err)
 	}
-	ev := rec.waitFor("agent_mode event", func(ev Event) bool { return ev.Kind == KindAgentMode })
+	ev := rec.waitFor("agent_mode event", func(ev Event) bool { return ev.Kind == KindAgentMode && ev.AgentMode != "code" })
 	if ev.AgentMode != "architect" || s.AgentMode() != "architect" {
 		t.Fatalf("agent_mode event %q, AgentMode %q; want architect", ev.AgentMode, s.AgentMode())
 	}

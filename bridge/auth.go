@@ -82,6 +82,9 @@ type AuthRequest struct {
 	Methods []AuthOption `json:"methods"`
 
 	answer AuthAnswer
+	// decision is how it was settled, reported by signIn: the sign-in's
+	// own goroutine emits the session's events.
+	decision Decision
 	// refusal is why the sign-in will not happen (ErrAuthDeclined, or the
 	// cause of an abandoned request); nil when answered.
 	refusal error
@@ -98,21 +101,26 @@ type TerminalLogin struct {
 
 // Answer signs in with a method; it returns ErrAlreadyAnswered when the
 // request was answered or declined before.
-func (r *AuthRequest) Answer(a AuthAnswer) error { return r.settle(a, nil) }
+func (r *AuthRequest) Answer(a AuthAnswer) error {
+	return r.settle(Decision{Outcome: "signed_in", OptionID: a.MethodID, By: byApp}, a, nil)
+}
 
 // Decline refuses to sign in.
-func (r *AuthRequest) Decline() error { return r.settle(AuthAnswer{}, ErrAuthDeclined) }
+func (r *AuthRequest) Decline() error {
+	return r.settle(Decision{Outcome: "declined", By: byApp}, AuthAnswer{}, ErrAuthDeclined)
+}
 
 // abandon declines with cause. The agent's exit leaves a sign-in waiting:
 // carrying it out starts the agent again anyway.
 func (r *AuthRequest) abandon(cause error) {
 	if !errors.Is(cause, errAgentExited) {
-		r.settle(AuthAnswer{}, cause)
+		r.settle(hostDecision("declined", cause), AuthAnswer{}, cause)
 	}
 }
 
-func (r *AuthRequest) settle(a AuthAnswer, refusal error) error {
-	return r.userRequest.settle(func() { r.answer, r.refusal = a, refusal })
+func (r *AuthRequest) settle(d Decision, a AuthAnswer, refusal error) error {
+	d.Request, d.Type = r.ID, "auth"
+	return r.userRequest.settle(d, func() { r.answer, r.refusal = a, refusal })
 }
 
 func (r *AuthRequest) method(id string) (AuthOption, bool) {
@@ -230,6 +238,7 @@ func (b *Bridge) signIn(ctx context.Context, s *Session, call string, cause erro
 		req.Message = e.Message
 	}
 	b.await(ctx, s, req.ID, req)
+	req.report = func(d Decision) { req.decision = d }
 	ev := Event{Kind: KindAuthRequired, Auth: req}
 	if s != nil {
 		s.emit(ev)
@@ -240,11 +249,13 @@ func (b *Bridge) signIn(ctx context.Context, s *Session, call string, cause erro
 		return fmt.Errorf("bridge %s: %s: %w: %w", b.cfg.ID, call, ErrAuthRequired, why)
 	}
 	if len(req.Methods) == 0 {
-		req.Decline()
+		req.abandon(errNoSignInMethod)
+		b.reporter(s)(req.decision)
 		// cause names the call already.
 		return nil, fmt.Errorf("bridge %s: %w: the agent offers no sign-in method the app can use: %w", b.cfg.ID, ErrAuthRequired, cause)
 	}
 	<-req.Done() // answered, declined, or abandoned when ctx ends
+	b.reporter(s)(req.decision)
 	if req.refusal != nil {
 		return nil, fail(req.refusal)
 	}

@@ -261,7 +261,7 @@ func TestSignInRetriesAFailedPrompt(t *testing.T) {
 	}
 	rec.waitFor("turn end", func(ev Event) bool { return ev.Kind == KindTurnEnd })
 	got := kinds(rec.of("auth", "s1"), KindSession, KindExited)
-	want := []string{"turn_start:hi", "auth_required", "text:Hello", "turn_end:end_turn"}
+	want := []string{"turn_start:hi", "auth_required", "decision", "text:Hello", "turn_end:end_turn"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %q, want %q", got, want)
 	}

@@ -41,9 +41,18 @@ type Config struct {
 	ClientInfo *acpclient.Implementation
 	// InitializeMeta is sent as initialize's _meta.
 	InitializeMeta json.RawMessage
+	// ClientCapabilitiesMeta and AuthCapabilitiesMeta are JSON objects
+	// sent as clientCapabilities._meta and clientCapabilities.auth._meta
+	// in initialize, merged with the bridge's own keys (which win): agents
+	// offer some features only to clients that declare them there, such as
+	// the gateway sign-in of codex-acp and claude-agent-acp
+	// (AuthCapabilitiesMeta {"gateway": true}).
+	ClientCapabilitiesMeta json.RawMessage
+	AuthCapabilitiesMeta   json.RawMessage
 	// InactivityTimeout is the turn watchdog (default 10 minutes);
-	// CancelGrace how long a timed-out turn may take to settle before the
-	// process is killed (default 10 seconds).
+	// CancelGrace how long a cancelled turn (by the app or the watchdog)
+	// may take to answer session/cancel before it ends anyway, with
+	// ErrCancelIgnored, and the process is killed (default 10 seconds).
 	InactivityTimeout time.Duration
 	CancelGrace       time.Duration
 	// Clock is the time source (default: the real clock).
@@ -210,11 +219,10 @@ func (b *Bridge) start(ctx context.Context) (*acpclient.Conn, error) {
 		info = &acpclient.Implementation{Name: "acphost", Version: "0.1.0"}
 	}
 	req := &acpclient.InitializeRequest{ClientInfo: info, Meta: b.cfg.InitializeMeta}
-	if b.cfg.TerminalLogin != nil {
-		// The standard capability, and the _meta flag agents that predate
-		// it check before they list their terminal login.
-		req.ClientCapabilities.Auth = &acpclient.AuthCapabilities{Terminal: true}
-		req.ClientCapabilities.Meta = json.RawMessage(`{"terminal-auth":true}`)
+	if err := b.clientCapabilities(&req.ClientCapabilities); err != nil {
+		conn.Close()
+		<-conn.Done()
+		return nil, err
 	}
 	resp, err := conn.Initialize(ctx, req)
 	if err != nil {

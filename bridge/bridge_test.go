@@ -61,7 +61,7 @@ func TestTurnEventsArriveInAgentOrder(t *testing.T) {
 	want := []string{
 		"commands", "session",
 		"turn_start:go", "text:Let me ", "text:edit.",
-		"tool_start:t1:pending", "permission:t1",
+		"tool_start:t1:pending", "permission:t1", "decision",
 		"text:permission: selected allow",
 		"tool_update:t1:in_progress", "tool_end:t1:completed",
 		"text:Done.", "turn_end:end_turn",
@@ -118,10 +118,10 @@ func TestPermissionPolicies(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec.waitFor(tt.want, func(ev Event) bool { return ev.Kind == KindText && ev.Text == tt.want })
-			asked := false
+			rec.waitFor("decision", func(ev Event) bool { return ev.Kind == KindDecision })
+			asked := askedApp(rec.of(id, s.ID()))
 			for _, ev := range rec.of(id, s.ID()) {
 				if ev.Kind == KindPermission {
-					asked = true
 					if len(ev.Permission.Options) != 4 || ev.Tool.Title != "rm -rf" {
 						t.Errorf("permission event %+v", ev.Permission)
 					}
@@ -173,7 +173,7 @@ func TestCancelAnswersPendingPermissions(t *testing.T) {
 		t.Errorf("answering a cancelled request: %v", err)
 	}
 	rec.waitFor("agent saw cancelled", func(ev Event) bool { return ev.Text == "permission: cancelled" })
-	rec.waitFor("tool row ended", func(ev Event) bool { return ev.Kind == KindToolEnd && ev.Tool.Status == "cancelled" })
+	rec.waitFor("tool row ended", func(ev Event) bool { return ev.Kind == KindToolEnd && ev.Tool.Status == ToolUnfinished })
 }
 
 func TestWatchdogCancelsSilentTurn(t *testing.T) {

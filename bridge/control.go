@@ -3,27 +3,140 @@ package bridge
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 
 	"github.com/acphost/acphost/acpclient"
 )
 
+// ErrTurnRunning is returned by a session call the protocol does not allow
+// during a turn (Compact): wait for turn_end, or cancel the turn. It is not
+// ErrBusy, which only a Prompt gets.
+var ErrTurnRunning = errors.New("bridge: not allowed while a turn runs")
+
+// sessionControl orders what runs on a session. A turn is claimed (busy)
+// from Prompt's start until just before its turn_end is emitted, so an app
+// can prompt again from its turn_end handler; a compaction claims the
+// session the same way, and a Prompt then waits for it instead of failing.
+// Control calls (SetAgentMode, SetConfigOption, SetModel, SetEffort) are
+// serialised among themselves and with reattaching through sem, and do not
+// depend on whether a turn runs: the protocol allows them mid-turn.
+type sessionControl struct {
+	sem ctxMutex
+	// Guarded by Session.mu.
+	busy       bool          // a turn runs
+	compacting chan struct{} // non-nil while a compaction runs; closed when it ends
+	lastTurn   uint64        // the number of the last turn that ended
+}
+
+// ctxMutex is a mutex whose Lock gives up when its context ends. Its zero
+// value is unlocked.
+type ctxMutex struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func (m *ctxMutex) init() { m.once.Do(func() { m.ch = make(chan struct{}, 1) }) }
+
+// LockCtx locks m, or returns ctx's error if ctx ends first.
+func (m *ctxMutex) LockCtx(ctx context.Context) error {
+	m.init()
+	select {
+	case m.ch <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Lock locks m.
+func (m *ctxMutex) Lock() { m.init(); m.ch <- struct{}{} }
+
+// TryLock locks m if it is free.
+func (m *ctxMutex) TryLock() bool {
+	m.init()
+	select {
+	case m.ch <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// Unlock unlocks m.
+func (m *ctxMutex) Unlock() { <-m.ch }
+
+// Busy reports whether a turn runs: a Prompt now would fail with ErrBusy.
+// It turns false before the turn's turn_end event is emitted.
+func (s *Session) Busy() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ctl.busy
+}
+
+// claimTurn claims the session for a turn: ErrBusy while another turn
+// runs; while a compaction runs it waits for it (or ctx).
+func (s *Session) claimTurn(ctx context.Context) error {
+	return s.claim(ctx, func() error { return ErrBusy }, func() { s.ctl.busy = true })
+}
+
+// releaseTurn gives the session back after a turn.
+func (s *Session) releaseTurn() {
+	s.mu.Lock()
+	s.ctl.busy = false
+	s.mu.Unlock()
+}
+
+// claim waits until neither a turn nor a compaction runs, failing with
+// duringTurn's error if a turn runs, and then marks the session with take,
+// under Session.mu.
+func (s *Session) claim(ctx context.Context, duringTurn func() error, take func()) error {
+	for {
+		s.mu.Lock()
+		if s.ctl.busy {
+			s.mu.Unlock()
+			return duringTurn()
+		}
+		wait := s.ctl.compacting
+		if wait == nil {
+			take()
+			s.mu.Unlock()
+			return nil
+		}
+		s.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // SetAgentMode switches the agent's own session mode (one of
-// SessionReady.AgentModes); refused while a turn runs. It is unrelated to
-// the host's policy Mode (SetPolicy).
+// SessionReady.AgentModes), also during a turn (the protocol allows it). It
+// is unrelated to the host's policy Mode (SetPolicy). On success the mode
+// is recorded (AgentMode) and reported as an agent_mode event, unless the
+// agent reported the change itself meanwhile: some agents confirm only in
+// their own words (a text chunk) or a vendor notification.
 func (s *Session) SetAgentMode(ctx context.Context, modeID string) error {
-	_, err := withIdle(s, ctx, func(conn *acpclient.Conn) (struct{}, error) {
+	_, err := withControl(s, ctx, func(conn *acpclient.Conn) (struct{}, error) {
+		before := s.AgentMode()
 		if err := conn.SetMode(ctx, &acpclient.SetModeRequest{SessionID: s.id, ModeID: modeID}); err != nil {
 			return struct{}{}, err
 		}
+		if before != modeID && s.AgentMode() == modeID {
+			return struct{}{}, nil // the agent's own current_mode_update said so
+		}
 		s.setAgentMode(modeID)
+		s.emit(Event{Kind: KindAgentMode, AgentMode: modeID})
 		return struct{}{}, nil
 	})
 	return err
 }
 
 // AgentMode returns the agent's current session mode: the last one it
-// reported (on open or in an agent_mode event) or SetAgentMode chose; ""
-// when the agent has no modes.
+// reported (on open, in an agent_mode event, in a vendor notification the
+// provider maps) or SetAgentMode chose; "" when the agent has no modes.
 func (s *Session) AgentMode() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -36,10 +149,10 @@ func (s *Session) setAgentMode(modeID string) {
 	s.mu.Unlock()
 }
 
-// SetConfigOption sets a session config option and returns the complete new
-// list (also reported as a config event); refused while a turn runs.
+// SetConfigOption sets a session config option, also during a turn, and
+// returns the complete new list (also reported as a config event).
 func (s *Session) SetConfigOption(ctx context.Context, req acpclient.SetConfigOptionRequest) ([]acpclient.ConfigOption, error) {
-	return withIdle(s, ctx, func(conn *acpclient.Conn) ([]acpclient.ConfigOption, error) {
+	return withControl(s, ctx, func(conn *acpclient.Conn) ([]acpclient.ConfigOption, error) {
 		req.SessionID = s.id
 		resp, err := conn.SetConfigOption(ctx, &req)
 		if err != nil {
@@ -51,26 +164,46 @@ func (s *Session) SetConfigOption(ctx context.Context, req acpclient.SetConfigOp
 	})
 }
 
-// SetModel selects a model (a model config option when offered, else the
-// legacy method); refused while a turn runs.
+// SetModel selects a model, also during a turn: through a model config
+// option when offered (reported as a config event), else the legacy
+// session/set_model, after which Models().CurrentModelID is the new model
+// and a model event reports it.
 func (s *Session) SetModel(ctx context.Context, model string) error {
-	_, err := withIdle(s, ctx, func(conn *acpclient.Conn) (struct{}, error) {
+	_, err := withControl(s, ctx, func(conn *acpclient.Conn) (struct{}, error) {
 		s.mu.Lock()
 		ready := &SessionReady{ConfigOptions: s.configOptions, Models: s.models}
 		s.mu.Unlock()
 		opts, err := s.setModel(ctx, conn, model, ready)
-		if err == nil {
-			s.rebaseWindow(model)
-			s.cfg.Model = model
-			if opts != nil {
-				s.rememberOptions(opts)
-				s.emit(Event{Kind: KindConfig, ConfigOptions: opts})
-			}
-			s.save()
+		if err != nil {
+			return struct{}{}, err
 		}
-		return struct{}{}, err
+		s.rebaseWindow(model)
+		s.cfg.Model = model
+		if opts != nil {
+			s.rememberOptions(opts)
+			s.emit(Event{Kind: KindConfig, ConfigOptions: opts})
+		} else {
+			s.emit(Event{Kind: KindModel, Models: s.setCurrentModel(model)})
+		}
+		s.save()
+		return struct{}{}, nil
 	})
 	return err
+}
+
+// setCurrentModel records the legacy model selection and returns a copy of
+// the new model state.
+func (s *Session) setCurrentModel(model string) *acpclient.ModelState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := acpclient.ModelState{}
+	if s.models != nil {
+		next = *s.models
+	}
+	next.CurrentModelID = model
+	s.models = &next
+	cp := next
+	return &cp
 }
 
 // ConfigOptions returns the session's config options as last reported.
@@ -80,7 +213,8 @@ func (s *Session) ConfigOptions() []acpclient.ConfigOption {
 	return s.configOptions
 }
 
-// Models returns the legacy model list the agent reported, or nil.
+// Models returns the legacy model list the agent reported, with the
+// current model as last reported or selected, or nil.
 func (s *Session) Models() *acpclient.ModelState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -93,14 +227,17 @@ func (s *Session) rememberOptions(opts []acpclient.ConfigOption) {
 	s.mu.Unlock()
 }
 
-// withIdle runs f with the session's connection while no turn runs.
-func withIdle[T any](s *Session, ctx context.Context, f func(*acpclient.Conn) (T, error)) (T, error) {
+// withControl runs a control call f with the session's connection (started
+// again and resumed if the agent died), one control call at a time. It
+// waits for another control call or a reattach in flight, never fails
+// because of one, and runs whether or not a turn runs.
+func withControl[T any](s *Session, ctx context.Context, f func(*acpclient.Conn) (T, error)) (T, error) {
 	var zero T
-	if !s.turnMu.TryLock() {
-		return zero, ErrBusy
+	if err := s.ctl.sem.LockCtx(ctx); err != nil {
+		return zero, err
 	}
-	defer s.turnMu.Unlock()
-	conn, err := s.reattach(ctx)
+	defer s.ctl.sem.Unlock()
+	conn, err := s.reattachLocked(ctx)
 	if err != nil {
 		return zero, err
 	}
@@ -123,4 +260,48 @@ func (s *Session) setModel(ctx context.Context, conn *acpclient.Conn, model stri
 		return nil, errors.New("the agent offers no model selection")
 	}
 	return nil, conn.SetModel(ctx, &acpclient.SetModelRequest{SessionID: s.id, ModelID: model})
+}
+
+// Compact compacts the session's context with the agent's native method and
+// reports it as a compaction event with the summary. It fails with
+// ErrTurnRunning while a turn runs; a Prompt made while it compacts waits
+// for it.
+func (s *Session) Compact(ctx context.Context) (string, error) {
+	if s.b.provider.Compact == nil {
+		return "", fmt.Errorf("bridge: compact: %w", acpclient.ErrUnsupported)
+	}
+	done := make(chan struct{})
+	err := s.claim(ctx, func() error { return fmt.Errorf("bridge %s: compact: %w", s.b.cfg.ID, ErrTurnRunning) },
+		func() { s.ctl.compacting = done })
+	if err != nil {
+		return "", err
+	}
+	defer func() {
+		s.mu.Lock()
+		s.ctl.compacting = nil
+		s.mu.Unlock()
+		close(done)
+	}()
+	if err := s.turnMu.LockCtx(ctx); err != nil {
+		return "", err
+	}
+	defer s.turnMu.Unlock()
+	return withControl(s, ctx, func(conn *acpclient.Conn) (string, error) { return s.compact(ctx, conn) })
+}
+
+func (s *Session) compact(ctx context.Context, conn *acpclient.Conn) (string, error) {
+	if avail := s.b.provider.CompactAvailable; avail != nil && !avail(conn.Agent()) {
+		return "", fmt.Errorf("bridge %s: compact: the agent does not advertise native compaction: %w", s.b.cfg.ID, acpclient.ErrUnsupported)
+	}
+	if s.b.provider.ReportsCompaction {
+		return s.b.provider.Compact(ctx, conn, s.id)
+	}
+	s.emit(Event{Kind: KindCompaction, Compaction: &Compaction{Status: CompactionStarted}})
+	summary, err := s.b.provider.Compact(ctx, conn, s.id)
+	if err != nil {
+		s.emit(Event{Kind: KindCompaction, Compaction: &Compaction{Status: CompactionFailed, Message: err.Error()}})
+		return "", err
+	}
+	s.emitCompaction(Event{}, &Compaction{Status: CompactionCompleted, Summary: summary})
+	return summary, nil
 }

@@ -161,6 +161,7 @@
 //	usage          "usage":{"known":true,"used":50000,"size":200000,"percent":25,"cost":{"amount":0.12,"currency":"USD"}}
 //	compaction     "compaction":{"id":"c1","status":"completed","automatic":true,"summary":"Fixed a.go"}
 //	agent_mode     "agentMode":"architect"
+//	model          "models":{"currentModelId":"m2","availableModels":[{"modelId":"m1","name":"Model One"},{"modelId":"m2","name":"Model Two"}]}
 //	config         "configOptions":[{"id":"model","name":"Model","category":"model","type":"select","currentValue":"m1","options":[{"value":"m1","name":"Model One"}]}]
 //	commands       "commands":[{"name":"review","description":"Review the diff"}]
 //	session_info   "sessionInfo":{"title":"Fix the bug","titleChanged":true}

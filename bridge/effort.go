@@ -23,10 +23,15 @@ const thoughtLevelCategory = "thought_level"
 // a vendor method or command). An agent with neither
 // fails with an error wrapping acpclient.ErrUnsupported; a level the agent
 // does not offer fails with ErrUnknownEffort before anything is sent. The
-// effort is kept for reattaching and in the store. Refused while a turn
-// runs (ErrBusy).
+// effort is kept for reattaching and in the store. Through a config option
+// it may be called during a turn, as the protocol allows; the vendor way,
+// which the protocol does not cover, fails with ErrTurnRunning then.
+// Control calls run one at a time.
 func (s *Session) SetEffort(ctx context.Context, level string) error {
-	_, err := withIdle(s, ctx, func(conn *acpclient.Conn) (struct{}, error) {
+	_, err := withControl(s, ctx, func(conn *acpclient.Conn) (struct{}, error) {
+		if thoughtLevelOption(s.ConfigOptions()) == nil && s.b.provider.SetEffort != nil && s.Busy() {
+			return struct{}{}, fmt.Errorf("bridge %s: setting effort %q: %w", s.b.cfg.ID, level, ErrTurnRunning)
+		}
 		opts, err := s.setEffort(ctx, conn, level, s.ConfigOptions())
 		if err != nil {
 			return struct{}{}, fmt.Errorf("bridge %s: setting effort %q: %w", s.b.cfg.ID, level, err)

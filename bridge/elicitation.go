@@ -34,23 +34,26 @@ type ElicitationRequest struct {
 
 // Accept answers with the user's input (form fields by name; nil for url).
 func (r *ElicitationRequest) Accept(content map[string]any) error {
-	return r.settle(&acpclient.CreateElicitationResponse{Action: "accept", Content: content})
+	return r.settle(Decision{Outcome: "accepted", By: byApp}, &acpclient.CreateElicitationResponse{Action: "accept", Content: content})
 }
 
 // Decline answers that the user said no.
 func (r *ElicitationRequest) Decline() error {
-	return r.settle(&acpclient.CreateElicitationResponse{Action: "decline"})
+	return r.settle(Decision{Outcome: "declined", By: byApp}, &acpclient.CreateElicitationResponse{Action: "decline"})
 }
 
 // Cancel answers that the user dismissed the question.
 func (r *ElicitationRequest) Cancel() error {
-	return r.settle(&acpclient.CreateElicitationResponse{Action: "cancel"})
+	return r.settle(Decision{Outcome: "cancelled", By: byApp}, &acpclient.CreateElicitationResponse{Action: "cancel"})
 }
 
-func (r *ElicitationRequest) abandon(error) { r.Cancel() }
+func (r *ElicitationRequest) abandon(cause error) {
+	r.settle(hostDecision("cancelled", cause), &acpclient.CreateElicitationResponse{Action: "cancel"})
+}
 
-func (r *ElicitationRequest) settle(resp *acpclient.CreateElicitationResponse) error {
-	return r.userRequest.settle(func() { r.answer(resp) })
+func (r *ElicitationRequest) settle(d Decision, resp *acpclient.CreateElicitationResponse) error {
+	d.Request, d.Type = r.ID, "elicitation"
+	return r.userRequest.settle(d, func() { r.answer(resp) })
 }
 
 // elicitingClient is the agent client of a bridge whose app renders

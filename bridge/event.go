@@ -25,6 +25,7 @@ const (
 	KindCompaction  Kind = "compaction"   // context compaction progress (Compaction)
 	KindAgentMode   Kind = "agent_mode"   // the agent's own session mode changed (AgentMode)
 	KindConfig      Kind = "config"       // the session's config options changed (ConfigOptions)
+	KindModel       Kind = "model"        // the legacy model selection changed (Models)
 	KindCommands    Kind = "commands"     // the slash commands changed (Commands)
 	KindSessionInfo Kind = "session_info" // title or update time changed (SessionInfo)
 	KindSession     Kind = "session"      // a session is ready (SessionReady)
@@ -100,6 +101,7 @@ type Event struct {
 	Compaction    *Compaction                  `json:"compaction,omitempty"`
 	AgentMode     string                       `json:"agentMode,omitempty"`
 	ConfigOptions []acpclient.ConfigOption     `json:"configOptions,omitempty"`
+	Models        *acpclient.ModelState        `json:"models,omitempty"`
 	Commands      []acpclient.AvailableCommand `json:"commands,omitempty"`
 	SessionInfo   *SessionInfo                 `json:"sessionInfo,omitempty"`
 	SessionReady  *SessionReady                `json:"sessionReady,omitempty"`

@@ -79,6 +79,7 @@ func filledEvents() map[Kind]Event {
 			e.Compaction = &Compaction{ID: "c1", Status: CompactionCompleted, Automatic: true, Summary: "We fixed a.go", Message: "compacted", Progress: 100, Phase: "done"}
 		}),
 		KindAgentMode: with(KindAgentMode, func(e *Event) { e.AgentMode = "architect" }),
+		KindModel:     with(KindModel, func(e *Event) { e.Models = models }),
 		KindConfig:    with(KindConfig, func(e *Event) { e.ConfigOptions = options }),
 		KindCommands: with(KindCommands, func(e *Event) {
 			e.Commands = []acpclient.AvailableCommand{{Name: "review", Description: "Review the diff", Input: &acpclient.CommandInput{Hint: "branch"}}}

@@ -274,7 +274,7 @@ func TestInteropSDKExampleAgent(t *testing.T) {
 			}
 			if tt.cancel {
 				for _, ev := range evs {
-					if ev.Kind == KindToolEnd && ev.Tool.Status == "cancelled" {
+					if ev.Kind == KindToolEnd && (ev.Tool.Status == "cancelled" || ev.Tool.Status == ToolUnfinished) {
 						return
 					}
 				}

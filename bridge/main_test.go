@@ -185,3 +185,14 @@ func (m *memFiles) get(path string) (string, bool) {
 	c, ok := m.files[path]
 	return c, ok
 }
+
+// askedApp reports whether any request among events was left to the app:
+// a decision event By "app" (a policy's own answers are By "policy").
+func askedApp(events []Event) bool {
+	for _, ev := range events {
+		if ev.Kind == KindDecision && ev.Decision.By == "app" {
+			return true
+		}
+	}
+	return false
+}

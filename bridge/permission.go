@@ -61,11 +61,11 @@ func (r *PermissionRequest) CanAllow() bool { return r.allow.id != "" }
 func (r *PermissionRequest) Allow() error {
 	switch {
 	case r.allow.ambiguous:
-		return r.cancelWith(ErrAmbiguousOption)
+		return r.cancelWith(ErrAmbiguousOption, "ambiguous allow-once option id")
 	case r.allow.id == "":
-		return r.cancelWith(ErrNoAllowOption)
+		return r.cancelWith(ErrNoAllowOption, "no allow-once option")
 	}
-	return r.settle(acpclient.PermissionSelected(r.allow.id))
+	return r.selectOption(r.allow.id, outcomeAllowed, Decision{By: byApp})
 }
 
 // Reject answers with the agent's reject-once option, or "cancelled" when it
@@ -75,16 +75,24 @@ func (r *PermissionRequest) Allow() error {
 func (r *PermissionRequest) Reject() error {
 	switch {
 	case r.reject.ambiguous:
-		return r.cancelWith(ErrAmbiguousOption)
+		return r.cancelWith(ErrAmbiguousOption, "ambiguous reject-once option id")
 	case r.reject.id == "":
-		return r.settle(acpclient.PermissionCancelled())
+		return r.cancel(Decision{By: byApp, Rule: "no reject-once option"})
 	}
-	return r.settle(acpclient.PermissionSelected(r.reject.id))
+	return r.selectOption(r.reject.id, outcomeRejected, Decision{By: byApp})
 }
 
-// cancelWith answers "cancelled" and returns why, or ErrAlreadyAnswered.
-func (r *PermissionRequest) cancelWith(why error) error {
-	if err := r.settle(acpclient.PermissionCancelled()); err != nil {
+// Permission outcomes (Decision.Outcome).
+const (
+	outcomeAllowed   = "allowed"
+	outcomeRejected  = "rejected"
+	outcomeCancelled = "cancelled"
+)
+
+// cancelWith answers "cancelled" for the app and returns why, or
+// ErrAlreadyAnswered.
+func (r *PermissionRequest) cancelWith(why error, rule string) error {
+	if err := r.cancel(Decision{By: byApp, Rule: rule}); err != nil {
 		return err
 	}
 	return why
@@ -92,10 +100,23 @@ func (r *PermissionRequest) cancelWith(why error) error {
 
 // abandon answers "cancelled" (turn cancelled or ended, bridge closed,
 // agent gave up).
-func (r *PermissionRequest) abandon(error) { r.settle(acpclient.PermissionCancelled()) }
+func (r *PermissionRequest) abandon(cause error) { r.cancel(hostDecision(outcomeCancelled, cause)) }
 
-func (r *PermissionRequest) settle(resp *acpclient.RequestPermissionResponse) error {
-	return r.userRequest.settle(func() { r.answer(resp) })
+// cancel answers "cancelled" and reports d.
+func (r *PermissionRequest) cancel(d Decision) error {
+	d.Outcome = outcomeCancelled
+	return r.settle(d, acpclient.PermissionCancelled())
+}
+
+// selectOption answers with option id and reports d with outcome.
+func (r *PermissionRequest) selectOption(id, outcome string, d Decision) error {
+	d.Outcome, d.OptionID = outcome, id
+	return r.settle(d, acpclient.PermissionSelected(id))
+}
+
+func (r *PermissionRequest) settle(d Decision, resp *acpclient.RequestPermissionResponse) error {
+	d.Request, d.Type = r.ID, "permission"
+	return r.userRequest.settle(d, func() { r.answer(resp) })
 }
 
 // optionChoice is the option an answer of one kind selects: its id, or

@@ -43,13 +43,20 @@ func (s *Session) emitAll(events []Event) {
 
 // emitProviderEvent queues an event a provider mapped from a vendor
 // notification or derived from activity: compaction goes through the meter
-// handling of emitCompaction, usage updates the session's meter.
+// handling of emitCompaction, usage updates the session's meter, agent_mode
+// and model events update the session's mode and model state.
 func (s *Session) emitProviderEvent(ev Event) {
 	switch {
 	case ev.Kind == KindCompaction && ev.Compaction != nil:
 		s.emitCompaction(ev, ev.Compaction)
 	case ev.Kind == KindUsage && ev.Usage != nil:
 		ev.Usage = s.applyUsage(ev.Usage)
+		s.emitFromAgent(ev)
+	case ev.Kind == KindAgentMode && ev.AgentMode != "":
+		s.setAgentMode(ev.AgentMode)
+		s.emitFromAgent(ev)
+	case ev.Kind == KindModel && ev.Models != nil:
+		ev.Models = s.setCurrentModel(ev.Models.CurrentModelID)
 		s.emitFromAgent(ev)
 	default:
 		s.emitFromAgent(ev)

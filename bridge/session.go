@@ -79,7 +79,8 @@ type Session struct {
 	id   string
 	conn *acpclient.Conn // the process the session is attached to
 
-	turnMu sync.Mutex // held for the whole of a turn
+	turnMu ctxMutex       // held for the whole of a turn (and a compaction)
+	ctl    sessionControl // turn admission, control calls; see control.go
 	// grantMu orders grant changes against attaching, so the agent always
 	// ends up with the latest list; it also guards conn.
 	grantMu sync.Mutex
@@ -124,8 +125,13 @@ type Session struct {
 type turnState struct {
 	conn      *acpclient.Conn
 	watchdog  *watchdog
-	timedOut  bool // guarded by Session.mu
-	cancelled bool // guarded by Session.mu
+	number    uint64 // the turn's number (Event.Turn)
+	timedOut  bool   // guarded by Session.mu
+	cancelled bool   // guarded by Session.mu
+	// grace ends the turn if the agent does not answer a cancel; aborted
+	// says it did. Guarded by Session.mu.
+	grace   Timer
+	aborted bool
 
 	// Guarded by Session.mu: whether the turn produced output, and the
 	// failure held back for a retry (see holdForRetry).
@@ -394,6 +400,9 @@ func (s *Session) emitFromAgent(ev Event) {
 	}
 	ev.Replay = s.replaying
 	ev.Late = s.turn == nil && s.turnsEnded > 0 && !s.replaying
+	if ev.Late && ev.Turn == 0 {
+		ev.Turn = s.ctl.lastTurn // late updates belong to the turn that ended
+	}
 	if s.turn != nil {
 		s.turn.watchdog.kick()
 		s.turn.emitted = s.turn.emitted || isOutput(ev.Kind)

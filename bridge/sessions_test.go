@@ -291,3 +291,43 @@ func TestListSessionsMergesAgentJournalAndOpen(t *testing.T) {
 		t.Errorf("Host.Sessions keys %q, want %q", keys, want)
 	}
 }
+
+// A closed session leaves the Host's Snapshot (the live state is of open
+// sessions), while a view rebuilt from its events says it is closed; the
+// same key opened again is back in the snapshot.
+func TestSnapshotLeavesClosedSessionsOut(t *testing.T) {
+	tr := &acptest.Transport{Script: acptest.Script{NewSession: acptest.NewSessionScript{SessionIDs: []string{"sess_1", "sess_2"}}}}
+	h, rec := newHostAndRecorder(t, nil)
+	b, err := h.Start(ctxT(t), Config{ID: "v", Transport: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w", Key: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.waitFor("ready", func(ev Event) bool { return ev.Kind == KindSession })
+	if snap := h.Snapshot(); len(snap.Sessions) != 1 || snap.Sessions[0].Key != "k" {
+		t.Fatalf("snapshot of an open session: %+v", snap.Sessions)
+	}
+	if err := s.Close(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	closed := rec.waitFor("closed", func(ev Event) bool { return ev.Kind == KindSessionClosed })
+	if snap := h.Snapshot(); len(snap.Sessions) != 0 {
+		t.Fatalf("snapshot after Close still holds %+v", snap.Sessions)
+	}
+	var v SessionView
+	v.Apply(Event{Key: "k", Kind: KindTurnStart, Turn: 1})
+	v.Apply(closed)
+	if !v.Closed || v.Busy {
+		t.Fatalf("rebuilt view after session_closed: %+v", v)
+	}
+	if _, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w", Key: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitFor("ready again", func(ev Event) bool { return ev.Kind == KindSession && ev.Session == "sess_2" })
+	if snap := h.Snapshot(); len(snap.Sessions) != 1 || snap.Sessions[0].Closed {
+		t.Fatalf("snapshot after reopening: %+v", snap.Sessions)
+	}
+}

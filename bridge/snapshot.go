@@ -10,14 +10,14 @@ import (
 // for everything after it, with no gap and no duplicate.
 type Snapshot struct {
 	// Pos is the position of the last event the state includes.
-	Pos uint64
+	Pos uint64 `json:"pos"`
 	// Sessions are the views of the sessions that have had events, in the
 	// order their first event arrived.
-	Sessions []SessionView
+	Sessions []SessionView `json:"sessions"`
 	// Pending are the requests waiting on the user outside any session
 	// (a sign-in while a session opens, a question of the agent's own), in
 	// the order they arrived.
-	Pending []PendingRequest
+	Pending []PendingRequest `json:"pending,omitempty"`
 }
 
 // Snapshot returns the state of every session, as of the last event the
@@ -55,6 +55,10 @@ func (l *liveViews) apply(batch []Event) {
 			l.order[ev.Key] = ev.Pos
 		}
 		v.Apply(*ev)
+		if v.Closed { // the live state is of open sessions
+			delete(l.sessions, ev.Key)
+			delete(l.order, ev.Key)
+		}
 	}
 }
 

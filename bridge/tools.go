@@ -2,14 +2,27 @@ package bridge
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 
 	"github.com/acphost/acphost/acpclient"
 )
 
 // toolTracker merges a session's tool call announcements and updates into
-// one row per tool call id.
+// one row per tool call id and turn. Agents reuse ids across turns (call_1
+// every turn), so rows belong to the turn that opened them: the turn's end
+// closes the rows still open, a new turn forgets the ended ones, and an id
+// seen again in a new turn opens a new row.
 type toolTracker struct {
-	calls map[string]*ToolCall
+	// open are the rows not finished yet; ended the rows finished (or
+	// closed by the turn's end) since the current turn began, so that late
+	// updates find their row instead of opening one.
+	open, ended map[string]*ToolCall
+	inTurn      bool
+	// opened numbers the open rows in the order they opened, so rows
+	// closed together are reported in that order.
+	opened map[*ToolCall]int
+	count  int
 	// toolName extracts a provider's own tool identity from _meta.
 	toolName func(meta json.RawMessage) string
 	// titleName reads a tool name from a title, the last resort.
@@ -17,61 +30,113 @@ type toolTracker struct {
 }
 
 func newToolTracker(p *Provider) *toolTracker {
-	return &toolTracker{calls: map[string]*ToolCall{}, toolName: p.ToolName, titleName: p.ToolNameFromTitle}
+	return &toolTracker{open: map[string]*ToolCall{}, ended: map[string]*ToolCall{}, opened: map[*ToolCall]int{},
+		toolName: p.ToolName, titleName: p.ToolNameFromTitle}
 }
 
 // isEnd reports whether a status ends a tool call.
 func isEnd(status string) bool {
-	return status == acpclient.ToolStatusCompleted || status == acpclient.ToolStatusFailed || status == "cancelled"
+	return status == acpclient.ToolStatusCompleted || status == acpclient.ToolStatusFailed ||
+		status == "cancelled" || status == ToolUnfinished
 }
 
-// announce applies a tool_call. A repeat for a known id is an update.
+// announce applies a tool_call. A repeat for an open id is an update; in a
+// turn, an id whose row ended opens a new row (a new call), while between
+// turns it is a late word on the ended row.
 func (t *toolTracker) announce(tc *acpclient.ToolCall) (snapshot *ToolCall, kinds []Kind) {
-	call, known := t.calls[tc.ToolCallID]
-	if !known {
-		call = &ToolCall{ID: tc.ToolCallID, Status: acpclient.ToolStatusPending, Kind: acpclient.ToolKindOther}
-		t.calls[tc.ToolCallID] = call
-	}
+	call, known, ended := t.row(tc.ToolCallID, !t.inTurn)
 	title, kind, status, name := tc.Title, tc.Kind, tc.Status, tc.Name
 	t.apply(call, &title, &kind, &status, &name, tc.Content, tc.Locations, tc.RawInput, tc.RawOutput, tc.Meta)
-	return t.emitKinds(call, known)
+	return t.emitKinds(call, known, ended)
 }
 
 // update applies a tool_call_update (or the tool call of a permission
-// request). An update for an id never announced creates the row.
+// request). An update for an id never seen creates the row; one for an
+// ended row is delivered on that row, which stays ended.
 func (t *toolTracker) update(u *acpclient.ToolCallUpdate) (snapshot *ToolCall, kinds []Kind) {
-	call, known := t.calls[u.ToolCallID]
-	if !known {
-		call = &ToolCall{ID: u.ToolCallID, Status: acpclient.ToolStatusPending, Kind: acpclient.ToolKindOther}
-		t.calls[u.ToolCallID] = call
-	}
+	call, known, ended := t.row(u.ToolCallID, true)
 	t.apply(call, u.Title, u.Kind, u.Status, u.Name, u.Content, u.Locations, u.RawInput, u.RawOutput, u.Meta)
-	return t.emitKinds(call, known)
+	return t.emitKinds(call, known, ended)
 }
 
-// ensure makes sure a row exists for id without changing a known one; it
-// reports whether the row is new.
-func (t *toolTracker) ensure(u *acpclient.ToolCallUpdate) (*ToolCall, bool) {
-	if call, ok := t.calls[u.ToolCallID]; ok {
-		return call, false
+// row finds the row for id: an open one, an ended one when useEnded, or a
+// new open row.
+func (t *toolTracker) row(id string, useEnded bool) (call *ToolCall, known, ended bool) {
+	if call, ok := t.open[id]; ok {
+		return call, true, false
 	}
+	if call, ok := t.ended[id]; ok && useEnded {
+		return call, true, true
+	}
+	delete(t.ended, id)
+	call = &ToolCall{ID: id, Status: acpclient.ToolStatusPending, Kind: acpclient.ToolKindOther}
+	t.open[id] = call
+	t.count++
+	t.opened[call] = t.count
+	return call, false, false
+}
+
+// ensure makes sure an open row exists for id without changing a known
+// one; it reports whether the row is new.
+func (t *toolTracker) ensure(u *acpclient.ToolCallUpdate) (*ToolCall, bool) {
+	if call, ok := t.open[u.ToolCallID]; ok {
+		return call.clone(), false
+	}
+	delete(t.ended, u.ToolCallID)
 	snap, _ := t.update(u)
 	return snap, true
 }
 
-func (t *toolTracker) emitKinds(call *ToolCall, known bool) (*ToolCall, []Kind) {
+func (t *toolTracker) emitKinds(call *ToolCall, known, ended bool) (*ToolCall, []Kind) {
 	snap := call.clone()
 	var kinds []Kind
-	if !known {
+	switch {
+	case !known:
 		kinds = append(kinds, KindToolStart)
-	} else if !isEnd(call.Status) {
-		kinds = append(kinds, KindToolUpdate)
+	case ended || !isEnd(call.Status):
+		kinds = append(kinds, KindToolUpdate) // a late word on an ended row never ends it twice
 	}
-	if isEnd(call.Status) {
+	if !ended && isEnd(call.Status) {
 		kinds = append(kinds, KindToolEnd)
-		delete(t.calls, call.ID)
+		t.closeRow(call)
 	}
 	return snap, kinds
+}
+
+// beginTurn starts a turn: the rows of the previous one are forgotten, so
+// its ids open new rows. Rows still open (opened by late updates between
+// turns) are closed as unfinished and returned.
+func (t *toolTracker) beginTurn() []*ToolCall {
+	left := t.closeOpen()
+	t.ended = map[string]*ToolCall{}
+	t.inTurn = true
+	return left
+}
+
+// endTurn ends the turn: every row still open is closed with status
+// ToolUnfinished and returned; late updates then find them ended.
+func (t *toolTracker) endTurn() []*ToolCall {
+	t.inTurn = false
+	return t.closeOpen()
+}
+
+func (t *toolTracker) closeOpen() []*ToolCall {
+	rows := slices.Collect(maps.Values(t.open))
+	slices.SortFunc(rows, func(a, b *ToolCall) int { return t.opened[a] - t.opened[b] })
+	out := make([]*ToolCall, 0, len(rows))
+	for _, call := range rows {
+		call.Status = ToolUnfinished
+		out = append(out, call.clone())
+		t.closeRow(call)
+	}
+	return out
+}
+
+// closeRow moves a finished row from open to ended.
+func (t *toolTracker) closeRow(call *ToolCall) {
+	delete(t.open, call.ID)
+	delete(t.opened, call)
+	t.ended[call.ID] = call
 }
 
 func (t *toolTracker) apply(call *ToolCall, title, kind, status, name *string, content []acpclient.ToolCallContent,
@@ -121,18 +186,6 @@ func (t *toolTracker) nameFromTitle(call *ToolCall) {
 	if n := t.titleName(call.Title); n != "" {
 		call.Name, call.nameFromTitle = n, true
 	}
-}
-
-// cancelAll ends every open row as cancelled (the turn was cancelled; v1
-// has no cancelled status on the wire).
-func (t *toolTracker) cancelAll() []*ToolCall {
-	var out []*ToolCall
-	for id, call := range t.calls {
-		call.Status = "cancelled"
-		out = append(out, call.clone())
-		delete(t.calls, id)
-	}
-	return out
 }
 
 func (c *ToolCall) clone() *ToolCall {

@@ -12,41 +12,44 @@ import (
 // ErrInactive is the error of a turn the watchdog cancelled.
 var ErrInactive = errors.New("bridge: agent inactive")
 
+// ErrCancelIgnored is the error of a cancelled turn whose agent did not
+// answer the prompt within Config.CancelGrace of session/cancel. The turn
+// ends with stop reason "cancelled" and the agent process is killed, since
+// it is no longer following the protocol; the next prompt starts a new one
+// and resumes the session natively where the agent can.
+var ErrCancelIgnored = errors.New("bridge: the agent did not acknowledge the cancel")
+
 // Prompt runs one turn with the given content and returns its stop reason.
 // Events stream to the host meanwhile: turn_start, the agent's output, and
-// turn_end last. Cancelling ctx cancels the turn (session/cancel, pending
-// permission requests answered "cancelled") and Prompt returns once the agent
-// has ended it. If the agent process has died, Prompt starts a new one and
-// resumes this session first. A second Prompt while one runs fails with
-// ErrBusy: turns never overlap.
+// turn_end last, each carrying the turn's number (Event.Turn; 1 for the
+// session's first prompt). Updates the agent sends after the turn's answer
+// while no new turn runs are tagged Late and carry the number of the turn
+// that ended. When the turn ends, every tool row still open is closed with
+// status ToolUnfinished (a tool_end before turn_end).
+//
+// Cancelling ctx cancels the turn (see Cancel) and Prompt returns once the
+// agent has ended it, or after Config.CancelGrace with ErrCancelIgnored. If
+// the agent process has died, Prompt starts a new one and resumes this
+// session first. A second Prompt while a turn runs fails with ErrBusy:
+// turns never overlap. The session accepts the next prompt before turn_end
+// is emitted, so an app may prompt again from its turn_end handler. A
+// Prompt made while the session compacts waits for the compaction.
 func (s *Session) Prompt(ctx context.Context, content ...acpclient.ContentBlock) (string, error) {
-	if !s.turnMu.TryLock() {
-		return "", ErrBusy
-	}
-	defer s.turnMu.Unlock()
-	s.mu.Lock()
-	unusable := s.unusable
-	s.mu.Unlock()
-	if unusable != nil {
-		return "", unusable
-	}
-	conn, err := s.reattach(ctx)
-	if err != nil {
+	if err := s.claimTurn(ctx); err != nil {
 		return "", err
 	}
-
-	s.turns++
-	s.curTurn.Store(s.turns)
-	defer s.curTurn.Store(0)
-	s.emit(Event{Kind: KindTurnStart, Text: promptText(content)})
-	if s.b.provider.OnTurnStart != nil {
-		s.emitAll(s.b.provider.OnTurnStart(s.id))
+	// Wait for the previous turn's last steps, a compaction or a relaunch.
+	if err := s.turnMu.LockCtx(ctx); err != nil {
+		s.releaseTurn()
+		return "", err
 	}
-	turn := &turnState{conn: conn}
-	turn.watchdog = startWatchdog(s.b.clock, s.b.cfg.InactivityTimeout, func() { s.expire(turn) })
-	s.mu.Lock()
-	s.turn = turn
-	s.mu.Unlock()
+	defer s.turnMu.Unlock()
+	turn, err := s.beginTurn(ctx, content)
+	if err != nil {
+		s.releaseTurn()
+		return "", err
+	}
+	conn := turn.conn
 
 	settled := make(chan struct{})
 	go func() {
@@ -57,7 +60,8 @@ func (s *Session) Prompt(ctx context.Context, content ...acpclient.ContentBlock)
 		}
 	}()
 	// The turn's own context is never cancelled: cancellation goes through
-	// cancelTurn, and the turn ends only when the agent answers (or dies).
+	// cancelTurn, and the turn ends only when the agent answers (or dies,
+	// or ignores the cancel past its grace).
 	// The answer is handled in stream order (finishTurn via PromptThen), so
 	// turn_end follows every update sent before it and precedes late ones.
 	// A failure the bridge can repair (sign-in, a transient backend error)
@@ -92,42 +96,103 @@ func (s *Session) Prompt(ctx context.Context, content ...acpclient.ContentBlock)
 	return turn.stopReason, turn.err
 }
 
-// finishTurn ends a turn once: it stops the watchdog, settles what is
-// pending and reports the outcome (usage, error, turn_end).
+// beginTurn attaches the session and starts a turn: its number, the tool
+// rows of the previous turn forgotten, turn_start, the watchdog.
+func (s *Session) beginTurn(ctx context.Context, content []acpclient.ContentBlock) (*turnState, error) {
+	s.mu.Lock()
+	unusable := s.unusable
+	s.mu.Unlock()
+	if unusable != nil {
+		return nil, unusable
+	}
+	conn, err := s.reattach(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	left := s.tools.beginTurn()
+	s.mu.Unlock()
+	for _, t := range left { // rows opened by late updates between turns
+		s.emitFromAgent(Event{Kind: KindToolEnd, Tool: t})
+	}
+	s.turns++
+	turn := &turnState{conn: conn, number: s.turns}
+	s.curTurn.Store(turn.number)
+	s.emit(Event{Kind: KindTurnStart, Text: promptText(content)})
+	if s.b.provider.OnTurnStart != nil {
+		s.emitAll(s.b.provider.OnTurnStart(s.id))
+	}
+	turn.watchdog = startWatchdog(s.b.clock, s.b.cfg.InactivityTimeout, func() { s.expire(turn) })
+	s.mu.Lock()
+	s.turn = turn
+	s.mu.Unlock()
+	return turn, nil
+}
+
+// finishTurn ends a turn once: it stops the watchdog and the cancel grace,
+// settles what is pending, closes the open tool rows and reports the
+// outcome (usage, error, turn_end). The session accepts the next prompt
+// before turn_end is emitted.
 func (s *Session) finishTurn(turn *turnState, resp *acpclient.PromptResponse, err error) {
 	turn.finish.Do(func() {
 		turn.watchdog.stop()
 		s.mu.Lock()
+		if turn.grace != nil {
+			turn.grace.Stop()
+		}
 		s.turn = nil
 		s.turnsEnded++
-		timedOut, cancelled := turn.timedOut, turn.cancelled
+		s.ctl.lastTurn = turn.number
+		timedOut, aborted := turn.timedOut, turn.aborted
+		open := s.tools.endTurn()
 		s.mu.Unlock()
 		s.cancelPending(errTurnEnded)
 		if timedOut {
-			err = fmt.Errorf("%w for %v: turn cancelled", ErrInactive, s.b.cfg.InactivityTimeout)
+			inactive := fmt.Errorf("%w for %v: turn cancelled", ErrInactive, s.b.cfg.InactivityTimeout)
+			if errors.Is(err, ErrCancelIgnored) {
+				err = fmt.Errorf("%w; %w", inactive, err)
+			} else {
+				err = inactive
+			}
 		}
+		end := Event{Kind: KindTurnEnd, Turn: turn.number}
 		if err != nil {
 			err = s.promptError(err)
 			turn.err = err
+			if aborted {
+				turn.stopReason = acpclient.StopCancelled
+			}
 			s.emit(Event{Kind: KindError, Err: err})
-			s.endOpenTools()
-			s.emit(Event{Kind: KindTurnEnd, StopReason: acpclient.StopCancelled, Err: err})
-			return
+			s.closeRows(open)
+			end.StopReason, end.Err = acpclient.StopCancelled, err
+		} else {
+			s.closeRows(open)
+			if resp.Usage != nil || s.b.provider.UsageFromMeta != nil {
+				s.reportTurnUsage(resp)
+			}
+			turn.stopReason = resp.StopReason
+			end.StopReason = resp.StopReason
 		}
-		if resp.StopReason == acpclient.StopCancelled || cancelled {
-			s.endOpenTools()
-		}
-		if resp.Usage != nil || s.b.provider.UsageFromMeta != nil {
-			s.reportTurnUsage(resp)
-		}
-		turn.stopReason = resp.StopReason
-		s.emit(Event{Kind: KindTurnEnd, StopReason: resp.StopReason})
+		s.curTurn.Store(0)
+		s.releaseTurn()
+		s.emit(end)
 	})
 }
 
 // reattach returns a live connection for the session, restarting the agent
-// and resuming the session natively after a crash.
+// and resuming the session natively after a crash. It waits for a control
+// call in flight (see sessionControl), so two callers never attach at once.
 func (s *Session) reattach(ctx context.Context) (*acpclient.Conn, error) {
+	if err := s.ctl.sem.LockCtx(ctx); err != nil {
+		return nil, err
+	}
+	defer s.ctl.sem.Unlock()
+	return s.reattachLocked(ctx)
+}
+
+// reattachLocked is reattach with the control lock held. A closed session
+// is never attached again.
+func (s *Session) reattachLocked(ctx context.Context) (*acpclient.Conn, error) {
 	if err := s.closedErr(); err != nil {
 		return nil, err
 	}
@@ -180,19 +245,19 @@ func (s *Session) reportTurnUsage(resp *acpclient.PromptResponse) {
 	}
 }
 
-// endOpenTools reports the turn's unfinished tool calls as cancelled.
-func (s *Session) endOpenTools() {
-	s.mu.Lock()
-	open := s.tools.cancelAll()
-	s.mu.Unlock()
-	for _, t := range open {
+// closeRows reports the tool rows the turn's end closed (ToolUnfinished).
+func (s *Session) closeRows(rows []*ToolCall) {
+	for _, t := range rows {
 		s.emit(Event{Kind: KindToolEnd, Tool: t})
 	}
 }
 
-// Cancel cancels the running turn, if any: it sends session/cancel and
-// answers the session's pending permission requests "cancelled". The turn
-// ends when the agent answers the prompt.
+// Cancel cancels the running turn, if any, in the protocol's order: it
+// sends session/cancel, then answers the session's pending permission
+// requests "cancelled" (and cancels its other pending requests). The turn
+// ends when the agent answers the prompt; if it has not within
+// Config.CancelGrace, the turn ends anyway, with stop reason "cancelled"
+// and ErrCancelIgnored, and the agent process is killed.
 func (s *Session) Cancel() {
 	s.mu.Lock()
 	turn := s.turn
@@ -204,17 +269,40 @@ func (s *Session) Cancel() {
 
 func (s *Session) cancelTurn(turn *turnState) {
 	s.mu.Lock()
+	if s.turn != turn {
+		s.mu.Unlock()
+		return
+	}
 	turn.cancelled = true
 	conn := turn.conn
+	if turn.grace == nil {
+		turn.grace = s.b.clock.AfterFunc(s.b.cfg.CancelGrace, func() { s.abortTurn(turn) })
+	}
 	s.mu.Unlock()
-	s.cancelPending(context.Canceled)
+	// The agent must learn of the cancel before its requests are answered,
+	// or it reads "cancelled" as a refusal and carries on with the turn.
 	if err := conn.Cancel(context.Background(), s.id); err != nil {
 		s.b.logger.Debug("bridge: session/cancel failed", "err", err)
 	}
+	s.cancelPending(errTurnCancelled)
 }
 
-// expire runs when the watchdog fires: cancel, give the agent CancelGrace
-// to settle, then kill the process so a replacement starts cleanly.
+// abortTurn ends a cancelled turn whose agent did not answer within the
+// grace, then kills the process so a replacement starts cleanly.
+func (s *Session) abortTurn(turn *turnState) {
+	s.mu.Lock()
+	running := s.turn == turn
+	turn.aborted = running
+	s.mu.Unlock()
+	if !running {
+		return
+	}
+	s.finishTurn(turn, nil, fmt.Errorf("%w within %v of session/cancel; the agent process was killed", ErrCancelIgnored, s.b.cfg.CancelGrace))
+	s.b.kill(turn.conn)
+}
+
+// expire runs when the watchdog fires: cancel the turn, which then gets
+// CancelGrace to settle (see cancelTurn).
 func (s *Session) expire(turn *turnState) {
 	s.mu.Lock()
 	if s.turn != turn {
@@ -224,14 +312,6 @@ func (s *Session) expire(turn *turnState) {
 	turn.timedOut = true
 	s.mu.Unlock()
 	s.cancelTurn(turn)
-	s.b.clock.AfterFunc(s.b.cfg.CancelGrace, func() {
-		s.mu.Lock()
-		stillRunning := s.turn == turn
-		s.mu.Unlock()
-		if stillRunning {
-			s.b.kill(turn.conn)
-		}
-	})
 }
 
 // FollowUp sends more instructions into the running turn, for agents whose
@@ -247,31 +327,6 @@ func (s *Session) FollowUp(ctx context.Context, text string) error {
 		return fmt.Errorf("bridge: follow-up: %w", acpclient.ErrUnsupported)
 	}
 	return s.b.provider.FollowUp(ctx, turn.conn, s.id, text)
-}
-
-// Compact compacts the session's context with the agent's native method and
-// reports it as a compaction event with the summary. It is refused while a
-// turn runs.
-func (s *Session) Compact(ctx context.Context) (string, error) {
-	if s.b.provider.Compact == nil {
-		return "", fmt.Errorf("bridge: compact: %w", acpclient.ErrUnsupported)
-	}
-	return withIdle(s, ctx, func(conn *acpclient.Conn) (string, error) {
-		if avail := s.b.provider.CompactAvailable; avail != nil && !avail(conn.Agent()) {
-			return "", fmt.Errorf("bridge %s: compact: the agent does not advertise native compaction: %w", s.b.cfg.ID, acpclient.ErrUnsupported)
-		}
-		if s.b.provider.ReportsCompaction {
-			return s.b.provider.Compact(ctx, conn, s.id)
-		}
-		s.emit(Event{Kind: KindCompaction, Compaction: &Compaction{Status: CompactionStarted}})
-		summary, err := s.b.provider.Compact(ctx, conn, s.id)
-		if err != nil {
-			s.emit(Event{Kind: KindCompaction, Compaction: &Compaction{Status: CompactionFailed, Message: err.Error()}})
-			return "", err
-		}
-		s.emitCompaction(Event{}, &Compaction{Status: CompactionCompleted, Summary: summary})
-		return summary, nil
-	})
 }
 
 // promptText is the text of a prompt, for the turn_start event.

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -12,18 +13,60 @@ import (
 // up on it.
 var ErrAlreadyAnswered = errors.New("bridge: request already answered")
 
-// Causes of abandoned requests, besides a context's error and ErrClosed.
+// Causes of abandoned requests, besides ErrClosed. Each names the rule of
+// the decision event that records the abandonment (see abandonRule).
 var (
-	errTurnEnded   = errors.New("the turn ended")
-	errAgentExited = errors.New("the agent process exited")
+	errTurnEnded     = errors.New("the turn ended")
+	errTurnCancelled = fmt.Errorf("the turn was cancelled: %w", context.Canceled)
+	errAgentExited   = errors.New("the agent process exited")
+	// errWithdrawn: the request's own context ended (the agent gave up on
+	// it with $/cancel_request, its connection closed, or the call waiting
+	// for a sign-in was cancelled). It wraps the context's error.
+	errWithdrawn = errors.New("the request was withdrawn")
+	// errNoSignInMethod: the agent offered no sign-in method the app can
+	// carry out, so the bridge declined at once.
+	errNoSignInMethod = errors.New("no usable sign-in method")
 )
+
+// Who settles a request (Decision.By).
+const (
+	byApp    = "app"
+	byPolicy = "policy"
+	byHost   = "host"
+)
+
+// abandonRule is the Decision.Rule of a request abandoned for cause.
+func abandonRule(cause error) string {
+	switch {
+	case errors.Is(cause, errTurnCancelled):
+		return "turn cancelled"
+	case errors.Is(cause, errTurnEnded):
+		return "turn ended"
+	case errors.Is(cause, errAgentExited):
+		return "agent process exited"
+	case errors.Is(cause, ErrClosed):
+		return "bridge closed"
+	case errors.Is(cause, errWithdrawn):
+		return "request withdrawn"
+	case errors.Is(cause, errNoSignInMethod):
+		return "no usable sign-in method"
+	case cause != nil:
+		return cause.Error()
+	}
+	return ""
+}
+
+// hostDecision is the decision of a request the host abandoned for cause.
+func hostDecision(outcome string, cause error) Decision {
+	return Decision{Outcome: outcome, By: byHost, Rule: abandonRule(cause)}
+}
 
 // userRequest is what every request that waits on the user shares
 // (PermissionRequest, ElicitationRequest and AuthRequest embed it): it is
 // answered once, Done closes with that answer, and while it waits (see
 // Bridge.await) it is registered where a cancel or Close finds it and holds
 // its turn's watchdog paused, since the user's thinking time is not the
-// agent's silence.
+// agent's silence. Its one answer is reported as a decision event.
 type userRequest struct {
 	once sync.Once
 	done chan struct{}
@@ -32,6 +75,9 @@ type userRequest struct {
 	release func()
 	// record marks a request decoded from JSON (see ErrRequestRecord).
 	record bool
+	// report emits the decision event of the answer; set before the
+	// request can be answered (by await, or by the policy's own answer).
+	report func(Decision)
 }
 
 func newUserRequest() userRequest { return userRequest{done: make(chan struct{})} }
@@ -39,10 +85,12 @@ func newUserRequest() userRequest { return userRequest{done: make(chan struct{})
 // Done is closed once the request has been answered in any way.
 func (r *userRequest) Done() <-chan struct{} { return r.done }
 
-// settle runs answer if the request was not answered yet, and reports
-// ErrAlreadyAnswered otherwise; a request the bridge did not hand out (a
-// record, or a zero value) reports ErrRequestRecord.
-func (r *userRequest) settle(answer func()) error {
+// settle runs answer and reports d if the request was not answered yet,
+// and reports ErrAlreadyAnswered otherwise. The decision is reported just
+// before the answer goes out, so its event precedes everything the agent
+// does in reaction. A request the bridge did not hand out (a record, or a
+// zero value) reports ErrRequestRecord.
+func (r *userRequest) settle(d Decision, answer func()) error {
 	if r.record || r.done == nil {
 		return ErrRequestRecord
 	}
@@ -51,6 +99,9 @@ func (r *userRequest) settle(answer func()) error {
 		err = nil
 		if r.release != nil {
 			r.release()
+		}
+		if r.report != nil {
+			r.report(d)
 		}
 		answer()
 		close(r.done)
@@ -69,11 +120,25 @@ type waiter interface {
 	abandon(cause error)
 }
 
+// reporter returns the function that emits decision events for requests
+// of s, or agent-wide ones when s is nil.
+func (b *Bridge) reporter(s *Session) func(Decision) {
+	return func(d Decision) {
+		ev := Event{Kind: KindDecision, Decision: &d}
+		if s != nil {
+			s.emit(ev)
+			return
+		}
+		b.emit(ev)
+	}
+}
+
 // await makes w wait on the user: it is registered with s (or with the
 // bridge for a request outside any session) so that a cancelled or ended
 // turn and Bridge.Close abandon it, s's running turn's watchdog is paused
 // until the answer, and the end of ctx (the agent gave up, the connection
-// closed) abandons it too. Call it before the request's event is emitted.
+// closed) abandons it too. Its answer is reported as a decision event.
+// Call it before the request's event is emitted.
 func (b *Bridge) await(ctx context.Context, s *Session, id string, w waiter) {
 	reg := &b.pending
 	var dog *watchdog
@@ -89,6 +154,7 @@ func (b *Bridge) await(ctx context.Context, s *Session, id string, w waiter) {
 		dog.pause()
 	}
 	r := w.base()
+	r.report = b.reporter(s)
 	r.release = func() {
 		reg.remove(id)
 		if dog != nil {
@@ -99,40 +165,48 @@ func (b *Bridge) await(ctx context.Context, s *Session, id string, w waiter) {
 	go func() {
 		select {
 		case <-ctx.Done():
-			w.abandon(ctx.Err())
+			w.abandon(fmt.Errorf("%w: %w", errWithdrawn, ctx.Err()))
 		case <-r.done:
 		}
 	}()
 }
 
 // pendingRequests are the requests of a session, or of a bridge, that wait
-// on the user.
+// on the user, in the order they arrived.
 type pendingRequests struct {
-	mu sync.Mutex
-	m  map[string]waiter
+	mu      sync.Mutex
+	waiting []pendingEntry
+}
+
+type pendingEntry struct {
+	id string
+	w  waiter
 }
 
 func (p *pendingRequests) add(id string, w waiter) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.m == nil {
-		p.m = map[string]waiter{}
-	}
-	p.m[id] = w
+	p.waiting = append(p.waiting, pendingEntry{id, w})
 }
 
 func (p *pendingRequests) remove(id string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	delete(p.m, id)
+	for i, e := range p.waiting {
+		if e.id == id {
+			p.waiting = append(p.waiting[:i], p.waiting[i+1:]...)
+			return
+		}
+	}
 }
 
+// all returns the pending requests, oldest first.
 func (p *pendingRequests) all() []waiter {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make([]waiter, 0, len(p.m))
-	for _, w := range p.m {
-		out = append(out, w)
+	out := make([]waiter, 0, len(p.waiting))
+	for _, e := range p.waiting {
+		out = append(out, e.w)
 	}
 	return out
 }

@@ -11,39 +11,43 @@ import (
 // Journal kept for the session's key (ReadEvents with EventQuery.Key), in
 // order.
 type SessionView struct {
-	Key     string // the host key
-	Bridge  string
-	Session string // the agent's current session id
+	Key     string `json:"key"` // the host key
+	Bridge  string `json:"bridge"`
+	Session string `json:"session,omitempty"` // the agent's current session id
 	// Pos and Seq are those of the last event applied.
-	Pos, Seq uint64
+	Pos uint64 `json:"pos"`
+	Seq uint64 `json:"seq"`
 	// Turn is the number of the running or last turn; Busy says whether it
 	// runs.
-	Turn uint64
-	Busy bool
+	Turn uint64 `json:"turn,omitempty"`
+	Busy bool   `json:"busy"`
 	// Tools are the rows of the running or last turn, and any row of an
 	// earlier turn that is still open, in the order they started.
-	Tools []ToolRow
+	Tools []ToolRow `json:"tools,omitempty"`
 	// Pending are the requests waiting on the user, in the order they
 	// arrived; each carries the live request, so it can be answered.
-	Pending []PendingRequest
+	Pending []PendingRequest `json:"pending,omitempty"`
 	// AgentMode is the agent's current session mode; AgentModes the modes
 	// it offered, with CurrentModeID kept equal to AgentMode.
-	AgentMode     string
-	AgentModes    *acpclient.ModeState
-	ConfigOptions []acpclient.ConfigOption
-	Models        *acpclient.ModelState
-	Usage         *Usage
-	Title         string
-	Plan          []acpclient.PlanEntry
-	Todos         []Todo
-	Commands      []acpclient.AvailableCommand
+	AgentMode     string                       `json:"agentMode,omitempty"`
+	AgentModes    *acpclient.ModeState         `json:"agentModes,omitempty"`
+	ConfigOptions []acpclient.ConfigOption     `json:"configOptions,omitempty"`
+	Models        *acpclient.ModelState        `json:"models,omitempty"`
+	Usage         *Usage                       `json:"usage,omitempty"`
+	Title         string                       `json:"title,omitempty"`
+	Plan          []acpclient.PlanEntry        `json:"plan,omitempty"`
+	Todos         []Todo                       `json:"todos,omitempty"`
+	Commands      []acpclient.AvailableCommand `json:"commands,omitempty"`
+	// Closed: the session was closed (session_closed) and not opened
+	// again; the Host's Snapshot leaves closed sessions out.
+	Closed bool `json:"closed,omitempty"`
 }
 
 // ToolRow is one tool call of a session: a tool call id within one turn
 // (agents reuse ids across turns, and each turn's call is a row of its own).
 type ToolRow struct {
-	Turn uint64
-	Tool ToolCall
+	Turn uint64   `json:"turn"`
+	Tool ToolCall `json:"tool"`
 }
 
 // Open reports whether the agent has not finished the call yet.
@@ -59,17 +63,17 @@ func (r ToolRow) Open() bool {
 // Permission, Elicitation and Auth is set, as Type says.
 type PendingRequest struct {
 	// Type is "permission", "elicitation" or "auth", as in Decision.Type.
-	Type string
+	Type string `json:"type"`
 	// ID is the request's id (Decision.Request names it when it is settled).
-	ID     string
-	Bridge string
-	Key    string // "" for a request outside any session
-	Turn   uint64
-	Pos    uint64 // of the event that brought it
+	ID     string `json:"id"`
+	Bridge string `json:"bridge"`
+	Key    string `json:"key,omitempty"` // "" for a request outside any session
+	Turn   uint64 `json:"turn,omitempty"`
+	Pos    uint64 `json:"pos"` // of the event that brought it
 
-	Permission  *PermissionRequest
-	Elicitation *ElicitationRequest
-	Auth        *AuthRequest
+	Permission  *PermissionRequest  `json:"permission,omitempty"`
+	Elicitation *ElicitationRequest `json:"elicitation,omitempty"`
+	Auth        *AuthRequest        `json:"auth,omitempty"`
 }
 
 // pendingOf returns the request an event brings, if any.
@@ -124,6 +128,11 @@ func (v *SessionView) Apply(ev Event) {
 		return
 	}
 	switch ev.Kind {
+	case KindSessionClosed:
+		v.Closed, v.Busy, v.Pending = true, false, nil
+	case KindSession:
+		v.Closed = false
+		v.applyState(&ev)
 	case KindTurnStart:
 		v.startTurn(ev.Turn)
 	case KindTurnEnd:

@@ -37,10 +37,12 @@ var (
 		Binaries: []string{"opencode"}, Args: fixed("acp"),
 	}
 	// Qwen runs Qwen Code with --acp (--experimental-acp on older
-	// builds).
+	// builds). Its own mode and model notifications become agent_mode and
+	// model events.
 	Qwen = &bridge.Profile{
 		Name: "qwen", Aliases: []string{"qwen-code"}, Title: "Qwen Code",
 		Binaries: []string{"qwen"}, Args: fixed("--acp"), LegacyArgs: fixed("--experimental-acp"),
+		NewProvider: newQwenProvider,
 	}
 	// Copilot runs GitHub Copilot CLI with --acp.
 	Copilot = &bridge.Profile{

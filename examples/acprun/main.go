@@ -349,6 +349,10 @@ func runTurn(o *options) error {
 		for ev := range host.Events() {
 			switch ev.Kind {
 			case bridge.KindPermission:
+				if answered(ev.Permission) { // the policy decided; its decision event follows
+					out.event(ev)
+					break
+				}
 				out.permission(ev, func() string { return approve.decide(ev.Permission, toolTitle(ev.Tool)) })
 			case bridge.KindAuthRequired:
 				out.event(ev)
@@ -600,4 +604,18 @@ func turnOutcome(stop string, err error, interrupted bool, authFailure string) e
 		return fail(exitDied, "agent died: %v", err)
 	}
 	return fail(exitFailed, "the turn failed: %v", err)
+}
+
+// answered reports whether a permission request was answered already, as
+// the ones the policy settles by itself are when their event arrives.
+func answered(p *bridge.PermissionRequest) bool {
+	if p == nil {
+		return true
+	}
+	select {
+	case <-p.Done():
+		return true
+	default:
+		return false
+	}
 }

@@ -143,11 +143,18 @@ func checkSeq(t *testing.T, events []bridge.Event) {
 func checkDecisions(t *testing.T, events []bridge.Event, outcome string) {
 	t.Helper()
 	asked := map[string]bool{}
+	decided := 0
+	defer func() {
+		if decided == 0 {
+			t.Errorf("no permission decision among the events")
+		}
+	}()
 	for _, ev := range events {
 		switch {
 		case ev.Kind == bridge.KindPermission && ev.Permission != nil:
 			asked[ev.Permission.ID] = true
 		case ev.Kind == bridge.KindDecision && ev.Decision != nil && ev.Decision.Type == "permission":
+			decided++
 			if d := ev.Decision; d.Outcome != outcome || d.By != "app" || !asked[d.Request] {
 				t.Errorf("decision %+v; want %s by the app for a request shown before", d, outcome)
 			}
@@ -169,7 +176,7 @@ func TestDemoEvents(t *testing.T) {
 	checkDecisions(t, events, "allowed")
 	want := []string{
 		"session", "turn_start", "thinking", "plan", "text", "plan",
-		"tool_start", "permission", "text", // the agent says it goes ahead
+		"tool_start", "permission", "text", // the app allowed (decisions: checkDecisions); the agent says it goes ahead
 		"tool_update", "text", "tool_end", // write: in progress, a note, completed
 		"plan", "tool_start", "tool_end", "plan", // read it back
 		"text", "usage", "turn_end", "exited",
@@ -264,8 +271,8 @@ func TestDemoReject(t *testing.T) {
 	}
 }
 
-// In ask mode the host refuses the request itself: no permission event, no
-// file.
+// In ask mode the host refuses the request itself (the permission event is
+// followed by the policy's decision, and nobody is asked): no file.
 func TestDemoAskMode(t *testing.T) {
 	t.Parallel()
 	cwd := t.TempDir()
@@ -273,8 +280,14 @@ func TestDemoAskMode(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("exit status %d; stderr:\n%s", r.code, r.stderr)
 	}
-	if k := kinds(parseEvents(t, r.stdout)); slices.Contains(k, "permission") {
-		t.Errorf("permission event in ask mode: %q", k)
+	var decisions []bridge.Decision
+	for _, ev := range parseEvents(t, r.stdout) {
+		if ev.Kind == bridge.KindDecision && ev.Decision != nil {
+			decisions = append(decisions, *ev.Decision)
+		}
+	}
+	if len(decisions) != 1 || decisions[0].By != "policy" || decisions[0].Outcome != "cancelled" || decisions[0].Rule == "" {
+		t.Errorf("decisions in ask mode: %+v; want one cancel by the policy, with its rule", decisions)
 	}
 	if entries, _ := os.ReadDir(cwd); len(entries) != 0 {
 		t.Errorf("the workspace holds %v in ask mode", entries)
