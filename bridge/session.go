@@ -103,8 +103,9 @@ type Session struct {
 	agentMode     string // the agent's current session mode; see AgentMode
 	turnsEnded    int    // turns answered so far; updates outside a turn after one are late
 
-	turns   uint64        // turns started so far; guarded by turnMu
-	curTurn atomic.Uint64 // the running turn's number, 0 between turns
+	turns    uint64        // turns started so far, with the record's; guarded by turnMu
+	turnBase uint64        // turns the session's record counted when it was recalled
+	curTurn  atomic.Uint64 // the running turn's number, 0 between turns
 
 	// Guarded by mu: identity, replay and lifecycle (see sessions.go).
 	natives       []NativeSession // every native id the key had, oldest first
@@ -380,10 +381,12 @@ func (s *Session) emit(ev Event) {
 	if ev.Turn == 0 {
 		ev.Turn = s.curTurn.Load()
 	}
-	s.b.emit(ev)
 	if ev.Kind == KindTurnEnd {
-		s.saveProgress() // the record's turn count, title and update time
+		// The record's turn count, title and update time, written before
+		// anyone sees the turn end (and may read the record).
+		s.saveProgress()
 	}
+	s.b.emit(ev)
 }
 
 // emitFromAgent queues an event caused by the agent: it counts as activity

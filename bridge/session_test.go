@@ -153,8 +153,8 @@ func TestOpenByKeyResumesTheRecordedSession(t *testing.T) {
 	j := newLifeJournal()
 	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	j.SaveSession(ctxT(t), "k", Record{Key: "k", Bridge: "o", NativeSessionID: "sess_old", Cwd: "/proj", CreatedAt: created,
-		NativeHistory: []NativeSession{{ID: "sess_old", Since: created}}})
-	h, _ := newHostAndRecorder(t, &HostOptions{Journal: j})
+		NativeHistory: []NativeSession{{ID: "sess_old", Since: created}}, Turns: 3})
+	h, rec := newHostAndRecorder(t, &HostOptions{Journal: j})
 	b, err := h.Start(ctxT(t), Config{ID: "o", Transport: tr})
 	if err != nil {
 		t.Fatal(err)
@@ -172,6 +172,17 @@ func TestOpenByKeyResumesTheRecordedSession(t *testing.T) {
 	}
 	if r, _ := j.record("k"); !r.CreatedAt.Equal(created) || len(r.NativeHistory) != 1 {
 		t.Errorf("record after resume %+v: creation time and history kept", r)
+	}
+	// Turn numbers go on from the record's count.
+	if _, err := s.Prompt(ctxT(t), acpclient.TextBlock("go on")); err != nil {
+		t.Fatal(err)
+	}
+	if ev := rec.waitFor("turn_start", func(ev Event) bool { return ev.Kind == KindTurnStart }); ev.Turn != 4 {
+		t.Errorf("the resumed session's turn is numbered %d, want 4", ev.Turn)
+	}
+	rec.waitFor("turn_end", func(ev Event) bool { return ev.Kind == KindTurnEnd })
+	if r, _ := j.record("k"); r.Turns != 4 {
+		t.Errorf("the record counts %d turns, want 4", r.Turns)
 	}
 }
 

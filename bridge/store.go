@@ -137,7 +137,7 @@ func (s *Session) record() Record {
 	p := s.Policy()
 	s.mu.Lock()
 	rec := Record{Key: s.key, Bridge: s.b.cfg.ID, NativeSessionID: s.id, NativeHistory: slices.Clone(s.natives),
-		Title: s.title, Turns: uint64(s.turnsEnded), CreatedAt: s.created}
+		Title: s.title, Turns: s.turnBase + uint64(s.turnsEnded), CreatedAt: s.created}
 	s.mu.Unlock()
 	rec.Provider, rec.Cwd, rec.Model, rec.Effort = s.b.provider.Name, s.cfg.Cwd, s.cfg.Model, s.cfg.Effort
 	rec.Mode, rec.ReadOnly, rec.ExternalDirectories = string(p.Mode), p.ReadOnly, s.Grants()
@@ -176,7 +176,7 @@ func (s *Session) saveProgress() {
 	}
 	rec := *s.lastRec
 	s.mu.Lock()
-	rec.Turns, rec.Title = uint64(s.turnsEnded), s.title
+	rec.Turns, rec.Title = s.turnBase+uint64(s.turnsEnded), s.title
 	s.mu.Unlock()
 	rec.UpdatedAt = s.b.clock.Now()
 	s.lastRec = &rec
@@ -215,6 +215,8 @@ func (s *Session) recall(ctx context.Context) (string, error) {
 		s.created = rec.CreatedAt
 	}
 	s.title = rec.Title
+	// Turn numbers go on from the recorded ones.
+	s.turns, s.turnBase = rec.Turns, rec.Turns
 	if s.cfg.Cwd == "" {
 		s.cfg.Cwd = rec.Cwd
 	}
