@@ -178,7 +178,9 @@ func (s *Session) SetModel(ctx context.Context, model string) error {
 			return struct{}{}, err
 		}
 		s.rebaseWindow(model)
+		s.mu.Lock() // the agent's goroutine reads it for the context window
 		s.cfg.Model = model
+		s.mu.Unlock()
 		if opts != nil {
 			s.rememberOptions(opts)
 			s.emit(Event{Kind: KindConfig, ConfigOptions: opts})

@@ -40,7 +40,9 @@ func (s *Session) SetEffort(ctx context.Context, level string) error {
 			s.rememberOptions(opts)
 			s.emit(Event{Kind: KindConfig, ConfigOptions: opts})
 		}
+		s.mu.Lock()
 		s.cfg.Effort = level
+		s.mu.Unlock()
 		s.save()
 		return struct{}{}, nil
 	})

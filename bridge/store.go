@@ -137,9 +137,10 @@ func (s *Session) record() Record {
 	p := s.Policy()
 	s.mu.Lock()
 	rec := Record{Key: s.key, Bridge: s.b.cfg.ID, NativeSessionID: s.id, NativeHistory: slices.Clone(s.natives),
-		Title: s.title, Turns: s.turnBase + uint64(s.turnsEnded), CreatedAt: s.created}
+		Title: s.title, Turns: s.turnBase + uint64(s.turnsEnded), CreatedAt: s.created,
+		Model: s.cfg.Model, Effort: s.cfg.Effort} // set mid-turn by control calls, under mu
 	s.mu.Unlock()
-	rec.Provider, rec.Cwd, rec.Model, rec.Effort = s.b.provider.Name, s.cfg.Cwd, s.cfg.Model, s.cfg.Effort
+	rec.Provider, rec.Cwd = s.b.provider.Name, s.cfg.Cwd
 	rec.Mode, rec.ReadOnly, rec.ExternalDirectories = string(p.Mode), p.ReadOnly, s.Grants()
 	if l := s.b.Launch(); l != nil {
 		o := l.Options()

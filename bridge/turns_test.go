@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -405,4 +406,52 @@ func TestUnacknowledgedCancelEndsTheTurnAfterTheGrace(t *testing.T) {
 	if _, err := s.Prompt(ctxT(t), acpclient.TextBlock("again")); err != nil {
 		t.Errorf("next Prompt, on a new process: %v", err)
 	}
+}
+
+// SetModel during a turn races nothing: the model it records is read by
+// the agent's usage updates (the context window) and by the record, both
+// under the session's lock (run with -race).
+func TestSetModelDuringUsageUpdates(t *testing.T) {
+	var steps []acptest.Step
+	for i := range 200 {
+		steps = append(steps, update(fmt.Sprintf(`{"sessionUpdate":"usage_update","used":%d,"size":0}`, 1000+i)))
+	}
+	steps = append(steps, acptest.Step{Text: "done"})
+	script := acptest.Script{
+		NewSession: acptest.NewSessionScript{
+			Models: raw(`{"currentModelId":"small","availableModels":[{"modelId":"small","name":"Small"},{"modelId":"big","name":"Big"}]}`)},
+		Prompts: []acptest.Turn{{Steps: steps}},
+	}
+	h, rec := newHostAndRecorder(t, nil)
+	cfg := agentConfig(t, "mdl", script)
+	// No window for "small": while it is selected every usage update asks
+	// for the window again, reading the model.
+	cfg.Provider = &Provider{ContextWindow: func(model string) int64 { return map[string]int64{"big": 1e6}[model] }}
+	b, err := h.Start(ctxT(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w", Store: NewFileStore(filepath.Join(t.TempDir(), "s.json"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := make(chan error, 1)
+	go func() { _, err := s.Prompt(ctxT(t), acpclient.TextBlock("go")); turn <- err }()
+	policies := make(chan struct{})
+	go func() { // SetPolicy saves the record, reading the model too
+		defer close(policies)
+		for range 20 {
+			s.SetPolicy(Policy{Mode: ModeBuild})
+		}
+	}()
+	defer func() { <-policies }()
+	for i := range 20 {
+		if err := s.SetModel(ctxT(t), []string{"big", "small"}[i%2]); err != nil {
+			t.Fatalf("SetModel during a turn: %v", err)
+		}
+	}
+	if err := <-turn; err != nil {
+		t.Fatal(err)
+	}
+	rec.waitFor("done", func(ev Event) bool { return ev.Text == "done" })
 }
