@@ -55,15 +55,58 @@
 // AuthRequest) work alike: answered once from any goroutine (a second answer
 // is ErrAlreadyAnswered), Done closes on the answer, the watchdog is paused
 // while they wait, and a cancelled or ended turn, Bridge.Close or the agent
-// giving up answers them (cancelled, or the sign-in declined).
+// giving up answers them (cancelled, or the sign-in declined). Every request
+// gets exactly one decision event (KindDecision) when it is settled, saying
+// the outcome and who settled it: the app, the policy on its own (with the
+// rule, such as "Ask mode cancels permission requests"), or the host (turn
+// cancelled or ended, agent exited, bridge closed). With a Journal that is
+// an audit trail of every decision.
 //
 // Liveness: a turn has an inactivity watchdog (ten minutes by default, no
 // total limit). Any update or agent request resets it; time the user spends
-// on a permission request, a question or a sign-in does not count. On expiry the bridge cancels
-// the turn, gives the agent ten seconds to settle, and otherwise kills the
-// process so a replacement starts cleanly. A process that dies mid-turn is
+// on a permission request, a question or a sign-in does not count. On expiry
+// the bridge cancels the turn. A cancel, the watchdog's or the app's, goes
+// in protocol order: session/cancel first, then the pending requests are
+// answered "cancelled". An agent that has not ended the turn within
+// Config.CancelGrace (ten seconds by default) is not waited for: the turn
+// ends cancelled with ErrCancelIgnored and the process is killed so a
+// replacement starts cleanly. A process that dies mid-turn is
 // reported as an error quoting its stderr, then turn_end, then exited; the
 // next Prompt starts a new process and resumes the session natively.
+//
+// # Sessions and turns
+//
+// A session has a host key (SessionConfig.Key, random when empty) that
+// never changes; the agent's own session id (Session.ID, Event.Session)
+// may, when a restarted agent cannot resume, and the session event then
+// says which id it replaced and why (SessionReady.Replaced, Reason).
+// Bridge.Session finds a session by its key or any native id it had.
+// With a Journal the session's Record (native ids, cwd, grants, policy,
+// model, effort, agent mode, title, turns) is kept under the key, and
+// OpenSession with that key alone resumes it, also after an app restart;
+// Session.Ready says how it opened. When the journal already holds the
+// session's history, SessionConfig.SkipJournaledReplay drops what
+// session/load replays instead of delivering it again.
+//
+// Session.Close ends a running turn, sends session/close where the agent
+// supports it and frees the session (its record stays, to be resumed);
+// Session.Delete and Host.DeleteSession also delete it on the agent and from
+// the journal. Bridge.ListSessions merges the agent's session/list, the
+// journal's records and the open sessions; Host.Sessions lists the journal's
+// and the open ones across bridges, running or not.
+//
+// Turns are numbered per session (Event.Turn, continuing from the record).
+// A tool row belongs to its turn: agents reuse tool call ids, and the same
+// id in a new turn is a new row. At turn end every row still open is closed
+// with status ToolUnfinished before turn_end; late updates for it still
+// arrive, marked Late and carrying the number of the turn they belong to.
+// ErrBusy means one thing, a Prompt while a turn runs, and turn_end is
+// delivered only once the session accepts the next prompt. Control calls
+// (SetAgentMode, SetConfigOption, SetModel, SetEffort) are serialised among
+// themselves and may run during a turn, as the protocol allows; those that
+// may not (Compact, a vendor effort method) return ErrTurnRunning. A
+// successful SetAgentMode or legacy SetModel is reported as an agent_mode or
+// model event, since some agents confirm it only in text or not at all.
 //
 // Vendor differences live in Provider values (hooks and data), never in
 // forks of the bridge.
