@@ -210,6 +210,7 @@
 //	session_info   "sessionInfo":{"title":"Fix the bug","titleChanged":true}
 //	session        "sessionReady":{"resumed":true,"agentModes":{"currentModeId":"code","availableModes":[{"id":"code","name":"Code"}]}}
 //	session_closed
+//	terminal       "terminal":{"id":"term-1","toolCallId":"call_3","source":"client","data":"ok  ./...\n"}
 //	turn_start     "text":"Fix the bug"
 //	turn_end       "stopReason":"end_turn"
 //	error          "error":{"message":"bridge: session/prompt: overloaded (code -32603)","code":-32603}

@@ -52,6 +52,11 @@ const (
 	// KindSessionClosed: the session was closed (Session.Close); its
 	// record stays in the journal, so it can be resumed by its key.
 	KindSessionClosed Kind = "session_closed"
+	// KindTerminal: output of a command that runs for a tool call, or its
+	// exit (Terminal), whichever way it runs: a terminal the bridge serves
+	// (terminal/create), or the agent's own command reported in tool call
+	// _meta or terminal session updates.
+	KindTerminal Kind = "terminal"
 )
 
 // Event is everything a host shows about its agents, in one type. Events of
@@ -110,6 +115,8 @@ type Event struct {
 	Auth *AuthRequest `json:"auth,omitempty"`
 	// Todos is the task list of a todos event.
 	Todos []Todo `json:"todos,omitempty"`
+	// Terminal is the output or exit of a terminal event.
+	Terminal *TerminalOutput `json:"terminal,omitempty"`
 	// Decision says how a request was settled, in a decision event.
 	Decision *Decision `json:"decision,omitempty"`
 	// Err is the failure of an error, turn_end or exited event. In JSON it
@@ -155,6 +162,28 @@ type ToolCall struct {
 // agent had not finished it (after a reject, a cancel, a failure): the row
 // is closed, and updates that still arrive for it are delivered Late.
 const ToolUnfinished = "unfinished"
+
+// TerminalOutput is a piece of a command's output, or its end, for the
+// tool row that shows it.
+type TerminalOutput struct {
+	// ID is the terminal's id (the agent's terminalId).
+	ID string `json:"id"`
+	// ToolCallID is the tool call whose row shows the output, when known.
+	ToolCallID string `json:"toolCallId,omitempty"`
+	// Source says where the output comes from: "client" (a terminal the
+	// bridge runs for the agent), "meta" (the agent's own command, reported
+	// in tool call _meta) or "update" (terminal session updates).
+	Source string `json:"source"`
+	// Data is the output since the previous event of the terminal: stdout
+	// and stderr as the command wrote them. Consecutive pieces of one
+	// terminal may be merged while the consumer lags.
+	Data string `json:"data,omitempty"`
+	// Truncated: output before Data was dropped to keep within the
+	// terminal's byte limit.
+	Truncated bool `json:"truncated,omitempty"`
+	// Exit is set on the event that reports the command's end.
+	Exit *acpclient.TerminalExitStatus `json:"exit,omitempty"`
+}
 
 // Decision is how a request that waited on the user was settled.
 type Decision struct {

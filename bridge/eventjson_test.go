@@ -80,7 +80,12 @@ func filledEvents() map[Kind]Event {
 		}),
 		KindAgentMode: with(KindAgentMode, func(e *Event) { e.AgentMode = "architect" }),
 		KindModel:     with(KindModel, func(e *Event) { e.Models = models }),
-		KindConfig:    with(KindConfig, func(e *Event) { e.ConfigOptions = options }),
+		KindTerminal: with(KindTerminal, func(e *Event) {
+			code := 0
+			e.Terminal = &TerminalOutput{ID: "term-1", ToolCallID: "call_3", Source: "client", Data: "ok\n", Truncated: true,
+				Exit: &acpclient.TerminalExitStatus{ExitCode: &code}}
+		}),
+		KindConfig: with(KindConfig, func(e *Event) { e.ConfigOptions = options }),
 		KindCommands: with(KindCommands, func(e *Event) {
 			e.Commands = []acpclient.AvailableCommand{{Name: "review", Description: "Review the diff", Input: &acpclient.CommandInput{Hint: "branch"}}}
 		}),
