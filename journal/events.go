@@ -139,7 +139,7 @@ func touches(events []bridge.Event) []*keyTouch {
 }
 
 func (db *DB) appendTx(ctx context.Context, events []bridge.Event, docs []string, keys []*keyTouch) error {
-	tx, err := db.write.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return err
 	}

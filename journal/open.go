@@ -36,7 +36,21 @@ type Options struct {
 	// Logger receives the journal's rare notes (schema migrations); nil
 	// discards them.
 	Logger *slog.Logger
+	// ReadOnly opens the journal for reading only, for tools that list or
+	// show sessions while a Host writes it: no lock is taken, nothing is
+	// created or migrated, and every write fails with ErrReadOnly.
+	ReadOnly bool
 }
+
+// Errors of Open and of writes.
+var (
+	// ErrInUse: another process (or another DB in this one) has the
+	// journal open for writing. One writer at a time: two Hosts numbering
+	// events into one file would collide.
+	ErrInUse = errors.New("journal: in use by another writer")
+	// ErrReadOnly: a write to a journal opened with Options.ReadOnly.
+	ErrReadOnly = errors.New("journal: opened read-only")
+)
 
 // DB is an open journal file. It implements bridge.Journal and
 // bridge.Store, and is safe for concurrent use.
@@ -49,9 +63,10 @@ type DB struct {
 	// transaction tries to upgrade its lock. read holds several
 	// query-only connections which, in WAL mode, read a consistent
 	// snapshot while the writer commits.
-	write *sql.DB
+	write *sql.DB // nil when opened read-only
 	read  *sql.DB
 	stmts appendStmts
+	lock  *os.File // held while open for writing; see lockFile
 }
 
 // Open opens the journal at path, creating the file (mode 0600) and its
@@ -70,15 +85,60 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal: %s: %w", path, err)
 	}
+	db := &DB{path: abs, log: log}
+	if opts.ReadOnly {
+		if err := db.openReader(ctx); err != nil {
+			db.Close()
+			return nil, err
+		}
+		return db, nil
+	}
 	if err := createFile(abs); err != nil {
 		return nil, err
 	}
-	db := &DB{path: abs, log: log}
+	if db.lock, err = lockFile(abs + ".lock"); err != nil {
+		return nil, err
+	}
 	if err := db.openPools(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return db, nil
+}
+
+// openReader opens only the read pool, on a file that must exist and have
+// this package's schema.
+func (db *DB) openReader(ctx context.Context) error {
+	if _, err := os.Stat(db.path); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	var err error
+	// mode=ro: a user who may read the file but not write it can still
+	// list and show what it holds.
+	if db.read, err = sql.Open("sqlite", dsn(db.path, false)+"&mode=ro"); err != nil {
+		return fmt.Errorf("journal: opening %s: %w", db.path, err)
+	}
+	db.read.SetMaxOpenConns(readConns)
+	db.read.SetMaxIdleConns(readConns)
+	var version int
+	if err := db.read.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return fmt.Errorf("journal: opening %s for reading: %w", db.path, err)
+	}
+	switch {
+	case version > len(migrations):
+		return fmt.Errorf("journal: %s: schema version %d, this package knows up to %d: %w", db.path, version, len(migrations), ErrSchemaTooNew)
+	case version < len(migrations):
+		return fmt.Errorf("journal: %s: schema version %d is older than %d; open it for writing once to migrate it", db.path, version, len(migrations))
+	}
+	return nil
+}
+
+// beginWrite starts a write transaction, or fails on a read-only journal.
+func (db *DB) beginWrite(ctx context.Context) (*sql.Tx, error) {
+	if db.write == nil {
+		return nil, fmt.Errorf("journal: %s: %w", db.path, ErrReadOnly)
+	}
+	return db.write.BeginTx(ctx, nil)
 }
 
 // createFile makes the directory and an empty file with private modes, so
@@ -153,6 +213,9 @@ func (db *DB) Close() error {
 		if pool != nil {
 			errs = append(errs, pool.Close())
 		}
+	}
+	if db.lock != nil {
+		errs = append(errs, db.lock.Close()) // closing releases the lock
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("journal: closing %s: %w", db.path, err)

@@ -61,7 +61,7 @@ func (db *DB) saveTx(ctx context.Context, key string, rec bridge.Record) error {
 	if updated.IsZero() {
 		updated = time.Now()
 	}
-	tx, err := db.write.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return err
 	}
@@ -208,7 +208,7 @@ func (db *DB) DeleteSession(ctx context.Context, key string) error {
 }
 
 func (db *DB) deleteTx(ctx context.Context, key string) error {
-	tx, err := db.write.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return err
 	}

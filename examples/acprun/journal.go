@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"text/tabwriter"
 	"time"
 
@@ -13,8 +15,9 @@ import (
 )
 
 // openJournal opens the journal --journal names, or the default one in
-// $XDG_DATA_HOME/acphost.
-func openJournal(ctx context.Context, o *options) (*journal.DB, error) {
+// $XDG_DATA_HOME/acphost: for writing for a turn, read-only for sessions
+// and history, which then work beside a running acprun.
+func openJournal(ctx context.Context, o *options, readOnly bool) (*journal.DB, error) {
 	path := o.journal
 	if path == "" {
 		p, err := journal.DefaultPath()
@@ -23,12 +26,20 @@ func openJournal(ctx context.Context, o *options) (*journal.DB, error) {
 		}
 		path = p
 	}
-	db, err := journal.Open(ctx, path, nil)
-	if err != nil {
+	db, err := journal.Open(ctx, path, &journal.Options{ReadOnly: readOnly})
+	switch {
+	case errors.Is(err, journal.ErrInUse):
+		return nil, fail(exitFailed, "the journal %s is in use by another acprun; let it finish, or give this run its own with --journal FILE", path)
+	case readOnly && errors.Is(err, fs.ErrNotExist):
+		return nil, errNoJournalYet
+	case err != nil:
 		return nil, fail(exitFailed, "opening the journal: %v", err)
 	}
 	return db, nil
 }
+
+// errNoJournalYet: the journal to read has not been written yet.
+var errNoJournalYet = errors.New("no journal yet")
 
 // findSession finds the journaled session arg names: by its host key, or
 // else by a native session id it had. found is false when the journal has
@@ -60,7 +71,11 @@ func findSession(ctx context.Context, db *journal.DB, arg string) (rec bridge.Re
 // each, with the key whole, so it can be pasted into --resume and history.
 func runSessions(o *options, w io.Writer) error {
 	ctx := context.Background()
-	db, err := openJournal(ctx, o)
+	db, err := openJournal(ctx, o, true)
+	if errors.Is(err, errNoJournalYet) {
+		fmt.Fprintln(w, "no sessions yet")
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -112,7 +127,10 @@ func runHistory(o *options, w, diag io.Writer, colors palette) error {
 		return fail(exitUsage, "usage: acprun history SESSION (a key from acprun sessions)")
 	}
 	ctx := context.Background()
-	db, err := openJournal(ctx, o)
+	db, err := openJournal(ctx, o, true)
+	if errors.Is(err, errNoJournalYet) {
+		return fail(exitUsage, "no session %q: the journal is empty (see acprun sessions)", o.args[0])
+	}
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/acphost/acphost/journal"
 )
 
 // keyEvent is what the journal tests read of an --events line.
@@ -130,5 +133,29 @@ func TestJournalFlagAndUnknownSession(t *testing.T) {
 	r = runAcprunIn(t, home, "history", "nosuchsession")
 	if r.code != exitUsage || !strings.Contains(r.stderr, "acprun sessions") {
 		t.Errorf("history of an unknown session: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// While another writer holds the journal, a turn refuses to start (it
+// would lose its history) and says what to do; sessions and history still
+// read it.
+func TestJournalInUse(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	path := filepath.Join(t.TempDir(), "j.db")
+	if r := runAcprunIn(t, home, "--journal", path, "--approve", "reject", "--cwd", t.TempDir(), "Hello"); r.code != exitOK {
+		t.Fatalf("turn: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	held, err := journal.Open(context.Background(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	r := runAcprunIn(t, home, "--journal", path, "--approve", "reject", "--cwd", t.TempDir(), "Hello again")
+	if r.code != exitFailed || !strings.Contains(r.stderr, "in use by another acprun") || !strings.Contains(r.stderr, "--journal FILE") {
+		t.Errorf("a turn on a journal in use: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r := runAcprunIn(t, home, "sessions", "--journal", path); r.code != exitOK || strings.Count(r.stdout, "\n") != 2 {
+		t.Errorf("sessions beside a writer (exit %d):\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

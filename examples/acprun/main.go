@@ -332,7 +332,7 @@ func runTurn(o *options) error {
 	approve := &approver{policy: o.approve, prompt: os.Stderr, stdin: &lineReader{in: os.Stdin}, colors: palette{on: useColor(isTerminal(os.Stderr))}}
 	auth := &signer{method: o.auth}
 
-	db, err := openJournal(setupCtx, o)
+	db, err := openJournal(setupCtx, o, false)
 	if err != nil {
 		return err
 	}
