@@ -47,6 +47,7 @@ func ExampleHost_Subscribe() {
 
 	// A late subscriber for this session, from the beginning.
 	tab, stop := context.WithCancel(ctx)
+	defer stop()
 	for ev, err := range host.Subscribe(tab, bridge.Cursor{Key: "chat-1"}) {
 		if err != nil {
 			log.Fatal(err)

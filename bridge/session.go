@@ -103,9 +103,8 @@ type Session struct {
 	agentMode     string // the agent's current session mode; see AgentMode
 	turnsEnded    int    // turns answered so far; updates outside a turn after one are late
 
-	turns    uint64        // turns started so far, with the record's; guarded by turnMu
-	turnBase uint64        // turns the session's record counted when it was recalled
-	curTurn  atomic.Uint64 // the running turn's number, 0 between turns
+	turns   uint64        // turns started so far, the record's included; guarded by mu
+	curTurn atomic.Uint64 // the running turn's number, 0 between turns
 
 	// Guarded by mu: identity, replay and lifecycle (see sessions.go).
 	natives       []NativeSession // every native id the key had, oldest first

@@ -288,3 +288,30 @@ func TestOpenSessionRefusesAnOpenKey(t *testing.T) {
 		t.Errorf("opening the key of a closed bridge's session: %v", err)
 	}
 }
+
+// A turn is counted in the record when it starts: a host that dies in the
+// middle of a turn leaves a record whose next turn gets a new number.
+func TestRecordCountsATurnWhenItStarts(t *testing.T) {
+	tr := &acptest.Transport{Script: acptest.Script{
+		Prompts: []acptest.Turn{{Steps: []acptest.Step{{Text: "working"}, {WaitCancel: true}}}},
+	}}
+	j := newLifeJournal()
+	h, rec := newHostAndRecorder(t, &HostOptions{Journal: j})
+	b, err := h.Start(ctxT(t), Config{ID: "tc", Transport: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w", Key: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(ctxT(t))
+	done := make(chan struct{})
+	go func() { defer close(done); s.Prompt(ctx, acpclient.TextBlock("go")) }()
+	rec.waitFor("output", func(ev Event) bool { return ev.Text == "working" })
+	if r, _ := j.record("k"); r.Turns != 1 {
+		t.Errorf("the record counts %d turns while the first runs, want 1", r.Turns)
+	}
+	cancel()
+	<-done
+}

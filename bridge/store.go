@@ -35,7 +35,8 @@ type Record struct {
 	ApprovalPolicy      string          `json:"approvalPolicy,omitempty"`
 	AgentMode           string          `json:"agentMode,omitempty"`
 	ExternalDirectories []string        `json:"externalDirectories,omitempty"`
-	// Turns is how many turns the session has run.
+	// Turns is how many turns the session has started (a turn is counted
+	// when it starts, so one a crash interrupted is counted too).
 	Turns     uint64    `json:"turns,omitempty"`
 	CreatedAt time.Time `json:"createdAt,omitzero"`
 	UpdatedAt time.Time `json:"updatedAt"`
@@ -137,7 +138,7 @@ func (s *Session) record() Record {
 	p := s.Policy()
 	s.mu.Lock()
 	rec := Record{Key: s.key, Bridge: s.b.cfg.ID, NativeSessionID: s.id, NativeHistory: slices.Clone(s.natives),
-		Title: s.title, Turns: s.turnBase + uint64(s.turnsEnded), CreatedAt: s.created,
+		Title: s.title, Turns: s.turns, CreatedAt: s.created,
 		Model: s.cfg.Model, Effort: s.cfg.Effort} // set mid-turn by control calls, under mu
 	s.mu.Unlock()
 	rec.Provider, rec.Cwd = s.b.provider.Name, s.cfg.Cwd
@@ -177,7 +178,7 @@ func (s *Session) saveProgress() {
 	}
 	rec := *s.lastRec
 	s.mu.Lock()
-	rec.Turns, rec.Title = s.turnBase+uint64(s.turnsEnded), s.title
+	rec.Turns, rec.Title = s.turns, s.title
 	s.mu.Unlock()
 	rec.UpdatedAt = s.b.clock.Now()
 	s.lastRec = &rec
@@ -217,7 +218,7 @@ func (s *Session) recall(ctx context.Context) (string, error) {
 	}
 	s.title = rec.Title
 	// Turn numbers go on from the recorded ones.
-	s.turns, s.turnBase = rec.Turns, rec.Turns
+	s.turns = rec.Turns
 	if s.cfg.Cwd == "" {
 		s.cfg.Cwd = rec.Cwd
 	}

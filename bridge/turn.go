@@ -115,9 +115,14 @@ func (s *Session) beginTurn(ctx context.Context, content []acpclient.ContentBloc
 	for _, t := range left { // rows opened by late updates between turns
 		s.emitFromAgent(Event{Kind: KindToolEnd, Tool: t})
 	}
+	s.mu.Lock()
 	s.turns++
 	turn := &turnState{conn: conn, number: s.turns}
+	s.mu.Unlock()
 	s.curTurn.Store(turn.number)
+	// The record counts the turn before it runs, so a host that dies in it
+	// never numbers another turn the same.
+	s.saveProgress()
 	s.emit(Event{Kind: KindTurnStart, Text: promptText(content)})
 	if s.b.provider.OnTurnStart != nil {
 		s.emitAll(s.b.provider.OnTurnStart(s.id))
