@@ -401,7 +401,7 @@ func (s *Session) emitFromAgent(ev Event) {
 		s.title = ev.SessionInfo.Title
 	}
 	ev.Replay = s.replaying
-	ev.Late = s.turn == nil && s.turnsEnded > 0 && !s.replaying
+	ev.Late = ev.Late || s.turn == nil && s.turnsEnded > 0 && !s.replaying
 	if ev.Late && ev.Turn == 0 {
 		ev.Turn = s.ctl.lastTurn // late updates belong to the turn that ended
 	}

@@ -18,7 +18,11 @@ type toolTracker struct {
 	// closed by the turn's end) since the current turn began, so that late
 	// updates find their row instead of opening one.
 	open, ended map[string]*ToolCall
-	inTurn      bool
+	// prev are the rows the previous turn ended: an update (not a new
+	// tool_call) for one of them that arrives in the next turn is a late
+	// word on that row, not a new row of this turn.
+	prev   map[string]*ToolCall
+	inTurn bool
 	// opened numbers the open rows in the order they opened, so rows
 	// closed together are reported in that order.
 	opened map[*ToolCall]int
@@ -44,6 +48,7 @@ func isEnd(status string) bool {
 // turn, an id whose row ended opens a new row (a new call), while between
 // turns it is a late word on the ended row.
 func (t *toolTracker) announce(tc *acpclient.ToolCall) (snapshot *ToolCall, kinds []Kind) {
+	delete(t.prev, tc.ToolCallID) // a new call in this turn
 	call, known, ended := t.row(tc.ToolCallID, !t.inTurn)
 	title, kind, status, name := tc.Title, tc.Kind, tc.Status, tc.Name
 	t.apply(call, &title, &kind, &status, &name, tc.Content, tc.Locations, tc.RawInput, tc.RawOutput, tc.Meta)
@@ -52,11 +57,21 @@ func (t *toolTracker) announce(tc *acpclient.ToolCall) (snapshot *ToolCall, kind
 
 // update applies a tool_call_update (or the tool call of a permission
 // request). An update for an id never seen creates the row; one for an
-// ended row is delivered on that row, which stays ended.
-func (t *toolTracker) update(u *acpclient.ToolCallUpdate) (snapshot *ToolCall, kinds []Kind) {
+// ended row is delivered on that row, which stays ended. late reports an
+// update for a row of the previous turn, which belongs to that turn.
+func (t *toolTracker) update(u *acpclient.ToolCallUpdate) (snapshot *ToolCall, kinds []Kind, late bool) {
+	if _, open := t.open[u.ToolCallID]; !open {
+		if _, ended := t.ended[u.ToolCallID]; !ended {
+			if call, ok := t.prev[u.ToolCallID]; ok {
+				t.apply(call, u.Title, u.Kind, u.Status, u.Name, u.Content, u.Locations, u.RawInput, u.RawOutput, u.Meta)
+				return call.clone(), []Kind{KindToolUpdate}, true
+			}
+		}
+	}
 	call, known, ended := t.row(u.ToolCallID, true)
 	t.apply(call, u.Title, u.Kind, u.Status, u.Name, u.Content, u.Locations, u.RawInput, u.RawOutput, u.Meta)
-	return t.emitKinds(call, known, ended)
+	snapshot, kinds = t.emitKinds(call, known, ended)
+	return snapshot, kinds, false
 }
 
 // row finds the row for id: an open one, an ended one when useEnded, or a
@@ -83,7 +98,8 @@ func (t *toolTracker) ensure(u *acpclient.ToolCallUpdate) (*ToolCall, bool) {
 		return call.clone(), false
 	}
 	delete(t.ended, u.ToolCallID)
-	snap, _ := t.update(u)
+	delete(t.prev, u.ToolCallID) // a permission asked now is for a call of this turn
+	snap, _, _ := t.update(u)
 	return snap, true
 }
 
@@ -103,12 +119,12 @@ func (t *toolTracker) emitKinds(call *ToolCall, known, ended bool) (*ToolCall, [
 	return snap, kinds
 }
 
-// beginTurn starts a turn: the rows of the previous one are forgotten, so
-// its ids open new rows. Rows still open (opened by late updates between
+// beginTurn starts a turn: the rows of the previous one are set aside, so
+// its ids open new rows (and only late updates still find them). Rows still open (opened by late updates between
 // turns) are closed as unfinished and returned.
 func (t *toolTracker) beginTurn() []*ToolCall {
 	left := t.closeOpen()
-	t.ended = map[string]*ToolCall{}
+	t.prev, t.ended = t.ended, map[string]*ToolCall{}
 	t.inTurn = true
 	return left
 }

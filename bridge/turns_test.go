@@ -455,3 +455,64 @@ func TestSetModelDuringUsageUpdates(t *testing.T) {
 	}
 	rec.waitFor("done", func(ev Event) bool { return ev.Text == "done" })
 }
+
+// An update for a row of the previous turn that arrives while the next
+// turn runs (the agent was slow to report it) is a late word on that row:
+// tagged Late, numbered with its own turn, and no row of the new turn.
+func TestLateUpdateDuringTheNextTurnStaysOnItsRow(t *testing.T) {
+	script := acptest.Script{Prompts: []acptest.Turn{
+		{Match: "one", Steps: []acptest.Step{
+			update(`{"sessionUpdate":"tool_call","toolCallId":"call_2","title":"Edit","status":"pending"}`),
+			update(`{"sessionUpdate":"tool_call_update","toolCallId":"call_2","status":"failed"}`),
+		}},
+		{Match: "two", Steps: []acptest.Step{
+			update(`{"sessionUpdate":"tool_call_update","toolCallId":"call_2","content":[{"type":"content","content":{"type":"text","text":"rejected"}}]}`),
+			{Text: "turn two"},
+		}},
+	}}
+	h, rec := newHostAndRecorder(t, nil)
+	b, err := h.Start(ctxT(t), agentConfig(t, "late2", script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"one", "two"} {
+		if _, err := s.Prompt(ctxT(t), acpclient.TextBlock(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec.waitFor("turn two's end", func(ev Event) bool { return ev.Kind == KindTurnEnd && ev.Turn == 2 })
+	var late *Event
+	for _, ev := range rec.snapshot() {
+		if ev.Tool == nil || ev.Tool.ID != "call_2" {
+			continue
+		}
+		if ev.Turn == 2 {
+			t.Errorf("turn 2 has a call_2 row: %s %+v", ev.Kind, ev.Tool)
+		}
+		if len(ev.Tool.Content) > 0 {
+			late = &ev
+		}
+	}
+	if late == nil || late.Kind != KindToolUpdate || !late.Late || late.Turn != 1 || late.Tool.Status != "failed" {
+		t.Fatalf("the late update: %+v, want a Late tool_update of turn 1 on the failed row", late)
+	}
+}
+
+// The live view lets go of a finished row of an earlier turn; a late word
+// on it does not bring it back into the current turn's rows.
+func TestViewIgnoresLateWordsOnFinishedRowsItLetGo(t *testing.T) {
+	var v SessionView
+	v.Apply(Event{Key: "k", Kind: KindTurnStart, Turn: 1})
+	v.Apply(Event{Key: "k", Kind: KindToolStart, Turn: 1, Tool: &ToolCall{ID: "call_2", Status: "pending"}})
+	v.Apply(Event{Key: "k", Kind: KindToolEnd, Turn: 1, Tool: &ToolCall{ID: "call_2", Status: "failed"}})
+	v.Apply(Event{Key: "k", Kind: KindTurnEnd, Turn: 1})
+	v.Apply(Event{Key: "k", Kind: KindTurnStart, Turn: 2})
+	v.Apply(Event{Key: "k", Kind: KindToolUpdate, Turn: 1, Late: true, Tool: &ToolCall{ID: "call_2", Status: "failed"}})
+	if len(v.Tools) != 0 {
+		t.Fatalf("rows during turn 2: %+v", v.Tools)
+	}
+}

@@ -32,7 +32,10 @@ func (s *Session) handleUpdate(n *acpclient.SessionNotification) {
 		s.emitTool(ev, snap, kinds)
 	case *acpclient.ToolCallProgress:
 		s.mu.Lock()
-		snap, kinds := s.tools.update(&u.ToolCallUpdate)
+		snap, kinds, late := s.tools.update(&u.ToolCallUpdate)
+		if late { // a row of the previous turn: it belongs there
+			ev.Late, ev.Turn = true, s.ctl.lastTurn
+		}
 		s.mu.Unlock()
 		s.emitTool(ev, snap, kinds)
 	case *acpclient.PlanUpdate:

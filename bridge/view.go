@@ -217,7 +217,11 @@ func (v *SessionView) endTurn(turn uint64) {
 func (v *SessionView) applyTool(ev *Event) {
 	i := v.findRow(ev.Tool.ID, ev.Turn, ev.Kind != KindToolStart && (ev.Turn == 0 || ev.Late))
 	if i < 0 {
-		v.Tools = append(v.Tools, ToolRow{Turn: ev.Turn, Tool: *ev.Tool})
+		row := ToolRow{Turn: ev.Turn, Tool: *ev.Tool}
+		if ev.Late && ev.Turn < v.Turn && !row.Open() {
+			return // a late word on a finished row of a turn the view has let go
+		}
+		v.Tools = append(v.Tools, row)
 		return
 	}
 	v.Tools[i].Tool = *ev.Tool
