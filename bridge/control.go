@@ -269,6 +269,9 @@ func (s *Session) setModel(ctx context.Context, conn *acpclient.Conn, model stri
 // ErrTurnRunning while a turn runs; a Prompt made while it compacts waits
 // for it.
 func (s *Session) Compact(ctx context.Context) (string, error) {
+	if err := s.closedErr(); err != nil {
+		return "", err
+	}
 	if s.b.provider.Compact == nil {
 		return "", fmt.Errorf("bridge: compact: %w", acpclient.ErrUnsupported)
 	}

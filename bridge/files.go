@@ -75,6 +75,9 @@ func (s *Session) Grants() []string {
 // then only its fs/* calls follow the new list. The list is saved with the
 // session.
 func (s *Session) SetGrants(ctx context.Context, dirs []string) error {
+	if err := s.closedErr(); err != nil {
+		return err
+	}
 	dirs = slices.Clone(dirs)
 	if dirs == nil {
 		dirs = []string{}

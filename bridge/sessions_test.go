@@ -75,6 +75,15 @@ func TestCloseEndsTheTurnAndFreesTheSession(t *testing.T) {
 	if err := s.SetModel(ctxT(t), "m"); !errors.Is(err, ErrSessionClosed) {
 		t.Errorf("SetModel after Close: %v, want ErrSessionClosed", err)
 	}
+	if err := s.SetGrants(ctxT(t), []string{"/tmp"}); !errors.Is(err, ErrSessionClosed) {
+		t.Errorf("SetGrants after Close: %v, want ErrSessionClosed", err)
+	}
+	if _, err := s.Compact(ctxT(t)); !errors.Is(err, ErrSessionClosed) {
+		t.Errorf("Compact after Close: %v, want ErrSessionClosed", err)
+	}
+	if err := s.FollowUp(ctxT(t), "more"); !errors.Is(err, ErrSessionClosed) {
+		t.Errorf("FollowUp after Close: %v, want ErrSessionClosed", err)
+	}
 	if err := s.Close(ctxT(t)); err != nil {
 		t.Errorf("second Close: %v", err)
 	}

@@ -322,6 +322,9 @@ func (s *Session) expire(turn *turnState) {
 // FollowUp sends more instructions into the running turn, for agents whose
 // provider supports it.
 func (s *Session) FollowUp(ctx context.Context, text string) error {
+	if err := s.closedErr(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	turn := s.turn
 	s.mu.Unlock()

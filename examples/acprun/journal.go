@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/acphost/acphost/bridge"
 	"github.com/acphost/acphost/journal"
@@ -107,7 +110,7 @@ func runSessions(o *options, w io.Writer) error {
 		if label == "" {
 			label = r.Cwd
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.Key, agent, when(r.UpdatedAt), r.Turns, oneLine(label))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", shellWord(r.Key), oneLine(agent), when(r.UpdatedAt), r.Turns, oneLine(label))
 	}
 	return tw.Flush()
 }
@@ -182,5 +185,27 @@ func resumeTarget(ctx context.Context, db *journal.DB, arg string) (key, native 
 
 // resumeHint is the line acprun prints after a turn.
 func resumeHint(key string) string {
-	return "session " + key + " (continue it with --resume " + key + ")"
+	return "session " + shellWord(key) + " (continue it with --resume " + shellWord(key) + ")"
+}
+
+// shellWord is s as one word a shell reads back as s: itself when it is
+// made of safe characters (as the keys acprun makes are), else single-quoted,
+// with control characters (which a terminal would act on) escaped Go-style
+// inside $'…' quoting so nothing reaches the terminal raw.
+func shellWord(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:/@+=", r)) {
+			safe = false
+			break
+		}
+	}
+	switch {
+	case safe:
+		return s
+	case strings.IndexFunc(s, unicode.IsControl) < 0:
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	q := strconv.Quote(s)
+	return "$'" + strings.ReplaceAll(q[1:len(q)-1], "'", `\'`) + "'"
 }

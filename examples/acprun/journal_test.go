@@ -159,3 +159,25 @@ func TestJournalInUse(t *testing.T) {
 		t.Errorf("sessions beside a writer (exit %d):\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// Keys print as one shell word that reads back as the key: as they are
+// when safe, quoted otherwise, and never with a raw control character.
+func TestShellWord(t *testing.T) {
+	for key, want := range map[string]string{
+		"d6up5b4a7pjqkishjqrjwqmbnu": "d6up5b4a7pjqkishjqrjwqmbnu",
+		"with space":                 "'with space'",
+		"it's":                       `'it'\''s'`,
+		" ":                          "' '",
+		"":                           "''",
+		"line\nbreak":                `$'line\nbreak'`,
+		"nul\x00":                    `$'nul\x00'`,
+		"día":                        "'día'",
+	} {
+		if got := shellWord(key); got != want {
+			t.Errorf("shellWord(%q) = %s, want %s", key, got, want)
+		}
+	}
+	if got := shellWord("it's\n"); got != `$'it\'s\n'` {
+		t.Errorf("shellWord with a quote and a newline = %s", got)
+	}
+}
