@@ -17,6 +17,10 @@ const DefaultSubscriberTail = 4096
 // there is no Journal to read them from.
 var ErrHistoryGone = errors.New("bridge: events after the cursor are no longer held")
 
+// ErrCursorAhead is the error of a subscription whose cursor lies after
+// every event the Host has numbered: a position from another stream.
+var ErrCursorAhead = errors.New("bridge: the cursor is ahead of the stream")
+
 // subscribePage is how many events a subscriber reads from the journal at
 // a time while it catches up.
 const subscribePage = 512
@@ -49,11 +53,44 @@ func (c Cursor) matches(ev *Event) bool {
 // may run at once, beside Events, which keeps its own contract.
 func (h *Host) Subscribe(ctx context.Context, from Cursor) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
+		if err := h.events.hub.checkCursor(ctx, from.After); err != nil {
+			yield(Event{}, err)
+			return
+		}
 		sub := subscriber{hub: h.events.hub, cursor: from, after: from.After, yield: yield}
 		if err := sub.run(ctx); err != nil {
 			yield(Event{}, err)
 		}
 	}
+}
+
+// checkCursor refuses a cursor after every event the Host (and its
+// journal) has numbered: it comes from another stream (a journal that was
+// reset, another Host), and waiting would silently skip what it missed.
+func (h *hub) checkCursor(ctx context.Context, after uint64) error {
+	if after == 0 {
+		return nil
+	}
+	h.mu.Lock()
+	var end uint64
+	if h.n > 0 {
+		end = h.ring[(h.start+h.n-1)%len(h.ring)].Pos
+	}
+	h.mu.Unlock()
+	if after <= end {
+		return nil
+	}
+	if h.journal != nil {
+		last, err := h.journal.LastPos(ctx)
+		if err != nil {
+			return fmt.Errorf("bridge: subscribing after %d: %w", after, err)
+		}
+		end = max(end, last)
+	}
+	if after > end {
+		return fmt.Errorf("bridge: subscribing after %d, but the stream ends at %d: %w", after, end, ErrCursorAhead)
+	}
+	return nil
 }
 
 // hub holds the newest published events in a ring and wakes subscribers;

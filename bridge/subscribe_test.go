@@ -188,10 +188,11 @@ func TestSubscribeWithoutJournalHistoryGone(t *testing.T) {
 // its context ends, and another when the Host shuts down (goleak checks
 // that nothing is left running).
 func TestSubscribeEndsOnContextAndShutdown(t *testing.T) {
-	h, _ := newHostAndRecorder(t, &HostOptions{Journal: newMemJournal()})
+	h, rec := newHostAndRecorder(t, &HostOptions{Journal: newMemJournal()})
 	h.events.push(mixedEvent(0))
+	rec.waitFor("the event", func(ev Event) bool { return ev.Pos == 1 })
 	ctx, cancel := context.WithCancel(context.Background())
-	byCtx := subscribe(ctx, h, Cursor{After: 100})
+	byCtx := subscribe(ctx, h, Cursor{After: 1}) // waits: nothing after it yet
 	byShutdown := subscribe(context.Background(), h, Cursor{})
 	cancel()
 	byCtx.wait(t)
@@ -280,4 +281,37 @@ func seamEvent(key string, i int) Event {
 		ev.Kind, ev.Usage = KindUsage, &Usage{Known: true, Used: int64(i)}
 	}
 	return ev
+}
+
+// A cursor after the last event the Host and its journal numbered comes
+// from another stream: it fails with ErrCursorAhead instead of waiting and
+// silently skipping what the subscriber missed. The last Pos itself is a
+// valid cursor (nothing missed yet).
+func TestSubscribeCursorAhead(t *testing.T) {
+	for _, withJournal := range []bool{false, true} {
+		opts := &HostOptions{}
+		if withJournal {
+			opts.Journal = newMemJournal()
+		}
+		h, rec := newHostAndRecorder(t, opts)
+		for i := range 3 {
+			h.events.push(mixedEvent(i))
+		}
+		rec.waitFor("all", func(ev Event) bool { return ev.Pos == 3 })
+		ctx, cancel := context.WithCancel(context.Background())
+		var err error
+		for _, e := range h.Subscribe(ctx, Cursor{After: 9}) {
+			err = e
+		}
+		if !errors.Is(err, ErrCursorAhead) {
+			t.Errorf("journal %v: a cursor after the end: %v, want ErrCursorAhead", withJournal, err)
+		}
+		at := subscribe(ctx, h, Cursor{After: 3})
+		h.Shutdown(context.Background())
+		at.wait(t)
+		if at.err != nil || len(at.events) != 0 {
+			t.Errorf("journal %v: the last Pos as cursor: %v, err %v", withJournal, positions(at.events), at.err)
+		}
+		cancel()
+	}
 }
