@@ -21,8 +21,12 @@
 // off the agents' path (one transaction per batch), and continues its
 // numbering after LastPos and LastSeq when it starts on a journal that
 // already has events. Subscribers that fall behind the Host's in-memory
-// tail read from ReadEvents. Only one Host may use a file at a time; other
-// programs (and the sqlite3 shell) may read it while it runs.
+// tail read from ReadEvents. Only one writer may use a file at a time, since
+// two Hosts would number events alike: Open takes an exclusive lock on a
+// file beside it (FILE.lock, an flock on Unix) and fails with ErrInUse
+// while another holds it. Readers do not need the lock: Options.ReadOnly
+// opens the journal for listing and showing sessions while a Host writes
+// it, and other programs (the sqlite3 shell) may read it too.
 //
 // # Numbering
 //
