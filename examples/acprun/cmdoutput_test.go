@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge"
 )
 
@@ -149,5 +152,46 @@ func TestCmdTailIsBounded(t *testing.T) {
 		if len(l) > maxShownLine || !strings.HasPrefix(l, "é") && !strings.HasPrefix(l, "x") {
 			t.Fatalf("line of %d bytes: %.20q", len(l), l)
 		}
+	}
+}
+
+// With --terminals acprun declares the agents' terminal output extension
+// in initialize, and a claude-agent-acp style Bash call's output shows
+// under its tool row.
+func TestTerminalsFlagShowsCommandOutput(t *testing.T) {
+	t.Parallel()
+	record := t.TempDir() + "/record"
+	script := acptest.WriteScript(t, acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
+		{Update: json.RawMessage(`{"sessionUpdate":"tool_call","toolCallId":"toolu_1","title":"go vet ./...","kind":"execute","status":"pending",` +
+			`"content":[{"type":"terminal","terminalId":"toolu_1"}],"_meta":{"claudeCode":{"toolName":"Bash"},"terminal_info":{"terminal_id":"toolu_1"}}}`)},
+		{Update: json.RawMessage(`{"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","_meta":{"terminal_output":{"terminal_id":"toolu_1","data":"vet: a.go:3: bad\nvet: b.go:9: worse\n"}}}`)},
+		{Update: json.RawMessage(`{"sessionUpdate":"tool_call_update","toolCallId":"toolu_1","status":"failed",` +
+			`"_meta":{"claudeCode":{"toolName":"Bash"},"terminal_exit":{"terminal_id":"toolu_1","exit_code":1,"signal":null}}}`)},
+		{Text: "vet found two problems"},
+	}}}})
+	agent := fmt.Sprintf("'%s' -script '%s' -record '%s'", acptest.BuildBinary(t), script, record)
+	r := runAcprun(t, "--terminals", "--agent", agent, "--cwd", t.TempDir(), "vet it")
+	if r.code != exitOK {
+		t.Fatalf("exit status %d; stderr:\n%s", r.code, r.stderr)
+	}
+	want := "○ go vet ./... (execute) pending\n    │ vet: a.go:3: bad\n    │ vet: b.go:9: worse\n    │ exit 1\n✗ go vet ./... (execute) failed\n"
+	if !strings.Contains(r.stdout, want) {
+		t.Errorf("stdout:\n%s\nwant it to contain:\n%s", r.stdout, want)
+	}
+	msgs, err := acptest.ReadRecord(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var init struct {
+		ClientCapabilities struct {
+			Meta map[string]any `json:"_meta"`
+		} `json:"clientCapabilities"`
+	}
+	if len(msgs) == 0 {
+		t.Fatal("nothing recorded")
+	}
+	if msgs[0].Method != "initialize" || json.Unmarshal(msgs[0].Params, &init) != nil ||
+		init.ClientCapabilities.Meta["terminal_output"] != true {
+		t.Errorf("initialize did not declare _meta.terminal_output: %d messages, first %s", len(msgs), msgs[0].Params)
 	}
 }
