@@ -392,6 +392,10 @@ func DecodeUpdate(raw json.RawMessage) SessionUpdate {
 		u = &CompactionSummaryChunk{}
 	case UpdateNotice:
 		u = &Notice{}
+	case UpdateTerminal:
+		u = &TerminalUpdate{}
+	case UpdateTerminalOutputChunk:
+		u = &TerminalOutputChunk{}
 	default:
 		return &UnknownUpdate{KindName: head.SessionUpdate, Raw: append(json.RawMessage(nil), raw...)}
 	}

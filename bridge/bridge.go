@@ -49,6 +49,16 @@ type Config struct {
 	// (AuthCapabilitiesMeta {"gateway": true}).
 	ClientCapabilitiesMeta json.RawMessage
 	AuthCapabilitiesMeta   json.RawMessage
+	// AgentTerminalOutput asks agents to report the output of the commands
+	// they run themselves while they run: it declares
+	// clientCapabilities._meta.terminal_output, the terminal extension of
+	// claude-agent-acp and codex-acp, whose reports arrive as terminal
+	// events (KindTerminal, Source "meta"). Set it only if the app shows
+	// terminal events: claude-agent-acp then sends a Bash call's output
+	// there instead of in the tool call's content. (codex-acp reports
+	// output as _meta.terminal_output_delta without it; that is mapped
+	// the same way.)
+	AgentTerminalOutput bool
 	// InactivityTimeout is the turn watchdog (default 10 minutes);
 	// CancelGrace how long a cancelled turn (by the app or the watchdog)
 	// may take to answer session/cancel before it ends anyway, with

@@ -8,7 +8,8 @@ import (
 )
 
 // clientCapabilities fills in what the bridge declares beyond what the
-// connection derives from the client: terminal sign-in and the app's
+// connection derives from the client: terminal sign-in, the agents'
+// terminal output extension (Config.AgentTerminalOutput) and the app's
 // _meta keys (Config.ClientCapabilitiesMeta, AuthCapabilitiesMeta).
 func (b *Bridge) clientCapabilities(caps *acpclient.ClientCapabilities) error {
 	own := map[string]any{}
@@ -18,6 +19,9 @@ func (b *Bridge) clientCapabilities(caps *acpclient.ClientCapabilities) error {
 		// it check before they list their terminal login.
 		auth = &acpclient.AuthCapabilities{Terminal: true}
 		own["terminal-auth"] = true
+	}
+	if b.cfg.AgentTerminalOutput {
+		own["terminal_output"] = true
 	}
 	meta, err := mergeMeta(b.cfg.ClientCapabilitiesMeta, own)
 	if err != nil {

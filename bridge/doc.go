@@ -26,9 +26,22 @@
 // Replayed history from session/load is marked Replay.
 //
 // Nothing else is dropped: a consumer of Events that reads slowly slows the
-// agents down. While it lags, consecutive text deltas of one message may be
-// merged into one event; the journal and subscribers see exactly the events
-// Events delivers, merged the same way.
+// agents down. While it lags, consecutive text deltas of one message, and
+// consecutive pieces of one terminal's output, may be merged into one
+// event; the journal and subscribers see exactly the events Events
+// delivers, merged the same way.
+//
+// Command output: terminal events (KindTerminal) carry the output of a
+// command that runs for a tool call, piece by piece, and its exit, whatever
+// runs it: the bridge (Source "client"), the agent reporting in tool call
+// _meta (Source "meta": terminal_info, terminal_output,
+// terminal_output_delta and terminal_exit, the extension of
+// claude-agent-acp and codex-acp, declared with Config.AgentTerminalOutput)
+// or the draft protocol's terminal_update and terminal_output_chunk
+// (Source "update"; a snapshot that does not extend the output is sent
+// whole, marked Reset). A tool_call_update that carries only output is a
+// terminal event and no tool event. The SessionView keeps the last
+// ToolRowOutputLimit bytes of each row's output.
 //
 // Policy: Ask, Plan and a read-only tool policy cancel permission requests
 // and refuse file writes; Build asks the app (a permission Event it answers

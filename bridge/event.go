@@ -135,7 +135,7 @@ type Event struct {
 	// and MessageID.
 	Raw json.RawMessage `json:"raw,omitempty"`
 
-	mergedText []byte // text deltas merged while the consumer lagged
+	mergedText []byte // text deltas or terminal output merged while the consumer lagged
 }
 
 // ToolCall is the merged state of one tool call. Each tool event carries a
@@ -181,6 +181,10 @@ type TerminalOutput struct {
 	// Truncated: output before Data was dropped to keep within the
 	// terminal's byte limit.
 	Truncated bool `json:"truncated,omitempty"`
+	// Reset: Data replaces the output shown so far instead of continuing
+	// it (an agent's authoritative snapshot of the output that does not
+	// extend what was reported before).
+	Reset bool `json:"reset,omitempty"`
 	// Exit is set on the event that reports the command's end.
 	Exit *acpclient.TerminalExitStatus `json:"exit,omitempty"`
 }

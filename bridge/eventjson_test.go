@@ -82,7 +82,7 @@ func filledEvents() map[Kind]Event {
 		KindModel:     with(KindModel, func(e *Event) { e.Models = models }),
 		KindTerminal: with(KindTerminal, func(e *Event) {
 			code := 0
-			e.Terminal = &TerminalOutput{ID: "term-1", ToolCallID: "call_3", Source: "client", Data: "ok\n", Truncated: true,
+			e.Terminal = &TerminalOutput{ID: "term-1", ToolCallID: "call_3", Source: "client", Data: "ok\n", Truncated: true, Reset: true,
 				Exit: &acpclient.TerminalExitStatus{ExitCode: &code}}
 		}),
 		KindConfig: with(KindConfig, func(e *Event) { e.ConfigOptions = options }),

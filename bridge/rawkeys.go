@@ -23,6 +23,9 @@ var carriedKeys = map[string][]string{
 	acpclient.UpdateSessionInfo:       {"sessionUpdate", "title", "updatedAt"},
 	acpclient.UpdateUsage:             {"sessionUpdate", "used", "size", "cost"},
 	acpclient.UpdateCompaction:        {"sessionUpdate", "compactionId", "status", "summary"},
+	// A terminal's command and cwd are not in its events: they keep Raw.
+	acpclient.UpdateTerminalOutputChunk: {"sessionUpdate", "terminalId", "data"},
+	acpclient.UpdateTerminal:            {"sessionUpdate", "terminalId", "output", "exitStatus"},
 }
 
 // toolCallKeys are the keys of a tool call the ToolCall snapshot keeps (its

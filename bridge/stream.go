@@ -29,8 +29,9 @@ const (
 
 // eventQueue holds a Host's events between the agents and the pump. When
 // the pump lags, a text or thinking delta that continues the newest waiting
-// event of the same session and message is merged into it instead of taking
-// a place, and once max events are waiting, producers block: the agent is
+// event of the same session and message, or a piece of terminal output
+// that continues the newest waiting one of its terminal, is merged into it
+// instead of taking a place, and once max events are waiting, producers block: the agent is
 // slowed down and nothing is dropped.
 type eventQueue struct {
 	mu      sync.Mutex
@@ -78,13 +79,16 @@ func (q *eventQueue) push(ev Event) bool {
 // A lone waiting event is left alone: the pump is about to take it, and a
 // stream that keeps up should show the agent's deltas as sent.
 func (q *eventQueue) mergeLocked(ev Event) bool {
-	if ev.Kind != KindText && ev.Kind != KindThinking || len(q.events)-q.head < 2 {
+	if ev.Kind != KindText && ev.Kind != KindThinking && ev.Kind != KindTerminal || len(q.events)-q.head < 2 {
 		return false
 	}
 	last := &q.events[len(q.events)-1]
 	if last.Kind != ev.Kind || last.Bridge != ev.Bridge || last.Key != ev.Key || last.Session != ev.Session ||
 		last.Turn != ev.Turn || last.MessageID != ev.MessageID || last.Replay != ev.Replay || last.Late != ev.Late {
 		return false
+	}
+	if ev.Kind == KindTerminal {
+		return mergeTerminal(last, &ev)
 	}
 	// Appending to a buffer keeps a long run of merges linear; the text is
 	// materialised when the pump takes the event.
@@ -93,6 +97,30 @@ func (q *eventQueue) mergeLocked(ev Event) bool {
 	}
 	last.mergedText = append(last.mergedText, ev.Text...)
 	last.Raw = nil // no single agent message carries the merged text
+	return true
+}
+
+// mergeTerminal folds a piece of terminal output into the waiting one
+// when both are output of the same terminal, shown in the same row, from
+// the same source: not an exit, and not an event that carries Raw (the
+// agent's message would be lost). A Reset piece replaces what it follows.
+func mergeTerminal(last, ev *Event) bool {
+	a, b := last.Terminal, ev.Terminal
+	if a == nil || b == nil || a.Exit != nil || b.Exit != nil || last.Raw != nil || ev.Raw != nil ||
+		a.ID != b.ID || a.Source != b.Source || a.ToolCallID != b.ToolCallID {
+		return false
+	}
+	if last.mergedText == nil {
+		cp := *a // the producer's value is not changed: the merge owns a copy
+		last.Terminal = &cp
+		last.mergedText = append(make([]byte, 0, 2*(len(a.Data)+len(b.Data))), a.Data...)
+	}
+	if b.Reset {
+		last.mergedText = last.mergedText[:0]
+		last.Terminal.Reset = true
+	}
+	last.mergedText = append(last.mergedText, b.Data...)
+	last.Terminal.Truncated = last.Terminal.Truncated || b.Truncated
 	return true
 }
 
@@ -111,7 +139,12 @@ func (q *eventQueue) take(buf []Event, n int) []Event {
 	for i := q.head; i < end; i++ {
 		ev := q.events[i]
 		if ev.mergedText != nil {
-			ev.Text, ev.mergedText = string(ev.mergedText), nil
+			if ev.Kind == KindTerminal {
+				ev.Terminal.Data = string(ev.mergedText)
+			} else {
+				ev.Text = string(ev.mergedText)
+			}
+			ev.mergedText = nil
 		}
 		buf = append(buf, ev)
 		q.events[i] = Event{}

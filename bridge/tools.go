@@ -31,11 +31,13 @@ type toolTracker struct {
 	toolName func(meta json.RawMessage) string
 	// titleName reads a tool name from a title, the last resort.
 	titleName func(title string) string
+	// terms follows the terminals of the agent's own commands.
+	terms *termTracker
 }
 
 func newToolTracker(p *Provider) *toolTracker {
 	return &toolTracker{open: map[string]*ToolCall{}, ended: map[string]*ToolCall{}, opened: map[*ToolCall]int{},
-		toolName: p.ToolName, titleName: p.ToolNameFromTitle}
+		toolName: p.ToolName, titleName: p.ToolNameFromTitle, terms: newTermTracker()}
 }
 
 // isEnd reports whether a status ends a tool call.

@@ -28,16 +28,21 @@ func (s *Session) handleUpdate(n *acpclient.SessionNotification) {
 	case *acpclient.ToolCallStart:
 		s.mu.Lock()
 		snap, kinds := s.tools.announce(&u.ToolCall)
+		terms := s.tools.terms.fromTool(u.ToolCallID, u.Content, u.Meta)
 		s.mu.Unlock()
-		s.emitTool(ev, snap, kinds)
+		s.emitToolTerminals(ev, snap, kinds, terms)
 	case *acpclient.ToolCallProgress:
+		s.toolProgress(ev, &u.ToolCallUpdate)
+	case *acpclient.TerminalOutputChunk:
 		s.mu.Lock()
-		snap, kinds, late := s.tools.update(&u.ToolCallUpdate)
-		if late { // a row of the previous turn: it belongs there
-			ev.Late, ev.Turn = true, s.ctl.lastTurn
-		}
+		terms, err := s.tools.terms.fromChunk(u)
 		s.mu.Unlock()
-		s.emitTool(ev, snap, kinds)
+		s.emitTerminals(ev, terms, err, n)
+	case *acpclient.TerminalUpdate:
+		s.mu.Lock()
+		terms, err := s.tools.terms.fromUpdate(u)
+		s.mu.Unlock()
+		s.emitTerminals(ev, terms, err, n)
 	case *acpclient.PlanUpdate:
 		ev.Kind, ev.Plan = KindPlan, u.Entries
 		s.emitFromAgent(ev)
@@ -103,6 +108,64 @@ func (s *Session) vendorUpdate(ev Event, u *acpclient.UnknownUpdate) bool {
 	}
 	s.emitAll(events)
 	return true
+}
+
+// toolProgress maps a tool_call_update. One that only carries terminal
+// output in its _meta leaves the row alone and is reported as terminal
+// events only.
+func (s *Session) toolProgress(ev Event, u *acpclient.ToolCallUpdate) {
+	s.mu.Lock()
+	var snap *ToolCall
+	var kinds []Kind
+	if !outputOnly(u) {
+		var late bool
+		snap, kinds, late = s.tools.update(u)
+		if late { // a row of the previous turn: it belongs there
+			ev.Late, ev.Turn = true, s.ctl.lastTurn
+		}
+	}
+	terms := s.tools.terms.fromTool(u.ToolCallID, u.Content, u.Meta)
+	s.mu.Unlock()
+	s.emitToolTerminals(ev, snap, kinds, terms)
+}
+
+// emitToolTerminals reports a tool call's events and the terminal output
+// it carried, the output before the end of the row, so that a row that
+// ends has shown all of it.
+func (s *Session) emitToolTerminals(ev Event, snap *ToolCall, kinds []Kind, terms []*TerminalOutput) {
+	end := len(kinds) > 0 && kinds[len(kinds)-1] == KindToolEnd
+	before := kinds
+	if end {
+		before = kinds[:len(kinds)-1]
+	}
+	s.emitTool(ev, snap, before)
+	if len(before) > 0 {
+		ev.Raw = nil // one agent message, reported once
+	}
+	for _, t := range terms {
+		s.emitFromAgent(Event{Kind: KindTerminal, Terminal: t, Raw: ev.Raw})
+		ev.Raw = nil
+	}
+	if end {
+		s.emitTool(ev, snap, kinds[len(kinds)-1:])
+	}
+}
+
+// emitTerminals reports the events of a terminal update; one whose output
+// could not be decoded is passed on whole as ext.
+func (s *Session) emitTerminals(ev Event, terms []*TerminalOutput, err error, n *acpclient.SessionNotification) {
+	if err != nil {
+		s.b.logger.Warn("bridge: terminal update not understood", "session", s.id, "err", err)
+		ev.Kind, ev.Raw = KindExt, n.RawUpdate()
+		s.emitFromAgent(ev)
+		return
+	}
+	for _, t := range terms {
+		e := ev
+		e.Kind, e.Terminal = KindTerminal, t
+		s.emitFromAgent(e)
+		ev.Raw = nil
+	}
 }
 
 func (s *Session) emitChunk(ev Event, kind Kind, c *acpclient.ContentChunk) {

@@ -1,6 +1,8 @@
 package bridge
 
 import (
+	"unicode/utf8"
+
 	"github.com/acphost/acphost/acpclient"
 )
 
@@ -48,7 +50,19 @@ type SessionView struct {
 type ToolRow struct {
 	Turn uint64   `json:"turn"`
 	Tool ToolCall `json:"tool"`
+	// Output is the end of the command output shown in the row: terminal
+	// events naming its tool call, or a terminal its content names, at most
+	// ToolRowOutputLimit bytes. OutputTruncated says earlier output was
+	// dropped, here or at its source. Exit is how the command ended.
+	Output          string                        `json:"output,omitempty"`
+	OutputTruncated bool                          `json:"outputTruncated,omitempty"`
+	Exit            *acpclient.TerminalExitStatus `json:"exit,omitempty"`
 }
+
+// ToolRowOutputLimit bounds the output a SessionView keeps per tool row:
+// the last 64 KiB, cut at a character boundary. The terminal events carry
+// all of it.
+const ToolRowOutputLimit = 64 << 10
 
 // Open reports whether the agent has not finished the call yet.
 func (r ToolRow) Open() bool {
@@ -141,6 +155,10 @@ func (v *SessionView) Apply(ev Event) {
 		if ev.Tool != nil {
 			v.applyTool(&ev)
 		}
+	case KindTerminal:
+		if ev.Terminal != nil {
+			v.applyTerminal(ev.Terminal)
+		}
 	case KindDecision:
 		if ev.Decision != nil {
 			v.Pending = settle(v.Pending, ev.Decision)
@@ -225,6 +243,45 @@ func (v *SessionView) applyTool(ev *Event) {
 		return
 	}
 	v.Tools[i].Tool = *ev.Tool
+}
+
+// applyTerminal adds output to the newest row that shows the terminal;
+// output of a terminal no row shows is not kept.
+func (v *SessionView) applyTerminal(t *TerminalOutput) {
+	i := v.terminalRow(t)
+	if i < 0 {
+		return
+	}
+	r := &v.Tools[i]
+	out := r.Output + t.Data
+	if t.Reset {
+		out, r.OutputTruncated = t.Data, false
+	}
+	if len(out) > ToolRowOutputLimit {
+		cut := len(out) - ToolRowOutputLimit
+		for cut < len(out) && !utf8.RuneStart(out[cut]) {
+			cut++
+		}
+		out, r.OutputTruncated = out[cut:], true
+	}
+	r.Output, r.OutputTruncated = out, r.OutputTruncated || t.Truncated
+	if t.Exit != nil {
+		r.Exit = t.Exit
+	}
+}
+
+func (v *SessionView) terminalRow(t *TerminalOutput) int {
+	if t.ToolCallID != "" {
+		return v.findRow(t.ToolCallID, 0, true)
+	}
+	for i := len(v.Tools) - 1; i >= 0; i-- {
+		for _, c := range v.Tools[i].Tool.Content {
+			if c.Type == acpclient.ToolContentTerminal && c.TerminalID == t.ID {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 func (v *SessionView) findRow(id string, turn uint64, anyTurn bool) int {

@@ -40,8 +40,11 @@ type human struct {
 
 	mu          sync.Mutex
 	atLineStart bool
-	block       string // what the current line holds: "text", "thinking", "line"
-	liveLine    string // key of the last line, rewritable in place ("tool:ID", "plan"); "" if none
+	block       string              // what the current line holds: "text", "thinking", "line"
+	liveLine    string              // key of the last line, rewritable in place ("tool:ID", "plan"); "" if none
+	liveExtra   int                 // lines the live block spans below its first (a command's output)
+	toolLines   map[string]string   // each tool row's line, by row key
+	tails       map[string]*cmdTail // the output of each row's running command
 	toolStatus  map[string]string
 	usage       *bridge.Usage
 	session     string
@@ -60,7 +63,8 @@ type human struct {
 }
 
 func newHuman(out, diag io.Writer, tty bool, colors palette) *human {
-	h := &human{out: out, diag: diag, tty: tty, colors: colors, atLineStart: true, toolStatus: map[string]string{}, stop: make(chan struct{})}
+	h := &human{out: out, diag: diag, tty: tty, colors: colors, atLineStart: true, toolStatus: map[string]string{},
+		toolLines: map[string]string{}, tails: map[string]*cmdTail{}, stop: make(chan struct{})}
 	if tty {
 		h.stopped.Add(1)
 		go h.spin()
@@ -111,19 +115,24 @@ func (h *human) newline() {
 	if !h.atLineStart {
 		h.write("\n")
 	}
-	h.liveLine = ""
+	h.liveLine, h.liveExtra = "", 0
 }
 
 // line shows a status line under key: on a terminal a line with the same
-// key that is still the last one is rewritten in place. h.mu is held.
+// key that is still the last one is rewritten in place, with the lines
+// below it that s may add (a command's output). h.mu is held.
 func (h *human) line(key, s string) {
 	if h.tty && key != "" && h.liveLine == key {
-		h.write("\r\x1b[K" + s)
+		up := ""
+		if h.liveExtra > 0 {
+			up = fmt.Sprintf("\x1b[%dA", h.liveExtra)
+		}
+		h.write("\r" + up + "\x1b[J" + s)
 	} else {
 		h.newline()
 		h.write(s)
 	}
-	h.block, h.liveLine = "line", key
+	h.block, h.liveLine, h.liveExtra = "line", key, strings.Count(s, "\n")
 	if !h.tty {
 		h.newline()
 	}
@@ -177,6 +186,8 @@ func (h *human) event(ev bridge.Event) {
 		h.block = "thinking"
 	case bridge.KindToolStart, bridge.KindToolUpdate, bridge.KindToolEnd:
 		h.tool(ev)
+	case bridge.KindTerminal:
+		h.terminal(ev)
 	case bridge.KindPlan, bridge.KindTodos:
 		h.plan(ev.Plan)
 	case bridge.KindUsage:
@@ -241,13 +252,20 @@ func (h *human) tool(ev bridge.Event) {
 	// Without a terminal a line is printed when a tool starts and whenever
 	// its status changes; on a terminal the line is kept up to date.
 	// Agents reuse tool ids across turns: a row is a turn's.
-	row := fmt.Sprintf("tool:%d:%s", ev.Turn, t.ID)
+	row := toolRow(ev.Turn, t.ID)
+	h.toolLines[row] = h.toolLine(t, status)
 	if !h.tty && ev.Kind != bridge.KindToolStart && h.toolStatus[row] == status {
 		return
 	}
 	h.toolStatus[row] = status
-	h.line(row, h.toolLine(t, status))
+	h.line(row, h.toolLines[row]+h.tailBlock(row))
+	if ev.Kind == bridge.KindToolEnd {
+		delete(h.tails, row) // its last lines stay on the screen
+	}
 }
+
+// toolRow is the key of a turn's tool row.
+func toolRow(turn uint64, id string) string { return fmt.Sprintf("tool:%d:%s", turn, id) }
 
 func (h *human) toolLine(t *bridge.ToolCall, status string) string {
 	var icon string
@@ -311,7 +329,7 @@ func (h *human) decision(d *bridge.Decision) {
 // prompts, replies, tool rows and decisions, without a spinner.
 func newHistory(out, diag io.Writer, colors palette) *human {
 	return &human{out: out, diag: diag, colors: colors, atLineStart: true, toolStatus: map[string]string{},
-		stop: make(chan struct{}), history: true}
+		toolLines: map[string]string{}, tails: map[string]*cmdTail{}, stop: make(chan struct{}), history: true}
 }
 
 func (h *human) permission(ev bridge.Event, decide func() string) {

@@ -50,7 +50,16 @@
 // By default: the reply as it streams, reasoning dimmed, one line per tool
 // call (kept up to date in place on a terminal), the plan, permission
 // questions, a spinner while the agent is silent, and the usage at the end.
-// Colours only on a terminal, and never when NO_COLOR is set. With --events
+// Colours only on a terminal, and never when NO_COLOR is set.
+//
+// --terminals shows every command the agent runs live: its last lines
+// under its tool row (redrawn in place on a terminal; without one, each
+// line as it completes, indented) and, once it ends, its last lines and a
+// failure's exit status. It asks agents that run commands themselves to
+// report their output (claude-agent-acp and codex-acp:
+// clientCapabilities._meta.terminal_output, bridge.Config.AgentTerminalOutput);
+// output that agents report unasked (codex-acp's deltas, the draft
+// protocol's terminal updates) is shown either way. With --events
 // stdout carries one JSON object per event instead: the bridge's Event in
 // its one JSON form (json.Marshal of bridge.Event, documented with an
 // example per kind in the bridge package doc, "Event JSON"), the same form
@@ -129,7 +138,7 @@ type options struct {
 	journal                                string // --journal; "" is the default file
 	resumeKey                              string // the journaled session --resume names
 	timeout                                time.Duration
-	events, verbose                        bool
+	events, verbose, terminals             bool
 
 	command string   // "", or the subcommand: doctor, sessions, history
 	args    []string // the prompt words, or the subcommand's arguments
@@ -219,6 +228,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.approve, "approve", "", "answer permission requests in build mode: ask, allow or reject (default: ask on a terminal, reject otherwise)")
 	fs.DurationVar(&o.timeout, "timeout", bridge.DefaultInactivityTimeout, "give up when the agent shows no sign of life for this long")
 	fs.BoolVar(&o.events, "events", false, "print the event stream as JSON lines on stdout")
+	fs.BoolVar(&o.terminals, "terminals", false, "show the output of the agent's commands live under their tool rows (asks agents to report it)")
 	fs.BoolVar(&o.verbose, "v", false, "log diagnostics of the library and every JSON-RPC line in (<-) and out (->) on stderr")
 
 	// Flags may come before and after the prompt words; "--" ends them.
@@ -405,6 +415,9 @@ func openSession(ctx context.Context, o *options, host *bridge.Host, stdinTTY bo
 	if stdinTTY {
 		cfg.TerminalLogin = terminalLogin
 	}
+	// Agents report the output of the commands they run themselves (the
+	// _meta extension of claude-agent-acp and codex-acp) only when asked.
+	cfg.AgentTerminalOutput = o.terminals
 	sc := bridge.SessionConfig{
 		Key: o.resumeKey, ResumeID: o.resume, Model: o.model, Effort: o.effort,
 		Policy: bridge.Policy{Mode: bridge.Mode(o.mode)},
