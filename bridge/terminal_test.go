@@ -37,9 +37,9 @@ func shell(script string) acptest.Step {
 // termFixture is a host with one bridge serving terminals to the fake
 // agent, and one session in a temporary directory.
 type termFixture struct {
-	h   *Host
-	rec *recorder
-	b   *Bridge
+	h     *Host
+	rec   *recorder
+	b     *Bridge
 	s     *Session
 	dir   string
 	turns uint64
