@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"path"
+	"time"
 
 	"github.com/acphost/acphost/acpclient"
 )
@@ -35,6 +36,10 @@ const (
 // consumer that lags gets the newest output, marked Truncated, not a
 // backlog (terminal/output still has the whole window).
 const liveTerminalPiece = 16 << 10
+
+// liveTerminalInterval is the least time between two terminal events of one
+// terminal (the first goes out at once): enough for a view to look live.
+const liveTerminalInterval = 25 * time.Millisecond
 
 func (o *TerminalOptions) runner() TerminalRunner {
 	if o.Runner == nil {

@@ -156,7 +156,9 @@ func TestTerminalWaitDoesNotHoldTheConnection(t *testing.T) {
 		_, err := f.s.Prompt(context.Background(), acpclient.TextBlock("wait"))
 		waiting <- err
 	}()
-	f.rec.waitFor("create", func(ev Event) bool { return ev.Kind == KindText && strings.HasPrefix(ev.Text, "request terminal/create: result") })
+	f.rec.waitFor("create", func(ev Event) bool {
+		return ev.Kind == KindText && strings.HasPrefix(ev.Text, "request terminal/create: result")
+	})
 	other, err := f.b.OpenSession(context.Background(), SessionConfig{Cwd: f.dir, Policy: Policy{Mode: ModeBuild}})
 	if err != nil {
 		t.Fatal(err)

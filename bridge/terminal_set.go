@@ -148,9 +148,11 @@ func (t *terminal) read(running *sync.WaitGroup) {
 }
 
 // stream emits the output as terminal events while the command runs, then
-// the rest and its exit. Each event carries what arrived since the last
-// one, at most liveTerminalPiece bytes (the newest), so a slow consumer
-// costs no memory beyond the window.
+// the rest and its exit. An event goes out as soon as output arrives, and
+// then at most one per liveTerminalInterval, carrying what arrived since
+// the last one, at most liveTerminalPiece bytes (the newest): however fast
+// the command prints and however slow the consumer, the live view costs
+// little, and memory stays within the window.
 func (t *terminal) stream(running *sync.WaitGroup) {
 	defer running.Done()
 	defer close(t.done)
@@ -171,6 +173,18 @@ func (t *terminal) stream(running *sync.WaitGroup) {
 			t.emit(&TerminalOutput{Exit: t.status})
 			return
 		}
+		t.pause()
+	}
+}
+
+// pause waits liveTerminalInterval, or less if the command ends.
+func (t *terminal) pause() {
+	tick := make(chan struct{})
+	timer := t.session.b.clock.AfterFunc(liveTerminalInterval, func() { close(tick) })
+	defer timer.Stop()
+	select {
+	case <-tick:
+	case <-t.ended:
 	}
 }
 
