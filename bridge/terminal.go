@@ -128,7 +128,7 @@ func (ts *terminalServer) CreateTerminal(ctx context.Context, req *acpclient.Cre
 // TerminalOutput answers with the output kept so far, and the exit status
 // once the command has ended.
 func (ts *terminalServer) TerminalOutput(ctx context.Context, req *acpclient.TerminalRequest) (*acpclient.TerminalOutputResponse, error) {
-	t, err := ts.c.b.terminals.lookup(ts.c.b, req)
+	t, err := ts.c.b.terminals.lookup(ts.c, req)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func (ts *terminalServer) TerminalOutput(ctx context.Context, req *acpclient.Ter
 // up the connection meanwhile.
 func (ts *terminalServer) WaitForTerminalExit(ctx context.Context, req *acpclient.TerminalRequest, reply func(*acpclient.TerminalExitStatus, error)) {
 	set := &ts.c.b.terminals
-	t, err := set.lookup(ts.c.b, req)
+	t, err := set.lookup(ts.c, req)
 	if err != nil {
 		reply(nil, err)
 		return
@@ -150,22 +150,23 @@ func (ts *terminalServer) WaitForTerminalExit(ctx context.Context, req *acpclien
 		reply(st, nil)
 		return
 	}
-	set.running.Add(1)
-	go func() {
-		defer set.running.Done()
+	err = set.goWait(func() {
 		select {
 		case <-t.ended:
 			reply(t.status, nil)
 		case <-ctx.Done(): // the agent gave up, or the connection ended
 			reply(nil, ctx.Err())
 		}
-	}()
+	})
+	if err != nil {
+		reply(nil, err)
+	}
 }
 
 // KillTerminal ends the command and its process group; the terminal stays,
 // with its output and exit status, until released.
 func (ts *terminalServer) KillTerminal(ctx context.Context, req *acpclient.TerminalRequest) error {
-	t, err := ts.c.b.terminals.lookup(ts.c.b, req)
+	t, err := ts.c.b.terminals.lookup(ts.c, req)
 	if err != nil {
 		return err
 	}
@@ -175,7 +176,7 @@ func (ts *terminalServer) KillTerminal(ctx context.Context, req *acpclient.Termi
 // ReleaseTerminal ends the command if it runs and forgets the terminal:
 // later calls with its id fail.
 func (ts *terminalServer) ReleaseTerminal(ctx context.Context, req *acpclient.TerminalRequest) error {
-	t, err := ts.c.b.terminals.lookup(ts.c.b, req)
+	t, err := ts.c.b.terminals.lookup(ts.c, req)
 	if err != nil {
 		return err
 	}

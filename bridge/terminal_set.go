@@ -64,15 +64,31 @@ func (set *terminalSet) add(s *Session, owner *agentClient, proc TerminalProcess
 	return t.id, nil
 }
 
-// lookup finds the terminal a request names, in the session it names.
-func (set *terminalSet) lookup(b *Bridge, req *acpclient.TerminalRequest) (*terminal, error) {
+// lookup finds the terminal a request of the agent process owner names,
+// in the session it names: a process sees only its own terminals.
+func (set *terminalSet) lookup(owner *agentClient, req *acpclient.TerminalRequest) (*terminal, error) {
 	set.mu.Lock()
 	t := set.byID[req.TerminalID]
 	set.mu.Unlock()
-	if t == nil || t.session != b.session(req.SessionID) {
+	if t == nil || t.owner != owner || t.session != owner.b.session(req.SessionID) {
 		return nil, acpclient.NewError(acpclient.CodeInvalidParams, "terminal %q of session %q is unknown or was released", req.TerminalID, req.SessionID)
 	}
 	return t, nil
+}
+
+// goWait runs wait in a goroutine of the set, unless the set is closed.
+func (set *terminalSet) goWait(wait func()) error {
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	if set.closed {
+		return ErrClosed
+	}
+	set.running.Add(1)
+	go func() {
+		defer set.running.Done()
+		wait()
+	}()
+	return nil
 }
 
 // remove forgets t; its goroutines end with its command.

@@ -3,6 +3,8 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -293,5 +295,26 @@ func TestTerminalEvents(t *testing.T) {
 	}
 	if want := "line 1\nline 2\nline 3\né\n"; data.String() != want {
 		t.Errorf("events carried %q, want %q", data.String(), want)
+	}
+}
+
+// TestLocalTerminalsProgramRelativeToCwd: a program path relative to the
+// terminal's cwd is taken from there, not from the host's directory.
+func TestLocalTerminalsProgramRelativeToCwd(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "run.sh"), []byte("#!/bin/sh\necho from cwd\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, err := LocalTerminals{}.StartTerminal(context.Background(), TerminalCommand{Command: "./run.sh", Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	out, _ := io.ReadAll(p)
+	if string(out) != "from cwd\n" {
+		t.Errorf("output %q", out)
+	}
+	if _, err := (LocalTerminals{}).StartTerminal(context.Background(), TerminalCommand{Command: "no-such-program-here", Dir: dir}); !errors.Is(err, acpclient.ErrAgentNotFound) {
+		t.Errorf("missing program: %v", err)
 	}
 }
