@@ -30,7 +30,12 @@ var schema = sync.OnceValue(func() *schematest.Validator {
 })
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperHostEnv) != "" {
+	switch os.Getenv(helperHostEnv) {
+	case "":
+	case helperRunningHost:
+		runHelperRunningHost()
+		return
+	default:
 		runHelperHost()
 		return
 	}

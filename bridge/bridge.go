@@ -89,6 +89,11 @@ type Config struct {
 	// returns nil when the command exited 0. Nil means the app cannot run
 	// them, and they are not offered.
 	TerminalLogin func(ctx context.Context, cmd TerminalLogin) error
+	// Terminals, when set, lets the agent run commands through terminal/*
+	// (see TerminalOptions and the package doc's Terminals): the
+	// capability is then advertised, and each session's policy decides per
+	// command. Nil: terminals are not offered.
+	Terminals *TerminalOptions
 }
 
 // Bridge is one agent process and its sessions. When the process dies the
@@ -121,6 +126,8 @@ type Bridge struct {
 	pending pendingRequests // requests waiting on the user outside any session
 	authMu  sync.Mutex      // one sign-in at a time
 	authSeq atomic.Uint64
+
+	terminals terminalSet // the agent's commands (Config.Terminals)
 }
 
 func newBridge(h *Host, cfg Config) *Bridge {
@@ -219,6 +226,7 @@ func (b *Bridge) start(ctx context.Context) (*acpclient.Conn, error) {
 	if len(b.cfg.ElicitationModes) > 0 {
 		served = &elicitingClient{client} // advertised only when the app renders them
 	}
+	served = b.withTerminals(served, client)
 	conn, err := acpclient.Connect(ctx, b.cfg.Transport, served, b.cfg.Conn)
 	if err != nil {
 		return nil, fmt.Errorf("bridge %s: starting agent: %w", b.cfg.ID, err)
@@ -263,6 +271,7 @@ func (b *Bridge) watchExit(conn *acpclient.Conn) {
 	}
 	closed := b.closed
 	b.mu.Unlock()
+	b.terminals.endConn(conn) // the agent's commands die with it
 	for _, s := range sessions {
 		s.cancelPending(errAgentExited)
 		s.turnMu.Lock() // wait for a broken turn to report its end
@@ -306,6 +315,7 @@ func (b *Bridge) Close() error {
 		conn.Close()
 	}
 	b.running.Wait()
+	b.terminals.endAll()
 	for _, s := range b.openSessions() {
 		s.close(context.Background(), false) // no turn runs once the process is gone
 	}

@@ -178,6 +178,46 @@
 // that failed. Values given for sign-in are secrets: they reach the agent's
 // environment only, and are masked in errors and logs.
 //
+// # Terminals
+//
+// With Config.Terminals set, the bridge advertises terminal: true and runs
+// the agent's commands (terminal/create, output, wait_for_exit, kill,
+// release) through a TerminalRunner: LocalTerminals by default, one for an
+// SSH host where the agent runs there. The capability does not depend on
+// the mode; each terminal/create is decided by the session's policy, by the
+// write rule, since a command can change any file: refused in Ask, Plan and
+// read-only with an error naming the mode, run in Build and Full without a
+// second prompt (the agent asks permission for its tool first). The cwd
+// (default: the session's) must lie inside the session's cwd or its
+// external directories, symlinks resolved.
+//
+// The command and its arguments are executed directly, never through a
+// shell, with a minimal base environment (LocalTerminals: PATH, HOME, USER,
+// LOGNAME, LANG, LC_ALL, LC_CTYPE, TZ, TMPDIR as this process has them,
+// TERM=dumb) plus the agent's env; nothing else of the host's environment
+// reaches it. Stdout and stderr share one pipe, so they keep their order.
+// The bridge keeps the last outputByteLimit bytes (default 1 MiB, at most
+// TerminalOptions.MaxOutputByteLimit), dropping from the start at a UTF-8
+// character boundary and answering truncated: true: memory stays bounded
+// whatever the command prints. The exit status is an exitCode, or the name
+// of the signal that ended the command ("SIGKILL").
+//
+// Each command runs in its own process group, with the guarantees of an
+// agent process: a parent-death signal, a sentinel that kills the group if
+// the host dies, the group killed when the command exits. kill ends the
+// group (the terminal keeps its output until released); release ends it if
+// it runs and forgets its id, which later calls refuse; closing the session
+// (first thing, so an agent waiting on a command can end its turn), the
+// agent's exit and Bridge.Close end every terminal. wait_for_exit is
+// answered when the command ends, without holding up the connection.
+//
+// The output also arrives live as terminal events (Event.Terminal, Source
+// "client", ID the terminalId): the first as soon as output comes, then at
+// most one every 25ms with what arrived since, at most 16 KiB of it (the
+// newest, Truncated when some was skipped), and a last one with Exit.
+// ToolCallID is left empty: a tool call names the terminal in its content
+// (acpclient.ToolCallContent.TerminalID), where an app finds it.
+//
 // # Event JSON
 //
 // An Event has one JSON form, the one json.Marshal writes; json.Unmarshal

@@ -51,6 +51,9 @@ func (s *Session) close(ctx context.Context, announce bool) error {
 	}
 	s.closing = true
 	s.mu.Unlock()
+	// Its commands first: an agent waiting on one (wait_for_exit) can then
+	// end its turn. No new one starts once closing is set.
+	s.b.terminals.endSession(s)
 	if err := s.endTurn(ctx); err != nil {
 		return fmt.Errorf("bridge %s: closing session %s: waiting for its turn to end: %w", s.b.cfg.ID, s.key, err)
 	}

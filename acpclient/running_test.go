@@ -1,0 +1,102 @@
+package acpclient
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestStartCombinesOutputInOrder: stdout and stderr arrive in one stream
+// in the order written, and Wait gives the exit code.
+func TestStartCombinesOutputInOrder(t *testing.T) {
+	c, err := Command("/bin/sh", "-c", `echo one; echo two >&2; echo three; exit 3`).Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	out, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != "one\ntwo\nthree\n" {
+		t.Errorf("output %q, want one two three in order", out)
+	}
+	st := c.Wait()
+	if st.ExitCode == nil || *st.ExitCode != 3 || st.Signal != nil {
+		t.Errorf("exit status %+v, want code 3", st)
+	}
+}
+
+// TestStartKillEndsTheTree: Kill ends the command, a grandchild in its
+// group and the sentinel; Wait names the signal.
+func TestStartKillEndsTheTree(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("checks the process table through /proc")
+	}
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	c, err := Command("/bin/sh", "-c", `sh -c 'sleep 300 & echo $! > "$0"; wait' "$0" & exec sleep 301`, pidFile).Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	grandchild, _ := strconv.Atoi(strings.TrimSpace(waitFile(t, pidFile)))
+	members := groupMembers(t, c.Pid())
+	if len(members) < 4 { // sleep 301, the child sh, sleep 300, the sentinel
+		t.Fatalf("group %d has %v, want the command, its child, grandchild %d and the sentinel", c.Pid(), members, grandchild)
+	}
+	if err := c.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	st := c.Wait()
+	if st.Signal == nil || *st.Signal != "SIGKILL" || st.ExitCode != nil {
+		t.Errorf("exit status %+v, want signal SIGKILL", st)
+	}
+	if _, err := io.ReadAll(c); err != nil {
+		t.Errorf("reading after the kill: %v", err)
+	}
+	for _, pid := range append(members, grandchild) {
+		waitGone(t, pid, "member of the command's group")
+	}
+}
+
+// TestStartExitEndsLeftovers: what a command leaves running in its group
+// is ended when it exits, and the output then ends.
+func TestStartExitEndsLeftovers(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("checks the process table through /proc")
+	}
+	c, err := Command("/bin/sh", "-c", `sleep 300 & echo $!`).Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(c) // ends only once the sleep, which holds the pipe, is gone
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	child, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+	waitGone(t, child, "the command's child")
+	if st := c.Wait(); st.ExitCode == nil || *st.ExitCode != 0 {
+		t.Errorf("exit status %+v, want 0", st)
+	}
+}
+
+// TestStartCloseWhileRunning: Close ends a running command and its output.
+func TestStartCloseWhileRunning(t *testing.T) {
+	c, err := Command("/bin/sleep", "300").Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := c.Pid()
+	c.Close()
+	if n, err := c.Read(make([]byte, 8)); n != 0 || err != io.EOF {
+		t.Errorf("Read after Close: %d, %v; want EOF", n, err)
+	}
+	if runtime.GOOS == "linux" {
+		waitGone(t, pid, "the command")
+	}
+}

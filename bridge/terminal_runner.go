@@ -1,0 +1,150 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/acphost/acphost/acpclient"
+)
+
+// TerminalRunner starts the commands of the terminals an agent creates
+// (terminal/create), where the agent's files are: LocalTerminals on this
+// machine, the default; a runner for an SSH host runs them there. The
+// bridge does the rest (policy, cwd confinement, output window, events,
+// lifetime), so a runner only starts processes and resolves directories.
+type TerminalRunner interface {
+	// ResolveDir returns dir, an absolute path, with its symlinks resolved,
+	// or an error when it is not an existing directory. The bridge confines
+	// a terminal's cwd to the session's roots with it.
+	ResolveDir(ctx context.Context, dir string) (string, error)
+	// StartTerminal starts cmd in its own process group, with the
+	// runner's base environment plus cmd.Env.
+	StartTerminal(ctx context.Context, cmd TerminalCommand) (TerminalProcess, error)
+}
+
+// TerminalCommand is a command to run for a terminal: the program and its
+// arguments exactly as the agent gave them, executed without a shell.
+type TerminalCommand struct {
+	// Command is the program: a name looked up in the PATH the command
+	// gets, an absolute path, or a path relative to Dir.
+	Command string
+	Args    []string
+	// Env is added to the runner's base environment (and wins over it).
+	Env []acpclient.EnvVariable
+	// Dir is the working directory: absolute, inside the session's roots.
+	Dir string
+}
+
+// TerminalProcess is a running terminal command (*acpclient.RunningCommand
+// is one).
+type TerminalProcess interface {
+	// Read reads the command's stdout and stderr, combined in the order
+	// written; io.EOF once the command and its process group have ended.
+	io.Reader
+	// Wait waits for the command's end and says how it ended.
+	Wait() *acpclient.TerminalExitStatus
+	// Kill ends the command and everything in its process group; it does
+	// not wait.
+	Kill() error
+	// Close kills the command if it runs, waits until it is gone and frees
+	// it; Read then returns io.EOF.
+	Close() error
+}
+
+// LocalTerminals runs terminal commands on this machine, each in its own
+// process group with the guarantees of an agent process (see
+// acpclient.CommandTransport.Start): a parent-death signal, a sentinel, the
+// whole group killed when it ends.
+//
+// The command's environment is a minimal base plus what the agent asks
+// for, so nothing else of the host's environment (tokens, keys) leaks into
+// it: PATH (default "/usr/local/bin:/usr/bin:/bin"), HOME, USER, LOGNAME,
+// LANG, LC_ALL, LC_CTYPE, TZ and TMPDIR as this process has them (those it
+// has), and TERM=dumb, as output goes to a pipe, not a terminal.
+type LocalTerminals struct {
+	// BaseEnv replaces the base environment ("NAME=value" entries); nil
+	// means the one described above.
+	BaseEnv []string
+}
+
+// baseEnvNames are the variables LocalTerminals passes on from this process.
+var baseEnvNames = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"}
+
+// defaultTerminalPath is the PATH of a command when this process has none.
+const defaultTerminalPath = "/usr/local/bin:/usr/bin:/bin"
+
+// ResolveDir resolves dir's symlinks and checks that it is a directory.
+func (LocalTerminals) ResolveDir(_ context.Context, dir string) (string, error) {
+	resolved, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(resolved)
+	if err != nil {
+		return "", err
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%s is not a directory", dir)
+	}
+	return resolved, nil
+}
+
+// StartTerminal starts cmd as a local process group.
+func (l LocalTerminals) StartTerminal(ctx context.Context, cmd TerminalCommand) (TerminalProcess, error) {
+	program := cmd.Command
+	if strings.ContainsRune(program, '/') && !filepath.IsAbs(program) {
+		program = filepath.Join(cmd.Dir, program) // the agent means its cwd, not ours
+	}
+	t := &acpclient.CommandTransport{Path: program, Args: cmd.Args, Dir: cmd.Dir, Env: l.env(cmd.Env)}
+	c, err := t.Start(ctx)
+	if err != nil {
+		return nil, err // not a nil *RunningCommand in a non-nil interface
+	}
+	return c, nil
+}
+
+// env is the base environment with the agent's variables set over it.
+func (l LocalTerminals) env(extra []acpclient.EnvVariable) []string {
+	base := l.BaseEnv
+	if base == nil {
+		base = defaultBaseEnv()
+	}
+	env := map[string]string{}
+	var order []string
+	set := func(name, value string) {
+		if _, ok := env[name]; !ok {
+			order = append(order, name)
+		}
+		env[name] = value
+	}
+	for _, kv := range base {
+		name, value, _ := strings.Cut(kv, "=")
+		set(name, value)
+	}
+	for _, v := range extra {
+		set(v.Name, v.Value)
+	}
+	out := make([]string, 0, len(order))
+	for _, name := range order {
+		out = append(out, name+"="+env[name])
+	}
+	return out
+}
+
+// defaultBaseEnv is the documented base: a few variables of this process
+// and TERM=dumb.
+func defaultBaseEnv() []string {
+	env := []string{}
+	for _, name := range baseEnvNames {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		} else if name == "PATH" {
+			env = append(env, "PATH="+defaultTerminalPath)
+		}
+	}
+	return append(env, "TERM=dumb")
+}

@@ -1,0 +1,221 @@
+package bridge
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/acphost/acphost/acpclient"
+)
+
+// terminalSet holds a bridge's terminals, by id, and owns their goroutines.
+// Its zero value is ready. A terminal ends with its command, when released,
+// and with its session, its agent process and its bridge (end*).
+type terminalSet struct {
+	mu     sync.Mutex
+	seq    int
+	byID   map[string]*terminal
+	closed bool
+	// running counts the goroutines of terminals and of waiting
+	// wait_for_exit requests, released terminals included.
+	running sync.WaitGroup
+}
+
+// terminal is one command the agent asked for.
+type terminal struct {
+	id      string
+	session *Session
+	owner   *agentClient // the process that created it
+	proc    TerminalProcess
+	out     *outputWindow
+
+	wake   chan struct{} // new output for the live events; holds one
+	status *acpclient.TerminalExitStatus
+	ended  chan struct{} // closed once the command ended and status is set
+	done   chan struct{} // closed once its goroutines have returned
+}
+
+// add registers a started command and starts reading it. A command that
+// comes too late (its session closing, its process or the bridge gone) is
+// ended instead: nothing would end it later.
+func (set *terminalSet) add(s *Session, owner *agentClient, proc TerminalProcess, limit int) (string, error) {
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	err := s.closedErr()
+	switch {
+	case set.closed:
+		err = ErrClosed
+	case err == nil && owner.conn != nil && owner.conn.Err() != nil:
+		err = errAgentExited
+	}
+	if err != nil {
+		proc.Close()
+		return "", err
+	}
+	if set.byID == nil {
+		set.byID = map[string]*terminal{}
+	}
+	set.seq++
+	t := &terminal{id: fmt.Sprintf("term-%d", set.seq), session: s, owner: owner, proc: proc,
+		out: newOutputWindow(limit), wake: make(chan struct{}, 1), ended: make(chan struct{}), done: make(chan struct{})}
+	set.byID[t.id] = t
+	set.running.Add(2)
+	go t.read(&set.running)
+	go t.stream(&set.running)
+	return t.id, nil
+}
+
+// lookup finds the terminal a request of the agent process owner names,
+// in the session it names: a process sees only its own terminals.
+func (set *terminalSet) lookup(owner *agentClient, req *acpclient.TerminalRequest) (*terminal, error) {
+	set.mu.Lock()
+	t := set.byID[req.TerminalID]
+	set.mu.Unlock()
+	if t == nil || t.owner != owner || t.session != owner.b.session(req.SessionID) {
+		return nil, acpclient.NewError(acpclient.CodeInvalidParams, "terminal %q of session %q is unknown or was released", req.TerminalID, req.SessionID)
+	}
+	return t, nil
+}
+
+// goWait runs wait in a goroutine of the set, unless the set is closed.
+func (set *terminalSet) goWait(wait func()) error {
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	if set.closed {
+		return ErrClosed
+	}
+	set.running.Add(1)
+	go func() {
+		defer set.running.Done()
+		wait()
+	}()
+	return nil
+}
+
+// remove forgets t; its goroutines end with its command.
+func (set *terminalSet) remove(t *terminal) {
+	set.mu.Lock()
+	defer set.mu.Unlock()
+	if set.byID[t.id] == t {
+		delete(set.byID, t.id)
+	}
+}
+
+// end ends and forgets the terminals match selects, and returns once
+// their commands are gone and their last events queued.
+func (set *terminalSet) end(match func(*terminal) bool) {
+	set.mu.Lock()
+	var ending []*terminal
+	for id, t := range set.byID {
+		if match(t) {
+			ending = append(ending, t)
+			delete(set.byID, id)
+		}
+	}
+	set.mu.Unlock()
+	for _, t := range ending {
+		t.proc.Kill()
+	}
+	for _, t := range ending {
+		<-t.done
+	}
+}
+
+// endSession ends a closing session's terminals.
+func (set *terminalSet) endSession(s *Session) {
+	set.end(func(t *terminal) bool { return t.session == s })
+}
+
+// endConn ends the terminals of an agent process that has exited.
+func (set *terminalSet) endConn(conn *acpclient.Conn) {
+	set.end(func(t *terminal) bool { return t.owner.conn == conn })
+}
+
+// endAll ends every terminal and refuses new ones, and waits for every
+// goroutine of the set, those of released terminals too.
+func (set *terminalSet) endAll() {
+	set.mu.Lock()
+	set.closed = true
+	set.mu.Unlock()
+	set.end(func(*terminal) bool { return true })
+	set.running.Wait()
+}
+
+// read copies the command's output into the window until it ends, then
+// reaps it and records how it ended.
+func (t *terminal) read(running *sync.WaitGroup) {
+	defer running.Done()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := t.proc.Read(buf)
+		if n > 0 {
+			t.out.write(buf[:n])
+			select {
+			case t.wake <- struct{}{}:
+			default: // the live events are behind; they take it all at once
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	t.status = t.proc.Wait()
+	t.proc.Close()
+	close(t.ended)
+}
+
+// stream emits the output as terminal events while the command runs, then
+// the rest and its exit. An event goes out as soon as output arrives, and
+// then at most one per liveTerminalInterval, carrying what arrived since
+// the last one, at most liveTerminalPiece bytes (the newest): however fast
+// the command prints and however slow the consumer, the live view costs
+// little, and memory stays within the window.
+func (t *terminal) stream(running *sync.WaitGroup) {
+	defer running.Done()
+	defer close(t.done)
+	var sent int64
+	for {
+		final := false
+		select {
+		case <-t.wake:
+		case <-t.ended:
+			final = true
+		}
+		data, next, skipped := t.out.since(sent, liveTerminalPiece, final)
+		sent = next
+		if data != "" || skipped {
+			t.emit(&TerminalOutput{Data: data, Truncated: skipped})
+		}
+		if final {
+			t.emit(&TerminalOutput{Exit: t.status})
+			return
+		}
+		t.pause()
+	}
+}
+
+// pause waits liveTerminalInterval, or less if the command ends.
+func (t *terminal) pause() {
+	tick := make(chan struct{})
+	timer := t.session.b.clock.AfterFunc(liveTerminalInterval, func() { close(tick) })
+	defer timer.Stop()
+	select {
+	case <-tick:
+	case <-t.ended:
+	}
+}
+
+func (t *terminal) emit(out *TerminalOutput) {
+	out.ID, out.Source = t.id, "client"
+	t.session.activity() // a command's output is the agent's turn at work
+	t.session.emit(Event{Kind: KindTerminal, Terminal: out})
+}
+
+// exitStatus is how the command ended, or nil while it runs.
+func (t *terminal) exitStatus() *acpclient.TerminalExitStatus {
+	select {
+	case <-t.ended:
+		return t.status
+	default:
+		return nil
+	}
+}
