@@ -206,6 +206,10 @@ func (t *terminal) pause() {
 
 func (t *terminal) emit(out *TerminalOutput) {
 	out.ID, out.Source = t.id, "client"
+	// The row that shows it: a tool call whose content named the terminal.
+	t.session.mu.Lock()
+	out.ToolCallID = t.session.tools.terms.toolCallOf(t.id)
+	t.session.mu.Unlock()
 	t.session.activity() // a command's output is the agent's turn at work
 	t.session.emit(Event{Kind: KindTerminal, Terminal: out})
 }

@@ -291,6 +291,11 @@ func TestTerminalEvents(t *testing.T) {
 			if tr.Exit.ExitCode == nil || *tr.Exit.ExitCode != 2 {
 				t.Errorf("exit %+v, want code 2", tr.Exit)
 			}
+			// The tool call that named the terminal in its content (sent
+			// right after create) is the row that shows it.
+			if tr.ToolCallID != "call_1" {
+				t.Errorf("exit event for tool call %q, want call_1", tr.ToolCallID)
+			}
 		}
 	}
 	if want := "line 1\nline 2\nline 3\né\n"; data.String() != want {

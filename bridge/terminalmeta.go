@@ -79,6 +79,14 @@ func (t *termTracker) state(id string) *termState {
 	return st
 }
 
+// toolCallOf returns the tool call linked to a terminal, or "".
+func (t *termTracker) toolCallOf(id string) string {
+	if st, ok := t.terms[id]; ok {
+		return st.toolCallID
+	}
+	return ""
+}
+
 // link records the tool call whose row shows the terminal.
 func (t *termTracker) link(id, toolCallID string) {
 	if id != "" && toolCallID != "" {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -193,5 +194,48 @@ func TestTerminalsFlagShowsCommandOutput(t *testing.T) {
 	if msgs[0].Method != "initialize" || json.Unmarshal(msgs[0].Params, &init) != nil ||
 		init.ClientCapabilities.Meta["terminal_output"] != true {
 		t.Errorf("initialize did not declare _meta.terminal_output: %d messages, first %s", len(msgs), msgs[0].Params)
+	}
+}
+
+// With --terminals acprun offers terminal/* and runs what the agent asks
+// in the workspace (Build mode); the agent gets the output and exit code,
+// and the tool row shows the output. Without the flag the capability is
+// not offered and a create is refused.
+func TestTerminalsFlagRunsTheAgentsCommands(t *testing.T) {
+	t.Parallel()
+	script := acptest.WriteScript(t, acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
+		{Update: json.RawMessage(`{"sessionUpdate":"tool_call","toolCallId":"run_1","title":"pwd","kind":"execute","status":"in_progress"}`)},
+		{Terminal: &acptest.Terminal{Command: "pwd", ToolCallID: "run_1"}},
+		{Update: json.RawMessage(`{"sessionUpdate":"tool_call_update","toolCallId":"run_1","status":"completed"}`)},
+	}}}})
+	for _, terminals := range []bool{true, false} {
+		cwd := t.TempDir()
+		record := t.TempDir() + "/record"
+		agent := fmt.Sprintf("'%s' -script '%s' -record '%s'", acptest.BuildBinary(t), script, record)
+		args := []string{"--events", "--agent", agent, "--cwd", cwd, "where am I"}
+		if terminals {
+			args = append([]string{"--terminals"}, args...)
+		}
+		r := runAcprun(t, args...)
+		if r.code != exitOK {
+			t.Fatalf("terminals %v: exit status %d; stderr:\n%s", terminals, r.code, r.stderr)
+		}
+		resolved, _ := filepath.EvalSymlinks(cwd)
+		ran := strings.Contains(r.stdout, `terminal: exit 0 signal none truncated false output \"`+resolved+`\\n\"`)
+		if ran != terminals {
+			t.Errorf("terminals %v: the command ran %v; stdout:\n%s", terminals, ran, r.stdout)
+		}
+		msgs, err := acptest.ReadRecord(record)
+		if err != nil || len(msgs) == 0 {
+			t.Fatalf("record: %v", err)
+		}
+		var init struct {
+			ClientCapabilities struct {
+				Terminal bool `json:"terminal"`
+			} `json:"clientCapabilities"`
+		}
+		if json.Unmarshal(msgs[0].Params, &init) != nil || init.ClientCapabilities.Terminal != terminals {
+			t.Errorf("terminals %v: initialize offered terminal %v", terminals, init.ClientCapabilities.Terminal)
+		}
 	}
 }

@@ -52,7 +52,10 @@
 // questions, a spinner while the agent is silent, and the usage at the end.
 // Colours only on a terminal, and never when NO_COLOR is set.
 //
-// --terminals shows every command the agent runs live: its last lines
+// --terminals lets the agent run commands through the client
+// (terminal/create and the rest of terminal/*: in the workspace, in Build
+// and Full mode only, without a shell, with a small base environment) and
+// shows every command the agent runs live: its last lines
 // under its tool row (redrawn in place on a terminal; without one, each
 // line as it completes, indented) and, once it ends, its last lines and a
 // failure's exit status. It asks agents that run commands themselves to
@@ -228,7 +231,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.approve, "approve", "", "answer permission requests in build mode: ask, allow or reject (default: ask on a terminal, reject otherwise)")
 	fs.DurationVar(&o.timeout, "timeout", bridge.DefaultInactivityTimeout, "give up when the agent shows no sign of life for this long")
 	fs.BoolVar(&o.events, "events", false, "print the event stream as JSON lines on stdout")
-	fs.BoolVar(&o.terminals, "terminals", false, "show the output of the agent's commands live under their tool rows (asks agents to report it)")
+	fs.BoolVar(&o.terminals, "terminals", false, "let the agent run commands through acprun (terminal/*, Build and Full mode) and show every command's output live under its tool row")
 	fs.BoolVar(&o.verbose, "v", false, "log diagnostics of the library and every JSON-RPC line in (<-) and out (->) on stderr")
 
 	// Flags may come before and after the prompt words; "--" ends them.
@@ -416,8 +419,13 @@ func openSession(ctx context.Context, o *options, host *bridge.Host, stdinTTY bo
 		cfg.TerminalLogin = terminalLogin
 	}
 	// Agents report the output of the commands they run themselves (the
-	// _meta extension of claude-agent-acp and codex-acp) only when asked.
+	// _meta extension of claude-agent-acp and codex-acp) only when asked;
+	// and the bridge runs the commands agents ask it to run (terminal/*)
+	// only when it offers terminals. Both come with --terminals.
 	cfg.AgentTerminalOutput = o.terminals
+	if o.terminals {
+		cfg.Terminals = &bridge.TerminalOptions{}
+	}
 	sc := bridge.SessionConfig{
 		Key: o.resumeKey, ResumeID: o.resume, Model: o.model, Effort: o.effort,
 		Policy: bridge.Policy{Mode: bridge.Mode(o.mode)},
