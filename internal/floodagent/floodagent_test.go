@@ -1,0 +1,50 @@
+package floodagent
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// The agent answers the handshake and floods each prompt with exactly the
+// chunks (and tool calls) asked for, then answers it; Close ends it, also
+// in the middle of a flood nobody reads.
+func TestFloodsAndEnds(t *testing.T) {
+	ctx := context.Background()
+	s, err := (&Transport{Chunks: 1000, ToolEvery: 100}).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := bufio.NewScanner(s)
+	send := func(id int, method string) {
+		fmt.Fprintf(s, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":{"sessionId":"flood-1"}}`+"\n", id, method)
+	}
+	send(1, "initialize")
+	send(2, "session/new")
+	send(3, "session/prompt")
+	var chunks, tools, results int
+	for results < 3 && in.Scan() {
+		line := in.Text()
+		switch {
+		case strings.Contains(line, `"agent_message_chunk"`):
+			chunks++
+		case strings.Contains(line, `"tool_call"`), strings.Contains(line, `"tool_call_update"`):
+			tools++
+		case strings.Contains(line, `"result"`):
+			results++
+		}
+	}
+	if chunks != 1000 || tools != 20 || !strings.Contains(in.Text(), `"end_turn"`) {
+		t.Fatalf("%d chunks, %d tool lines, last %q; want 1000, 20 and the prompt's answer", chunks, tools, in.Text())
+	}
+	send(4, "session/prompt") // a flood nobody reads
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
