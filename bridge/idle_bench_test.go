@@ -25,7 +25,9 @@ func BenchmarkIdleBridge(b *testing.B) {
 	bin := acptest.BuildBinary(b)
 	script := acptest.WriteScript(b, acptest.Script{})
 	b.Run("process", func(b *testing.B) {
-		idleBench(b, func() acpclient.Transport { return &acpclient.CommandTransport{Path: bin, Args: []string{"-script", script}} }, 0)
+		idleBench(b, func() acpclient.Transport {
+			return &acpclient.CommandTransport{Path: bin, Args: []string{"-script", script}}
+		}, 0)
 	})
 	b.Run("inproc", func(b *testing.B) {
 		newT := func() acpclient.Transport { return &acptest.Transport{} }
