@@ -311,7 +311,7 @@ func (p *Process) drainStderr() {
 	if p.logger != nil {
 		w = io.MultiWriter(p.stderr, &lineLogger{logger: p.logger, redactor: p.redactor})
 	}
-	_, _ = io.Copy(w, p.stderrPipe)
+	drainPipe(w, p.stderrPipe)
 }
 
 // reap waits for the process, then ends anything left in its group, which

@@ -117,6 +117,23 @@ func TestRedactorMasksSecrets(t *testing.T) {
 
 func TestStderrRingKeepsTheEnd(t *testing.T) {
 	r := newRing(16)
+	if r.buf != nil {
+		t.Fatalf("a new ring holds a %d-byte buffer: it should grow with what is written", cap(r.buf))
+	}
+	r.Write([]byte("abc"))
+	r.Write([]byte("de"))
+	if got := r.String(); got != "abcde" {
+		t.Fatalf("ring = %q", got)
+	}
+	r.Write([]byte("fghijklmnop"))
+	if got := r.String(); got != "abcdefghijklmnop" {
+		t.Fatalf("ring at its size = %q", got)
+	}
+	r.Write([]byte("q"))
+	if got := r.String(); got != "bcdefghijklmnopq" {
+		t.Fatalf("ring = %q", got)
+	}
+	r = newRing(16)
 	r.Write([]byte("0123456789"))
 	r.Write([]byte("abcdefghij"))
 	if got := r.String(); got != "456789abcdefghij" {

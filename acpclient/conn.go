@@ -25,6 +25,11 @@ type ConnOptions struct {
 	// (default 64 MiB). The agent then blocks on its stdout: backpressure,
 	// never loss.
 	MaxQueuedBytes int
+	// Budget, when set, also bounds this Conn's queued data together with
+	// that of every other Conn sharing it (see QueueBudget for the
+	// fairness rule), so many agents need not each be allowed
+	// MaxQueuedBytes.
+	Budget *QueueBudget
 	// OnBadLine, if set, is told about every skipped incoming line. It is
 	// called on the read goroutine and must not block.
 	OnBadLine func(BadLine)
@@ -112,7 +117,7 @@ func NewConn(rwc io.ReadWriteCloser, client Client, opts *ConnOptions) *Conn {
 		c.trace = newTracer(c.logger, rwc)
 		c.out.trace = c.trace
 	}
-	c.queue = newQueue(c.opts.MaxQueuedBytes)
+	c.queue = newQueue(c.opts.MaxQueuedBytes, c.opts.Budget)
 	c.nextID.Store(0)
 	c.rpc = jsonrpc2.NewConn(c.ctx, rpcStream{c}, noHandler{}, jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
 	dispatched := make(chan struct{})

@@ -188,7 +188,7 @@ func TestPromptReturnsAfterEarlierFileCalls(t *testing.T) {
 // delivered messages: a handed-off message holds it back until answered,
 // however many later ones are done.
 func TestQueueCountsHandedOffMessagesWhenAnswered(t *testing.T) {
-	q := newQueue(1 << 20)
+	q := newQueue(1<<20, nil)
 	msgs := make([]*inbound, 3)
 	for i := range msgs {
 		msgs[i] = &inbound{size: 10}

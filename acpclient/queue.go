@@ -26,7 +26,8 @@ type inbound struct {
 // call can wait until everything that arrived before its response was
 // delivered. A message the dispatcher hands off (a file call, see
 // fileCalls) is fully handled only when answered: until then it holds the
-// count back, and its bytes count against the budget.
+// count back, and its bytes count against the budget. With a shared
+// QueueBudget, the bytes count against it too, by its fairness rule.
 type queue struct {
 	mu       sync.Mutex
 	nonEmpty *sync.Cond
@@ -35,6 +36,7 @@ type queue struct {
 	head     int
 	bytes    int
 	maxBytes int
+	budget   *QueueBudget // nil: only maxBytes bounds the queue
 	closed   bool
 	enqueued uint64
 	handled  uint64   // messages the dispatcher is through with
@@ -50,21 +52,22 @@ type queueWaiter struct {
 	ch     chan struct{}
 }
 
-func newQueue(maxBytes int) *queue {
-	q := &queue{maxBytes: maxBytes}
+func newQueue(maxBytes int, budget *QueueBudget) *queue {
+	q := &queue{maxBytes: maxBytes, budget: budget}
 	q.nonEmpty = sync.NewCond(&q.mu)
 	q.hasRoom = sync.NewCond(&q.mu)
 	return q
 }
 
-// push appends m, waiting while the queue is over its byte budget. One
-// message is always admitted into an empty queue, however large. The
+// push appends m, waiting while the queue is over its byte budget or its
+// share of the QueueBudget. One message is always admitted into an empty
+// queue, however large. The
 // dispatcher is woken only when wake is set: the read loop batches wake-ups
 // while more complete lines are already buffered, which saves a futex wake
 // per streamed chunk without delaying anything it could not read anyway.
 func (q *queue) push(m *inbound, wake bool) {
 	q.mu.Lock()
-	for !q.closed && q.exempt == 0 && len(q.items)-q.head > 0 && q.bytes+m.size > q.maxBytes {
+	for !q.admit(m.size) {
 		q.nonEmpty.Signal() // the dispatcher must run for room to appear
 		q.hasRoom.Wait()
 	}
@@ -75,6 +78,40 @@ func (q *queue) push(m *inbound, wake bool) {
 	q.mu.Unlock()
 	if wake {
 		q.nonEmpty.Signal()
+	}
+}
+
+// admit reports whether size more bytes may be queued now, charging them
+// to the budget if so. Called with mu held.
+func (q *queue) admit(size int) bool {
+	if q.closed || q.exempt > 0 || len(q.items)-q.head == 0 {
+		if q.budget != nil {
+			q.budget.take(q.bytes, size)
+		}
+		return true
+	}
+	if q.bytes+size > q.maxBytes {
+		return false
+	}
+	return q.budget == nil || q.budget.tryTake(q, q.bytes, size)
+}
+
+// releaseBytes returns m's bytes to the queue and the budget, records m
+// as handled (or, handedOff, as answered) and lets the reader go on.
+func (q *queue) releaseBytes(m *inbound, handedOff bool) {
+	q.mu.Lock()
+	held, budget := q.bytes, q.budget
+	q.bytes -= m.size
+	if !handedOff {
+		q.handled++
+	} else if i := slices.Index(q.later, m.seq); i >= 0 {
+		q.later = slices.Delete(q.later, i, i+1)
+	}
+	q.release()
+	q.mu.Unlock()
+	q.hasRoom.Signal()
+	if budget != nil {
+		budget.give(held, m.size)
 	}
 }
 
@@ -109,12 +146,7 @@ func (q *queue) pop() (*inbound, bool) {
 
 // done records that m has been handled.
 func (q *queue) done(m *inbound) {
-	q.mu.Lock()
-	q.bytes -= m.size
-	q.handled++
-	q.release()
-	q.mu.Unlock()
-	q.hasRoom.Signal()
+	q.releaseBytes(m, false)
 }
 
 // handOff records that the dispatcher passed m on, to be answered later
@@ -128,14 +160,7 @@ func (q *queue) handOff(m *inbound) {
 
 // finishLater records that a handed-off m has been answered.
 func (q *queue) finishLater(m *inbound) {
-	q.mu.Lock()
-	q.bytes -= m.size
-	if i := slices.Index(q.later, m.seq); i >= 0 {
-		q.later = slices.Delete(q.later, i, i+1)
-	}
-	q.release()
-	q.mu.Unlock()
-	q.hasRoom.Signal()
+	q.releaseBytes(m, true)
 }
 
 // delivered is how many messages, from the first, are fully handled.
@@ -195,12 +220,20 @@ func (q *queue) close() {
 	q.hasRoom.Broadcast()
 }
 
-// finish releases every waiter; called when the dispatcher has exited.
+// finish releases every waiter and gives back to the budget what is still
+// charged (handed-off messages never answered); called when the dispatcher
+// has exited.
 func (q *queue) finish() {
 	q.mu.Lock()
 	for _, w := range q.waiters {
 		close(w.ch)
 	}
 	q.waiters = nil
+	held, budget := q.bytes, q.budget
+	q.budget = nil // later answers have nothing to give back
 	q.mu.Unlock()
+	if budget != nil {
+		budget.forget(q)
+		budget.give(held, held)
+	}
 }

@@ -14,41 +14,58 @@ const stderrTailBytes = 2 << 10
 
 // ring keeps the last size bytes written to it. Agents can be chatty on
 // stderr; it must be drained constantly (a full pipe blocks the agent) but
-// only its end matters when explaining a failure.
+// only its end matters when explaining a failure. Its buffer grows with what
+// is written, up to size, so a quiet agent costs nothing.
 type ring struct {
 	mu   sync.Mutex
-	buf  []byte
+	buf  []byte // what was written while !full; the circular buffer once full
 	size int
 	full bool
-	pos  int
+	pos  int // once full: where the next byte goes, the oldest byte
 }
 
 func newRing(size int) *ring {
 	if size <= 0 {
 		size = DefaultStderrBytes
 	}
-	return &ring{buf: make([]byte, size), size: size}
+	return &ring{size: size}
 }
 
 func (r *ring) Write(p []byte) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := len(p)
+	if !r.full {
+		if len(r.buf)+len(p) < r.size {
+			r.buf = append(r.buf, p...)
+			return n, nil
+		}
+		r.fill(p)
+		return n, nil
+	}
 	if len(p) >= r.size {
 		copy(r.buf, p[len(p)-r.size:])
-		r.pos, r.full = 0, true
+		r.pos = 0
 		return n, nil
 	}
 	k := copy(r.buf[r.pos:], p)
-	if k < len(p) {
-		copy(r.buf, p[k:])
-		r.full = true
-	}
+	copy(r.buf, p[k:])
 	r.pos = (r.pos + len(p)) % r.size
-	if r.pos == 0 && len(p) > 0 {
-		r.full = true
-	}
 	return n, nil
+}
+
+// fill turns the growing buffer into the full circular one, holding the
+// last size bytes of what it had and p.
+func (r *ring) fill(p []byte) {
+	buf := make([]byte, r.size)
+	if len(p) >= r.size {
+		copy(buf, p[len(p)-r.size:])
+	} else {
+		keep := r.size - len(p)
+		copy(buf, r.buf[len(r.buf)-keep:])
+		copy(buf[keep:], p)
+	}
+	r.buf, r.full, r.pos = buf, true, 0
 }
 
 // String returns what the ring holds, oldest first.
@@ -56,7 +73,7 @@ func (r *ring) String() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.full {
-		return string(r.buf[:r.pos])
+		return string(r.buf)
 	}
 	return string(r.buf[r.pos:]) + string(r.buf[:r.pos])
 }

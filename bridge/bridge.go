@@ -25,7 +25,8 @@ var (
 )
 
 // DefaultAgentQueueBytes is how much received, undelivered agent output a
-// Bridge buffers before it stops reading from the agent.
+// Bridge buffers before it stops reading from the agent, within its share
+// of the Host's budget (HostOptions.MaxQueuedBytes).
 const DefaultAgentQueueBytes = 4 << 20
 
 // Config describes one agent for a Bridge.
@@ -156,6 +157,9 @@ func newBridge(h *Host, cfg Config) *Bridge {
 	}
 	if conn.Logger == nil {
 		conn.Logger = cfg.Logger
+	}
+	if conn.Budget == nil {
+		conn.Budget = h.budget // the Host-wide bound (HostOptions.MaxQueuedBytes)
 	}
 	conn.WireTrace = conn.WireTrace || cfg.WireTrace
 	b.cfg.Conn = &conn

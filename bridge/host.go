@@ -7,6 +7,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/acphost/acphost/acpclient"
 )
 
 // HostOptions configures a Host. The zero value is ready to use.
@@ -15,18 +17,42 @@ type HostOptions struct {
 	// are slowed down (default DefaultMaxPendingEvents), besides the batch
 	// being delivered.
 	MaxPendingEvents int
+	// MaxQueuedBytes bounds the agent output the Host holds undelivered,
+	// whatever the number of agents (default DefaultMaxQueuedBytes): half
+	// is shared by the agents' connections for the lines they have read
+	// and not yet turned into events (an acpclient.QueueBudget, whose
+	// fairness rule lets every agent progress), half bounds the events
+	// waiting for the consumer. Past it agents are slowed down; nothing is
+	// dropped. A Config.Conn with its own Budget is bounded by that instead.
+	MaxQueuedBytes int
 	// Journal, when set, keeps every event and session record durably
 	// (package journal is the SQLite one): the source of history for
 	// subscribers, session lists and resume after an app restart. The app
 	// opens and closes it; the Host only uses it.
 	Journal Journal
 	// SubscriberTail is how many of the newest events are kept in memory
-	// for subscribers (default DefaultSubscriberTail); one that falls
+	// for subscribers (default DefaultSubscriberTail), and
+	// SubscriberTailBytes how much memory they may take (as eventBytes
+	// estimates it; default DefaultSubscriberTailBytes); one that falls
 	// further behind reads from the Journal.
-	SubscriberTail int
+	SubscriberTail      int
+	SubscriberTailBytes int
 	// Logger receives the Host's own troubles, such as a failing Journal
 	// (default: discarded).
 	Logger *slog.Logger
+}
+
+// DefaultMaxQueuedBytes is the default of HostOptions.MaxQueuedBytes. It
+// is small because what it counts costs about twice as much (a line and
+// its decoded form) and the garbage collector doubles the heap: with 200
+// agents flooding a slow consumer the whole process peaks near 140 MiB.
+const DefaultMaxQueuedBytes = 16 << 20
+
+func (o HostOptions) maxQueuedBytes() int {
+	if o.MaxQueuedBytes <= 0 {
+		return DefaultMaxQueuedBytes
+	}
+	return o.MaxQueuedBytes
 }
 
 // Host runs many agents and merges their events into one ordered stream.
@@ -36,6 +62,7 @@ type HostOptions struct {
 type Host struct {
 	journal Journal // nil: events are not kept
 	events  *stream
+	budget  *acpclient.QueueBudget // shared by the agents' connections
 	nextID  atomic.Uint64
 
 	mu      sync.Mutex
@@ -49,7 +76,8 @@ func NewHost(opts *HostOptions) *Host {
 	if opts != nil {
 		o = *opts
 	}
-	return &Host{journal: o.Journal, events: newStream(o), all: map[string]*Bridge{}}
+	return &Host{journal: o.Journal, events: newStream(o), all: map[string]*Bridge{},
+		budget: acpclient.NewQueueBudget(o.maxQueuedBytes() / 2)}
 }
 
 // Events is the host's event stream. It is closed after Shutdown.

@@ -31,22 +31,30 @@ const (
 // the pump lags, a text or thinking delta that continues the newest waiting
 // event of the same session and message, or a piece of terminal output
 // that continues the newest waiting one of its terminal, is merged into it
-// instead of taking a place, and once max events are waiting, producers block: the agent is
-// slowed down and nothing is dropped.
+// instead of taking a place, and once max events, or maxBytes of them (as
+// eventBytes counts), are waiting, producers block: the agent is slowed
+// down and nothing is dropped. A merge grows an event, so it waits for
+// room in bytes too. One event is always admitted into an empty queue,
+// however large.
 type eventQueue struct {
-	mu      sync.Mutex
-	changed *sync.Cond
-	events  []Event
-	head    int
-	max     int
-	closed  bool
+	mu       sync.Mutex
+	changed  *sync.Cond
+	events   []Event
+	head     int
+	max      int
+	maxBytes int
+	bytes    int // eventBytes of the waiting events
+	closed   bool
 }
 
-func newEventQueue(max int) *eventQueue {
+func newEventQueue(max, maxBytes int) *eventQueue {
 	if max <= 0 {
 		max = DefaultMaxPendingEvents
 	}
-	q := &eventQueue{max: max}
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxQueuedBytes / 2
+	}
+	q := &eventQueue{max: max, maxBytes: maxBytes}
 	q.changed = sync.NewCond(&q.mu)
 	return q
 }
@@ -56,39 +64,81 @@ func newEventQueue(max int) *eventQueue {
 func (q *eventQueue) push(ev Event) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.closed {
-		return false
-	}
-	if q.mergeLocked(ev) {
-		return true
-	}
-	for len(q.events)-q.head >= q.max && !q.closed {
+	for !q.closed {
+		waiting := len(q.events) - q.head
+		if last := q.mergeTarget(ev); last != nil {
+			if q.bytes+mergeGrowth(last, &ev) <= q.maxBytes {
+				before := eventBytes(last)
+				q.mergeLocked(last, ev)
+				q.bytes += eventBytes(last) - before
+				return true
+			}
+		} else if size := eventBytes(&ev); waiting == 0 || waiting < q.max && q.bytes+size <= q.maxBytes {
+			q.events = append(q.events, ev)
+			q.bytes += size
+			q.changed.Broadcast()
+			return true
+		}
 		q.changed.Wait()
 	}
-	if q.closed {
-		return false
-	}
-	q.events = append(q.events, ev)
-	q.changed.Broadcast()
-	return true
+	return false
 }
 
-// mergeLocked folds a delta into the newest waiting event when it continues
-// it. Only the newest is considered, so no event overtakes another; events
-// the pump has taken are no longer in the queue, so they are never changed.
-// A lone waiting event is left alone: the pump is about to take it, and a
-// stream that keeps up should show the agent's deltas as sent.
-func (q *eventQueue) mergeLocked(ev Event) bool {
+// eventOverhead is what a waiting event costs besides its text and Raw: the
+// Event value and the little it points to.
+const eventOverhead = 512
+
+// eventBytes estimates the memory a waiting event holds.
+func eventBytes(ev *Event) int {
+	n := eventOverhead + len(ev.Text) + len(ev.Raw) + cap(ev.mergedText)
+	if ev.Terminal != nil {
+		n += len(ev.Terminal.Data)
+	}
+	return n
+}
+
+// mergeTarget returns the newest waiting event when the delta ev continues
+// it, to be merged into it, or nil. Only the newest is considered, so no
+// event overtakes another; events the pump has taken are no longer in the
+// queue, so they are never changed. A lone waiting event is left alone: the
+// pump is about to take it, and a stream that keeps up should show the
+// agent's deltas as sent.
+func (q *eventQueue) mergeTarget(ev Event) *Event {
 	if ev.Kind != KindText && ev.Kind != KindThinking && ev.Kind != KindTerminal || len(q.events)-q.head < 2 {
-		return false
+		return nil
 	}
 	last := &q.events[len(q.events)-1]
 	if last.Kind != ev.Kind || last.Bridge != ev.Bridge || last.Key != ev.Key || last.Session != ev.Session ||
 		last.Turn != ev.Turn || last.MessageID != ev.MessageID || last.Replay != ev.Replay || last.Late != ev.Late {
-		return false
+		return nil
 	}
+	if ev.Kind == KindTerminal && !terminalMerges(last, &ev) {
+		return nil
+	}
+	return last
+}
+
+// mergeGrowth bounds what merging ev into last adds to eventBytes(last):
+// the merge buffer grows at most to twice what it must hold.
+func mergeGrowth(last, ev *Event) int {
+	add, held := len(ev.Text), len(last.Text)
 	if ev.Kind == KindTerminal {
-		return mergeTerminal(last, &ev)
+		add, held = len(ev.Terminal.Data), len(last.Terminal.Data)
+	}
+	if last.mergedText == nil {
+		return 2 * (held + add)
+	}
+	if need := len(last.mergedText) + add; need > cap(last.mergedText) {
+		return max(2*cap(last.mergedText), 2*need)
+	}
+	return 0
+}
+
+// mergeLocked folds ev into last, its mergeTarget.
+func (q *eventQueue) mergeLocked(last *Event, ev Event) {
+	if ev.Kind == KindTerminal {
+		mergeTerminal(last, &ev)
+		return
 	}
 	// Appending to a buffer keeps a long run of merges linear; the text is
 	// materialised when the pump takes the event.
@@ -97,19 +147,14 @@ func (q *eventQueue) mergeLocked(ev Event) bool {
 	}
 	last.mergedText = append(last.mergedText, ev.Text...)
 	last.Raw = nil // no single agent message carries the merged text
-	return true
 }
 
 // mergeTerminal folds a piece of terminal output into the waiting one
 // when both are output of the same terminal, shown in the same row, from
 // the same source: not an exit, and not an event that carries Raw (the
 // agent's message would be lost). A Reset piece replaces what it follows.
-func mergeTerminal(last, ev *Event) bool {
+func mergeTerminal(last, ev *Event) {
 	a, b := last.Terminal, ev.Terminal
-	if a == nil || b == nil || a.Exit != nil || b.Exit != nil || last.Raw != nil || ev.Raw != nil ||
-		a.ID != b.ID || a.Source != b.Source || a.ToolCallID != b.ToolCallID {
-		return false
-	}
 	if last.mergedText == nil {
 		cp := *a // the producer's value is not changed: the merge owns a copy
 		last.Terminal = &cp
@@ -121,7 +166,13 @@ func mergeTerminal(last, ev *Event) bool {
 	}
 	last.mergedText = append(last.mergedText, b.Data...)
 	last.Terminal.Truncated = last.Terminal.Truncated || b.Truncated
-	return true
+}
+
+// terminalMerges reports whether mergeTerminal may fold ev into last.
+func terminalMerges(last, ev *Event) bool {
+	a, b := last.Terminal, ev.Terminal
+	return a != nil && b != nil && a.Exit == nil && b.Exit == nil && last.Raw == nil && ev.Raw == nil &&
+		a.ID == b.ID && a.Source == b.Source && a.ToolCallID == b.ToolCallID
 }
 
 // take waits for events and moves up to n of them, oldest first, onto buf.
@@ -135,9 +186,19 @@ func (q *eventQueue) take(buf []Event, n int) []Event {
 	if q.head == len(q.events) {
 		return nil
 	}
-	end := min(q.head+n, len(q.events))
+	// A batch takes at most a quarter of maxBytes (and one event at
+	// least): what the pump holds is no longer counted, so a whole queue's
+	// worth taken at once would double the bound.
+	end, taken := min(q.head+n, len(q.events)), 0
 	for i := q.head; i < end; i++ {
+		if taken >= q.maxBytes/4 {
+			end = i
+			break
+		}
 		ev := q.events[i]
+		size := eventBytes(&ev)
+		q.bytes -= size
+		taken += size
 		if ev.mergedText != nil {
 			if ev.Kind == KindTerminal {
 				ev.Terminal.Data = string(ev.mergedText)
@@ -207,8 +268,8 @@ type stream struct {
 
 func newStream(o HostOptions) *stream {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &stream{queue: newEventQueue(o.MaxPendingEvents), journal: o.Journal, logger: o.Logger,
-		hub: newHub(o.SubscriberTail, o.Journal), views: newLiveViews(), out: make(chan Event),
+	s := &stream{queue: newEventQueue(o.MaxPendingEvents, o.maxQueuedBytes()/2), journal: o.Journal, logger: o.Logger,
+		hub: newHub(o.SubscriberTail, o.SubscriberTailBytes, o.Journal), views: newLiveViews(), out: make(chan Event),
 		stop: make(chan struct{}), pumped: make(chan struct{}), ctx: ctx, cancel: cancel, seq: map[seqKey]uint64{}}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)

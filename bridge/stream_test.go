@@ -16,7 +16,7 @@ import (
 // then waits until the pump takes some; events the pump has taken are never
 // merged into.
 func TestEventQueueMergesDeltasAndBlocksWhenFull(t *testing.T) {
-	q := newEventQueue(5)
+	q := newEventQueue(5, 0)
 	defer q.close()
 	push := func(ev Event) { q.push(ev) }
 	push(Event{Bridge: "a", Session: "s", Kind: KindTurnStart})

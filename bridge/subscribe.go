@@ -12,6 +12,11 @@ import (
 // memory for subscribers (HostOptions.SubscriberTail).
 const DefaultSubscriberTail = 4096
 
+// DefaultSubscriberTailBytes bounds the memory of that tail
+// (HostOptions.SubscriberTailBytes): events merged while the consumer
+// lagged can be large.
+const DefaultSubscriberTailBytes = 8 << 20
+
 // ErrHistoryGone is the error a subscription ends with when its cursor lies
 // before the events the Host still holds: they left the in-memory tail and
 // there is no Journal to read them from.
@@ -98,36 +103,52 @@ func (h *hub) checkCursor(ctx context.Context, after uint64) error {
 type hub struct {
 	journal Journal // history beyond the ring, when set
 
-	mu      sync.Mutex
-	ring    []Event
-	start   int // index of the oldest event
-	n       int // events held
-	closed  bool
-	changed chan struct{} // closed and replaced at every publish and at close
+	mu       sync.Mutex
+	ring     []Event
+	start    int // index of the oldest event
+	n        int // events held
+	bytes    int // eventBytes of the events held
+	maxBytes int
+	closed   bool
+	changed  chan struct{} // closed and replaced at every publish and at close
 }
 
-func newHub(tail int, journal Journal) *hub {
+func newHub(tail, maxBytes int, journal Journal) *hub {
 	if tail <= 0 {
 		tail = DefaultSubscriberTail
 	}
-	return &hub{journal: journal, ring: make([]Event, tail), changed: make(chan struct{})}
+	if maxBytes <= 0 {
+		maxBytes = DefaultSubscriberTailBytes
+	}
+	return &hub{journal: journal, ring: make([]Event, tail), maxBytes: maxBytes, changed: make(chan struct{})}
 }
 
-// publish adds a numbered batch, overwriting the oldest events.
+// publish adds a numbered batch, dropping the oldest events past the
+// ring's size or bytes (the newest is always kept).
 func (h *hub) publish(batch []Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, ev := range batch {
-		if h.n < len(h.ring) {
-			h.ring[(h.start+h.n)%len(h.ring)] = ev
-			h.n++
-			continue
+		if h.n == len(h.ring) {
+			h.dropOldest()
 		}
-		h.ring[h.start] = ev
-		h.start = (h.start + 1) % len(h.ring)
+		h.ring[(h.start+h.n)%len(h.ring)] = ev
+		h.n++
+		h.bytes += eventBytes(&ev)
+		for h.n > 1 && h.bytes > h.maxBytes {
+			h.dropOldest()
+		}
 	}
 	close(h.changed)
 	h.changed = make(chan struct{})
+}
+
+// dropOldest forgets the oldest event held. Called with mu held.
+func (h *hub) dropOldest() {
+	h.bytes -= eventBytes(&h.ring[h.start])
+	h.ring[h.start] = Event{}
+	h.start = (h.start + 1) % len(h.ring)
+	h.n--
 }
 
 // close marks the end of the stream.

@@ -247,7 +247,7 @@ func TestTermTrackerForgetsOldTerminals(t *testing.T) {
 // do not; a Reset piece replaces what it follows; the producer's value is
 // not changed.
 func TestEventQueueMergesTerminalOutput(t *testing.T) {
-	q := newEventQueue(100)
+	q := newEventQueue(100, 0)
 	defer q.close()
 	term := func(id, source, data string) Event {
 		return Event{Bridge: "a", Key: "k", Kind: KindTerminal, Terminal: &TerminalOutput{ID: id, ToolCallID: "c", Source: source, Data: data}}
