@@ -53,11 +53,19 @@ func runHelperHost() {
 // started in its process group (a child that ignores SIGTERM and stdin), nor
 // the sentinel that ended them.
 func TestHostDeathKillsTheAgent(t *testing.T) {
+	checkHostDeath(t, "1", "agent")
+}
+
+// checkHostDeath runs the test binary as a helper host (helperHostEnv=mode)
+// that prints "WHAT PID child PID sentinel PID" once they run, SIGKILLs it,
+// and checks that all three leave the process table.
+func checkHostDeath(t *testing.T, mode, what string) {
+	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("checks the process table through /proc")
 	}
 	host := exec.Command(os.Args[0], "-test.run=^$")
-	host.Env = append(os.Environ(), helperHostEnv+"=1")
+	host.Env = append(os.Environ(), helperHostEnv+"="+mode)
 	host.Stderr = os.Stderr
 	out, err := host.StdoutPipe()
 	if err != nil {
@@ -68,24 +76,24 @@ func TestHostDeathKillsTheAgent(t *testing.T) {
 	}
 	t.Cleanup(func() { host.Process.Kill(); host.Wait() })
 	line, err := bufio.NewReader(out).ReadString('\n')
-	var agent, child, guard int
-	n, _ := fmt.Sscanf(line, "agent %d child %d sentinel %d", &agent, &child, &guard)
-	if err != nil || n != 3 || agent <= 0 || child <= 0 || guard <= 0 {
+	var main, child, guard int
+	n, _ := fmt.Sscanf(line, what+" %d child %d sentinel %d", &main, &child, &guard)
+	if err != nil || n != 3 || main <= 0 || child <= 0 || guard <= 0 {
 		t.Fatalf("helper host said %q, %v", line, err)
 	}
-	procs := map[string]int{"agent": agent, "agent's child": child, "sentinel": guard}
-	for what, pid := range procs {
+	procs := map[string]int{what: main, what + "'s child": child, "sentinel": guard}
+	for name, pid := range procs {
 		t.Cleanup(func() { _ = killPid(pid) })
 		if !alive(pid) {
-			t.Fatalf("%s %d is not running while the host lives", what, pid)
+			t.Fatalf("%s %d is not running while the host lives", name, pid)
 		}
 	}
 	if err := host.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	host.Wait()
-	for what, pid := range procs {
-		waitGone(t, pid, what+" of a killed host")
+	for name, pid := range procs {
+		waitGone(t, pid, name+" of a killed host")
 	}
 }
 

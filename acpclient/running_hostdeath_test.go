@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -37,38 +35,5 @@ func runHelperRunningHost() {
 // command it started with Start behind, nor the command's child, nor the
 // sentinel.
 func TestHostDeathEndsRunningCommands(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("checks the process table through /proc")
-	}
-	host := exec.Command(os.Args[0], "-test.run=^$")
-	host.Env = append(os.Environ(), helperHostEnv+"="+helperRunningHost)
-	host.Stderr = os.Stderr
-	out, err := host.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := host.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { host.Process.Kill(); host.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	var command, child, guard int
-	n, _ := fmt.Sscanf(line, "command %d child %d sentinel %d", &command, &child, &guard)
-	if err != nil || n != 3 || command <= 0 || child <= 0 || guard <= 0 {
-		t.Fatalf("helper host said %q, %v", line, err)
-	}
-	procs := map[string]int{"command": command, "command's child": child, "sentinel": guard}
-	for what, pid := range procs {
-		t.Cleanup(func() { _ = killPid(pid) })
-		if !alive(pid) {
-			t.Fatalf("%s %d is not running while the host lives", what, pid)
-		}
-	}
-	if err := host.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	host.Wait()
-	for what, pid := range procs {
-		waitGone(t, pid, what+" of a killed host")
-	}
+	checkHostDeath(t, helperRunningHost, "command")
 }
