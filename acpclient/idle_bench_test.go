@@ -13,26 +13,14 @@ import (
 // idleAgent answers initialize and session/new, then waits, reading with a
 // tiny buffer so that its own share of the heap stays small.
 func idleAgent(conn net.Conn) {
-	r := bufio.NewReaderSize(conn, 16)
-	for {
-		line, err := r.ReadBytes('\n')
-		if err != nil {
-			return
-		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal(line, &m) != nil || m.ID == nil {
-			continue
-		}
-		switch m.Method {
+	serveRequests(bufio.NewReaderSize(conn, 16), func(id json.RawMessage, method string) {
+		switch method {
 		case "initialize":
-			fmt.Fprintf(conn, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":1,"agentCapabilities":{}}}`+"\n", m.ID)
+			fmt.Fprintf(conn, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":1,"agentCapabilities":{}}}`+"\n", id)
 		case "session/new":
-			fmt.Fprintf(conn, `{"jsonrpc":"2.0","id":%s,"result":{"sessionId":"s"}}`+"\n", m.ID)
+			fmt.Fprintf(conn, `{"jsonrpc":"2.0","id":%s,"result":{"sessionId":"s"}}`+"\n", id)
 		}
-	}
+	})
 }
 
 // BenchmarkIdleConn opens 100 Conns over in-memory pipes, each initialized

@@ -61,10 +61,10 @@ func replayBytes(mib int) ([]byte, int) {
 	return buf.Bytes(), n
 }
 
-// replayAgent answers initialize and, for session/load, writes the replay
-// and then the load response, as an agent does.
-func replayAgent(in io.Reader, out io.Writer, replay []byte) {
-	r := bufio.NewReader(in)
+// serveRequests reads the client's lines from r and calls answer with the
+// id and method of each request (notifications and junk are skipped), until
+// r ends.
+func serveRequests(r *bufio.Reader, answer func(id json.RawMessage, method string)) {
 	for {
 		line, err := r.ReadBytes('\n')
 		if err != nil {
@@ -74,12 +74,19 @@ func replayAgent(in io.Reader, out io.Writer, replay []byte) {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
 		}
-		if json.Unmarshal(line, &m) != nil || m.ID == nil {
-			continue
+		if json.Unmarshal(line, &m) == nil && m.ID != nil {
+			answer(m.ID, m.Method)
 		}
-		switch m.Method {
+	}
+}
+
+// replayAgent answers initialize and, for session/load, writes the replay
+// and then the load response, as an agent does.
+func replayAgent(in io.Reader, out io.Writer, replay []byte) {
+	serveRequests(bufio.NewReader(in), func(id json.RawMessage, method string) {
+		switch method {
 		case "initialize":
-			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}`+"\n", m.ID)
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}`+"\n", id)
 		case "session/load":
 			for rest := replay; len(rest) > 0; {
 				n := min(len(rest), 64<<10)
@@ -88,9 +95,9 @@ func replayAgent(in io.Reader, out io.Writer, replay []byte) {
 				}
 				rest = rest[n:]
 			}
-			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", m.ID)
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", id)
 		}
-	}
+	})
 }
 
 // replayClient counts what a replay delivers.
