@@ -1,12 +1,15 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -150,15 +153,31 @@ func TestTerminalWaitDoesNotHoldTheConnection(t *testing.T) {
 		{Match: "wait", Steps: []acptest.Step{shell(`exec sleep 300`), onTerminal("terminal/wait_for_exit", "term-1")}},
 		{Steps: []acptest.Step{{Text: "still served"}}},
 	}}
-	f := newTermFixture(t, script, Policy{Mode: ModeBuild}, nil)
+	// The close must come after the agent's wait reached the bridge: the
+	// transport tells when its line has been read, and the other session's
+	// turn, read after it, is dispatched after it.
+	sniff := &sniffTransport{Transport: &acptest.Transport{Script: script}, needle: []byte(`"terminal/wait_for_exit"`), seen: make(chan struct{})}
+	h, rec := newHostAndRecorder(t, nil)
+	b, err := h.Start(context.Background(), Config{ID: "term", Transport: sniff, Terminals: &TerminalOptions{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: dir, Policy: Policy{Mode: ModeBuild}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &termFixture{h: h, rec: rec, b: b, s: s, dir: dir}
 	waiting := make(chan error, 1)
 	go func() {
 		_, err := f.s.Prompt(context.Background(), acpclient.TextBlock("wait"))
 		waiting <- err
 	}()
-	f.rec.waitFor("create", func(ev Event) bool {
-		return ev.Kind == KindText && strings.HasPrefix(ev.Text, "request terminal/create: result")
-	})
+	select {
+	case <-sniff.seen:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the agent never asked terminal/wait_for_exit")
+	}
 	other, err := f.b.OpenSession(context.Background(), SessionConfig{Cwd: f.dir, Policy: Policy{Mode: ModeBuild}})
 	if err != nil {
 		t.Fatal(err)
@@ -177,4 +196,37 @@ func TestTerminalWaitDoesNotHoldTheConnection(t *testing.T) {
 		t.Fatal("the waiting turn did not end")
 	}
 	f.report(`request terminal/wait_for_exit: result {"signal":"SIGKILL"}`)
+}
+
+// sniffTransport closes seen once the agent's output, as the bridge reads
+// it, has contained needle (also split across reads).
+type sniffTransport struct {
+	*acptest.Transport
+	needle []byte
+	seen   chan struct{}
+	once   sync.Once
+}
+
+func (s *sniffTransport) Connect(ctx context.Context) (io.ReadWriteCloser, error) {
+	rwc, err := s.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &sniffStream{ReadWriteCloser: rwc, t: s}, nil
+}
+
+type sniffStream struct {
+	io.ReadWriteCloser
+	t    *sniffTransport
+	tail []byte // the end of the previous read, for a needle split across reads
+}
+
+func (s *sniffStream) Read(p []byte) (int, error) {
+	n, err := s.ReadWriteCloser.Read(p)
+	window := append(s.tail, p[:n]...)
+	if bytes.Contains(window, s.t.needle) {
+		s.t.once.Do(func() { close(s.t.seen) })
+	}
+	s.tail = append(s.tail[:0], window[max(0, len(window)-len(s.t.needle)+1):]...)
+	return n, err
 }
