@@ -58,6 +58,10 @@ type Profile struct {
 	// BeforeSpawn runs before every start of the process, restarts
 	// included (for example to write a workspace settings overlay).
 	BeforeSpawn func(ctx context.Context, o LaunchOptions) error
+	// Modes is the table of the agent's own modes and config options by
+	// what they let it do unasked; nil means they are unknown, and its
+	// sessions report AuthorityUnknown.
+	Modes *ModeTable
 }
 
 // LaunchOptions are the app's choices for starting an agent. The zero value
