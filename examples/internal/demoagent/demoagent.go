@@ -100,13 +100,9 @@ func Script(cwd, name, resumeID string, pace time.Duration) acptest.Script {
 				{OptionID: "allow-always", Name: "Always allow", Kind: acpclient.PermissionAllowAlways},
 				{OptionID: "reject", Name: "Reject", Kind: acpclient.PermissionRejectOnce},
 			},
-			// The agent reports the outcome as text ("permission: selected
-			// allow"); each branch ends that line first.
 			OnSelect: map[string][]acptest.Step{"allow": {
-				{Text: "\n"},
 				tool("call_write", "in_progress"),
 				{WriteFile: &acptest.WriteFile{Path: file, Content: content}},
-				{Text: "\n"},
 				{Update: update(map[string]any{
 					"sessionUpdate": "tool_call_update", "toolCallId": "call_write", "status": "completed",
 					"content": []map[string]any{{"type": "diff", "path": file, "newText": content}},
@@ -121,8 +117,8 @@ func Script(cwd, name, resumeID string, pace time.Duration) acptest.Script {
 				plan("completed", "completed", "completed"),
 				{Text: fmt.Sprintf("Done: %s is in your workspace.\n", FileName)},
 			}},
-			OnReject:    []acptest.Step{{Text: "\n"}, tool("call_write", "failed"), {Text: "Understood: I left your workspace untouched.\n"}},
-			OnCancelled: []acptest.Step{{Text: "\n"}, tool("call_write", "failed"), {Text: "The request was cancelled; nothing was written.\n"}},
+			OnReject:    []acptest.Step{tool("call_write", "failed"), {Text: "Understood: I left your workspace untouched.\n"}},
+			OnCancelled: []acptest.Step{tool("call_write", "failed"), {Text: "The request was cancelled; nothing was written.\n"}},
 		}},
 		acptest.Step{Update: update(map[string]any{
 			"sessionUpdate": "usage_update", "used": 5120, "size": 200000,
