@@ -348,6 +348,14 @@ func (h *human) permission(ev bridge.Event, decide func() string) {
 	h.spinning = true
 }
 
+// setResumable says whether the agent can resume sessions, for the hint
+// that ends the output.
+func (h *human) setResumable(resumable bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.resumable = resumable
+}
+
 func (h *human) finish() {
 	close(h.stop)
 	h.stopped.Wait()
@@ -364,9 +372,9 @@ func (h *human) finish() {
 	switch {
 	case h.history:
 	case h.key != "":
-		fmt.Fprintf(h.diag, "%s\n", h.colors.dim(resumeHint(h.key)))
+		fmt.Fprintf(h.diag, "%s\n", h.colors.dim(resumeHint(h.key, h.resumable)))
 	case h.session != "":
-		fmt.Fprintf(h.diag, "%s\n", h.colors.dim(resumeHint(h.session)))
+		fmt.Fprintf(h.diag, "%s\n", h.colors.dim(resumeHint(h.session, h.resumable)))
 	}
 }
 

@@ -31,8 +31,10 @@
 // Every run keeps its session and all its events in a journal, an SQLite
 // file (package journal): $XDG_DATA_HOME/acphost/journal.db, by default
 // ~/.local/share/acphost/journal.db, or the file --journal names. Each
-// session has a host key that never changes, printed after every turn in
-// the resume hint. "acprun sessions" lists the journaled sessions, most
+// session has a host key that never changes, printed after every turn: in
+// the resume hint ("continue it with --resume KEY") when the agent can load
+// or resume sessions (loadSession, sessionCapabilities.resume), else with
+// the history command that shows it. "acprun sessions" lists the journaled sessions, most
 // recent first, with their keys whole; "acprun history SESSION" prints one
 // (--events: as JSON lines); --resume SESSION continues one, loading the
 // agent's own session where it can. SESSION is the key, or an id the agent
@@ -337,10 +339,12 @@ func runTurn(o *options) error {
 
 	colors := palette{on: useColor(stdoutTTY) && !o.events}
 	var out output
+	var screen *human // the human output, when it is one
 	if o.events {
 		out = newJSONOutput(os.Stdout)
 	} else {
-		out = newHuman(os.Stdout, os.Stderr, stdoutTTY, colors)
+		screen = newHuman(os.Stdout, os.Stderr, stdoutTTY, colors)
+		out = screen
 	}
 	approve := &approver{policy: o.approve, prompt: os.Stderr, stdin: &lineReader{in: os.Stdin}, colors: palette{on: useColor(isTerminal(os.Stderr))}}
 	auth := &signer{method: o.auth}
@@ -390,6 +394,9 @@ func runTurn(o *options) error {
 	}
 
 	sess, err := openSession(setupCtx, o, host, stdinTTY, &closers)
+	if screen != nil {
+		screen.setResumable(agentCanResume(host))
+	}
 	if err != nil {
 		finish()
 		switch {
