@@ -26,6 +26,26 @@
 // method, --timeout bounds the agent's silence, -v logs the library's
 // diagnostics.
 //
+// # The agent's environment
+//
+// A local agent does not get acprun's whole environment, which holds every
+// token the user exported and variables that change how agents behave (a
+// CLAUDECODE=1 left by a shell makes claude-agent-acp refuse to start). It
+// gets a minimal one (acpclient.MinimalEnv): PATH, HOME, USER, LOGNAME,
+// SHELL, TERM, TMPDIR, TZ, LANG, LANGUAGE, LC_*, XDG_*, the proxy
+// variables (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, ALL_PROXY, also lower
+// case), extra TLS roots (SSL_CERT_FILE, SSL_CERT_DIR, NODE_EXTRA_CA_CERTS)
+// and the desktop session's DISPLAY, WAYLAND_DISPLAY and
+// DBUS_SESSION_BUS_ADDRESS (browser sign-ins, keyrings); with --provider
+// also the vendor variables the profile declares (bridge.Profile.EnvNames:
+// claude ANTHROPIC_* and CLAUDE_CONFIG_DIR, codex OPENAI_* and CODEX_*,
+// gemini GEMINI_* and GOOGLE_*, copilot GH_TOKEN and GITHUB_TOKEN, …).
+// --env NAME passes one more (--env 'AWS_*' every variable of a prefix),
+// --env NAME=VALUE sets one, and --env-all passes everything, as before.
+// An agent on an SSH host has the SSH server's environment, plus what
+// --env passes or sets. Commands run through --terminals get their own,
+// smaller base (bridge.LocalTerminals).
+//
 // # Sessions and the journal
 //
 // Every run keeps its session and all its events in a journal, an SQLite
@@ -144,6 +164,8 @@ type options struct {
 	resumeKey                              string // the journaled session --resume names
 	timeout                                time.Duration
 	events, verbose, terminals             bool
+	env                                    envFlags // --env, repeated
+	envAll                                 bool     // --env-all
 
 	command string   // "", or the subcommand: doctor, sessions, history
 	args    []string // the prompt words, or the subcommand's arguments
@@ -234,6 +256,8 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.timeout, "timeout", bridge.DefaultInactivityTimeout, "give up when the agent shows no sign of life for this long")
 	fs.BoolVar(&o.events, "events", false, "print the event stream as JSON lines on stdout")
 	fs.BoolVar(&o.terminals, "terminals", false, "let the agent run commands through acprun (terminal/*, Build and Full mode) and show every command's output live under its tool row")
+	fs.Var(&o.env, "env", "pass the agent `NAME` from this environment (or every NAME* of a prefix), or set NAME=VALUE; repeat it (the agent gets a minimal environment otherwise: see acprun -h)")
+	fs.BoolVar(&o.envAll, "env-all", false, "pass a local agent acprun's whole environment instead of the minimal one")
 	fs.BoolVar(&o.verbose, "v", false, "log diagnostics of the library and every JSON-RPC line in (<-) and out (->) on stderr")
 
 	// Flags may come before and after the prompt words; "--" ends them.
@@ -269,6 +293,9 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.agent != "" && o.provider != "" {
 		return nil, errors.New("--agent and --provider exclude each other")
+	}
+	if o.envAll && o.ssh != "" {
+		return nil, errors.New("--env-all is for local agents: an agent on an SSH host gets the SSH server's environment and what --env sets")
 	}
 	if o.timeout <= 0 {
 		return nil, fmt.Errorf("--timeout %v: must be positive", o.timeout)
@@ -483,7 +510,7 @@ func startLocal(ctx context.Context, o *options, host *bridge.Host, cfg bridge.C
 		if !ok {
 			return nil, "", nil, "", fail(exitUsage, "--provider %q: unknown; the profiles are %s", o.provider, strings.Join(profileNames(), ", "))
 		}
-		launch := bridge.LaunchOptions{Cwd: cwd, Model: o.model, Effort: o.effort}
+		launch := bridge.LaunchOptions{Cwd: cwd, Model: o.model, Effort: o.effort, Env: agentEnv(o, os.Environ(), p.EnvNames)}
 		setMode = launchAgentMode(p, &launch, o.agentMode)
 		cfg.ID = p.Name
 		b, err = host.StartProfile(ctx, p, launch, cfg)
@@ -493,7 +520,7 @@ func startLocal(ctx context.Context, o *options, host *bridge.Host, cfg bridge.C
 			return nil, "", nil, "", fail(exitUsage, "--agent %q: %v", o.agent, serr)
 		}
 		cfg.ID = filepath.Base(argv[0])
-		cfg.Transport = &acpclient.CommandTransport{Path: argv[0], Args: argv[1:], Dir: cwd}
+		cfg.Transport = &acpclient.CommandTransport{Path: argv[0], Args: argv[1:], Dir: cwd, Env: agentEnv(o, os.Environ(), nil)}
 		b, err = host.Start(ctx, cfg)
 	default:
 		cfg.ID = "demo"
@@ -574,7 +601,7 @@ func startRemoteAgent(ctx context.Context, o *options, host *bridge.Host, cfg br
 			return nil, fail(exitUsage, "--agent %q: %v", o.agent, err)
 		}
 		cfg.ID = filepath.Base(argv[0])
-		if cfg.Transport, err = hosts.Transport(ws, argv, nil); err != nil {
+		if cfg.Transport, err = hosts.Transport(ws, argv, remoteEnv(o, os.Environ())); err != nil {
 			return nil, err
 		}
 		return host.Start(ctx, cfg)
@@ -585,7 +612,7 @@ func startRemoteAgent(ctx context.Context, o *options, host *bridge.Host, cfg br
 	}
 	// The remote shell finds the program; overlays and resume checks use
 	// the host's files.
-	launch := bridge.LaunchOptions{Cwd: ws.Path, Model: o.model, Effort: o.effort,
+	launch := bridge.LaunchOptions{Cwd: ws.Path, Model: o.model, Effort: o.effort, Env: remoteEnv(o, os.Environ()),
 		SSH: &bridge.SSHLaunch{Hosts: hosts, Target: *ws.SSH}}
 	o.agentMode = launchAgentMode(p, &launch, o.agentMode)
 	cfg.ID = p.Name

@@ -65,8 +65,16 @@ func runAcprun(t *testing.T, args ...string) result {
 // data/acphost/journal.db.
 func runAcprunIn(t *testing.T, home string, args ...string) result {
 	t.Helper()
+	return runAcprunEnv(t, home, nil, args...)
+}
+
+// runAcprunEnv is runAcprunIn with the variables env ("NAME=value") added to
+// acprun's environment.
+func runAcprunEnv(t *testing.T, home string, env []string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(acprunBinary, args...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1", "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "data"))
+	cmd.Env = append(cmd.Env, env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
