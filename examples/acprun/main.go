@@ -13,7 +13,10 @@
 // profile: crewcoder, kiro, claude, codex, gemini, opencode, qwen, copilot,
 // codey) or --agent 'COMMAND ARGS…' (any ACP agent; split like a shell
 // would, but no shell runs). "acprun doctor [NAME…]" checks the profiles'
-// agents and prints a table.
+// agents, a line on stderr as each check ends, and prints a table that
+// fits 100 columns, or with --json a JSON array for programs ("acprun
+// doctor -h" documents its fields and its exit status: 3 when a provider
+// named is not installed, 1 when one is not ready).
 //
 // --ssh user@host[:port] starts the agent on that host, in the absolute
 // remote directory --cwd, and serves its files over SFTP on the same
@@ -163,7 +166,7 @@ type options struct {
 	journal                                string // --journal; "" is the default file
 	resumeKey                              string // the journaled session --resume names
 	timeout                                time.Duration
-	events, verbose, terminals             bool
+	events, verbose, terminals, json       bool
 	env                                    envFlags // --env, repeated
 	envAll                                 bool     // --env-all
 
@@ -199,7 +202,7 @@ func run(args []string) int {
 	}
 	switch opts.command {
 	case "doctor":
-		err = runDoctor(opts, os.Stdout)
+		err = runDoctor(opts, os.Stdout, os.Stderr)
 	case "sessions":
 		err = runSessions(opts, os.Stdout)
 	case "history":
@@ -235,7 +238,11 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("acprun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	var words []string // the prompt words, or the subcommand and its arguments
 	fs.Usage = func() {
+		if len(words) > 0 && printSubcommandHelp(stderr, fs, words[0]) {
+			return
+		}
 		fmt.Fprint(stderr, usageText)
 		fs.PrintDefaults()
 	}
@@ -255,6 +262,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.approve, "approve", "", "answer permission requests in build mode: ask, allow or reject (default: ask on a terminal, reject otherwise)")
 	fs.DurationVar(&o.timeout, "timeout", bridge.DefaultInactivityTimeout, "give up when the agent shows no sign of life for this long")
 	fs.BoolVar(&o.events, "events", false, "print the event stream as JSON lines on stdout")
+	fs.BoolVar(&o.json, "json", false, "doctor: print the reports as JSON on stdout instead of the table")
 	fs.BoolVar(&o.terminals, "terminals", false, "let the agent run commands through acprun (terminal/*, Build and Full mode) and show every command's output live under its tool row")
 	fs.Var(&o.env, "env", "pass the agent `NAME` from this environment (or every NAME* of a prefix), or set NAME=VALUE; repeat it (the agent gets a minimal environment otherwise: see acprun -h)")
 	fs.BoolVar(&o.envAll, "env-all", false, "pass a local agent acprun's whole environment instead of the minimal one")
@@ -265,7 +273,6 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	if i := slices.Index(args, "--"); i >= 0 {
 		args, rest = args[:i], args[i+1:]
 	}
-	var words []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			return nil, err
