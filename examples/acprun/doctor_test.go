@@ -212,11 +212,11 @@ func TestDoctorJSON(t *testing.T) {
 		Binary   *struct {
 			Path, Name, Source string
 		} `json:"binary"`
-		Version   string `json:"version"`
-		ACP       bool   `json:"acp"`
+		Version   string                 `json:"version"`
+		ACP       bool                   `json:"acp"`
 		AgentInfo *struct{ Name string } `json:"agentInfo"`
-		SignIn    string `json:"signIn"`
-		Account   string `json:"account"`
+		SignIn    string                 `json:"signIn"`
+		Account   string                 `json:"account"`
 		Models    *struct {
 			CurrentModelID string `json:"currentModelId"`
 		} `json:"models"`
