@@ -4,12 +4,12 @@
 // through the public API of the bridge, acpclient and fsroot packages, so
 // its source is also a guide to embedding them.
 //
-//	go run ./examples/acprun "Add a README to this folder"
+//	go run ./examples/acprun "Leave a note in acprun-demo.txt"
 //
-// With no agent flag it runs a built-in demo agent in-process: the agent
-// thinks, streams text, announces a tool call, asks permission, writes
-// acprun-demo.txt in the workspace through fs/write_text_file, reads it back
-// and ends the turn. Pick a real agent with --provider NAME (a built-in
+// With no agent flag it runs a built-in demo agent in-process, which does
+// the same scripted turn whatever the prompt: it thinks, streams text,
+// announces a tool call, asks permission, writes acprun-demo.txt in the
+// workspace through fs/write_text_file, reads it back and ends the turn. Pick a real agent with --provider NAME (a built-in
 // profile: crewcoder, kiro, claude, codex, gemini, opencode, qwen, copilot,
 // codey) or --agent 'COMMAND ARGS…' (any ACP agent; split like a shell
 // would, but no shell runs). "acprun doctor [NAME…]" checks the profiles'

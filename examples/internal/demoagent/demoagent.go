@@ -1,6 +1,7 @@
 // Package demoagent is the built-in agent of the examples: a scripted ACP
 // agent (package acptest) that runs in-process, so the examples work
-// offline with nothing installed. One turn shows every part of the library:
+// offline with nothing installed. One turn, the same whatever the prompt,
+// shows every part of the library:
 // it thinks, publishes a plan, streams text, announces a tool call, asks
 // permission, writes a file in the workspace through fs/write_text_file,
 // reads it back through fs/read_text_file, reports usage and ends the turn.
