@@ -7,7 +7,7 @@ import (
 
 // minimalEnvNames are the variables MinimalEnv keeps; see its doc.
 var minimalEnvNames = []string{
-	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "TMPDIR", "TZ",
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "TMPDIR", "TZ", "NPM_CONFIG_PREFIX",
 	"LANG", "LANGUAGE", "LC_*", "XDG_*",
 	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
 	"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS",
@@ -23,8 +23,9 @@ var minimalEnvNames = []string{
 // variable that says "you run inside another agent" makes some refuse to
 // start); this is the small set that works instead:
 //
-//   - finding programs and files: PATH, HOME, USER, LOGNAME, SHELL, TMPDIR
-//     and the XDG base directories (XDG_*);
+//   - finding programs and files: PATH, HOME, USER, LOGNAME, SHELL, TMPDIR,
+//     the XDG base directories (XDG_*) and npm's NPM_CONFIG_PREFIX (all
+//     that bridge.Resolver reads to find an agent);
 //   - locale and display of text: LANG, LANGUAGE, LC_*, TZ, TERM;
 //   - reaching the network: the proxy variables (HTTP_PROXY, HTTPS_PROXY,
 //     NO_PROXY, ALL_PROXY, also in lower case) and extra TLS roots

@@ -35,11 +35,11 @@
 // token the user exported and variables that change how agents behave (a
 // CLAUDECODE=1 left by a shell makes claude-agent-acp refuse to start). It
 // gets a minimal one (acpclient.MinimalEnv): PATH, HOME, USER, LOGNAME,
-// SHELL, TERM, TMPDIR, TZ, LANG, LANGUAGE, LC_*, XDG_*, the proxy
-// variables (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, ALL_PROXY, also lower
-// case), extra TLS roots (SSL_CERT_FILE, SSL_CERT_DIR, NODE_EXTRA_CA_CERTS)
-// and the desktop session's DISPLAY, WAYLAND_DISPLAY and
-// DBUS_SESSION_BUS_ADDRESS (browser sign-ins, keyrings); with --provider
+// SHELL, TERM, TMPDIR, TZ, NPM_CONFIG_PREFIX, LANG, LANGUAGE, LC_*, XDG_*,
+// the proxy variables (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, ALL_PROXY, also
+// lower case), extra TLS roots (SSL_CERT_FILE, SSL_CERT_DIR,
+// NODE_EXTRA_CA_CERTS) and the desktop session's DISPLAY, WAYLAND_DISPLAY
+// and DBUS_SESSION_BUS_ADDRESS (browser sign-ins, keyrings); with --provider
 // also the vendor variables the profile declares (bridge.Profile.EnvNames:
 // claude ANTHROPIC_* and CLAUDE_CONFIG_DIR, codex OPENAI_* and CODEX_*,
 // gemini GEMINI_* and GOOGLE_*, copilot GH_TOKEN and GITHUB_TOKEN, …).
