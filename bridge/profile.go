@@ -79,7 +79,8 @@ type LaunchOptions struct {
 	// Cwd is the workspace: the process's working directory and the root of
 	// workspace settings overlays.
 	Cwd string
-	// Env is the agent's complete environment (nil: this process's).
+	// Env is the agent's complete environment (nil: this process's;
+	// Profile.MinimalEnv builds a smaller one with the vendor's variables).
 	Env []string
 	// ExtraArgs are appended to the profile's arguments.
 	ExtraArgs []string
