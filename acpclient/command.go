@@ -28,7 +28,8 @@ type CommandTransport struct {
 	Args []string
 	// Dir is the working directory (default: this process's).
 	Dir string
-	// Env is the complete environment; nil means this process's.
+	// Env is the complete environment; nil means this process's (MinimalEnv
+	// builds a smaller one that keeps what agents need).
 	Env []string
 	// StderrBytes is how much of the agent's stderr is kept for error
 	// messages (default DefaultStderrBytes).

@@ -29,6 +29,12 @@ type Profile struct {
 	Title string
 	// Binaries are the program names to look for, preferred first.
 	Binaries []string
+	// EnvNames are the variables of the user's environment the agent reads
+	// for its vendor (API keys, base URLs, configuration directories):
+	// names, or prefixes ending in "*" ("ANTHROPIC_*"). An app that starts
+	// the agent with a minimal environment passes these on (MinimalEnv);
+	// the bridge itself starts it with LaunchOptions.Env as given.
+	EnvNames []string
 	// Args returns the arguments that start the agent in ACP mode with the
 	// app's launch options (ExtraArgs are appended by the bridge), or an
 	// error when the options cannot be honoured (for example a Vendor value
@@ -73,7 +79,8 @@ type LaunchOptions struct {
 	// Cwd is the workspace: the process's working directory and the root of
 	// workspace settings overlays.
 	Cwd string
-	// Env is the agent's complete environment (nil: this process's).
+	// Env is the agent's complete environment (nil: this process's;
+	// Profile.MinimalEnv builds a smaller one with the vendor's variables).
 	Env []string
 	// ExtraArgs are appended to the profile's arguments.
 	ExtraArgs []string

@@ -138,13 +138,9 @@ func (l LocalTerminals) env(extra []acpclient.EnvVariable) []string {
 // defaultBaseEnv is the documented base: a few variables of this process
 // and TERM=dumb.
 func defaultBaseEnv() []string {
-	env := []string{}
-	for _, name := range baseEnvNames {
-		if v, ok := os.LookupEnv(name); ok {
-			env = append(env, name+"="+v)
-		} else if name == "PATH" {
-			env = append(env, "PATH="+defaultTerminalPath)
-		}
+	env := acpclient.FilterEnv(os.Environ(), baseEnvNames...)
+	if _, ok := os.LookupEnv("PATH"); !ok {
+		env = append(env, "PATH="+defaultTerminalPath)
 	}
 	return append(env, "TERM=dumb")
 }

@@ -2,59 +2,143 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
-	"text/tabwriter"
+	"sync"
+	"time"
 
 	"github.com/acphost/acphost/bridge"
 	"github.com/acphost/acphost/bridge/profiles"
 )
 
-// runDoctor checks the named profiles (all of them when none is named) and
-// prints one row per provider, then what is missing. It fails when a
-// provider named on the command line is not ready. Each probe of a check
-// gets --timeout, at most bridge.DefaultDoctorTimeout, whether the
-// providers are named or not (--timeout's default is sized for a turn,
-// not for a program that should answer at once).
-func runDoctor(o *options, w io.Writer) error {
+// doctorWidth is the width the doctor table fits in.
+const doctorWidth = 100
+
+// runDoctor checks the named profiles (all of them when none is named),
+// saying on progress as each check ends, and prints one row per provider
+// and then what is missing, or with --json the reports. It fails when a
+// provider named on the command line is not ready: exitNotFound when its
+// program is missing, exitFailed otherwise. Each probe of a check gets
+// --timeout, at most bridge.DefaultDoctorTimeout, whether the providers
+// are named or not (--timeout's default is sized for a turn, not for a
+// program that should answer at once).
+func runDoctor(o *options, w, progress io.Writer) error {
+	checks, err := doctorChecks(o)
+	if err != nil {
+		return err
+	}
+	reports := probe(checks, progress)
+	if o.json {
+		err = writeDoctorJSON(w, reports)
+	} else {
+		writeDoctorTable(w, reports, os.Getenv("HOME"))
+	}
+	if err != nil || len(o.args) == 0 {
+		return err
+	}
+	missing, failed := 0, 0
+	for _, r := range reports {
+		switch {
+		case r.Binary == nil:
+			missing++
+		case !r.OK():
+			failed++
+		}
+	}
+	switch {
+	case missing > 0:
+		return fail(exitNotFound, "doctor: %d of %d providers not installed", missing, len(reports))
+	case failed > 0:
+		return fail(exitFailed, "doctor: %d of %d providers not ready", failed, len(reports))
+	}
+	return nil
+}
+
+// doctorChecks returns the checks of the providers o names, or of all,
+// each probe bounded and the agent started with the environment a turn
+// would give it.
+func doctorChecks(o *options) ([]bridge.DoctorCheck, error) {
 	timeout := min(o.timeout, bridge.DefaultDoctorTimeout)
-	var checks []bridge.DoctorCheck
+	var ps []*bridge.Profile
 	for _, name := range o.args {
 		p, ok := profiles.Lookup(name)
 		if !ok {
-			return fail(exitUsage, "doctor: unknown provider %q; the profiles are %s", name, strings.Join(profileNames(), ", "))
+			return nil, fail(exitUsage, "doctor: unknown provider %q; the profiles are %s", name, strings.Join(profileNames(), ", "))
 		}
-		checks = append(checks, bridge.DoctorCheck{Profile: p, Timeout: timeout})
+		ps = append(ps, p)
 	}
-	if len(checks) == 0 {
-		for _, p := range profiles.All() {
-			checks = append(checks, bridge.DoctorCheck{Profile: p, Timeout: timeout})
-		}
+	if len(ps) == 0 {
+		ps = profiles.All()
 	}
-	reports := bridge.Doctor(context.Background(), checks...)
+	checks := make([]bridge.DoctorCheck, 0, len(ps))
+	for _, p := range ps {
+		checks = append(checks, bridge.DoctorCheck{Profile: p, Timeout: timeout,
+			Options: bridge.LaunchOptions{Env: agentEnv(o, os.Environ(), p.EnvNames)}})
+	}
+	return checks, nil
+}
 
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROVIDER\tSTATUS\tBINARY\tVERSION\tACP\tSIGN-IN\tMODELS")
-	var notes []string
-	failed := 0
+// probe runs the checks at once and writes a line on progress as each
+// ends, so a slow agent shows while the others are done; the reports keep
+// the order of checks.
+func probe(checks []bridge.DoctorCheck, progress io.Writer) []bridge.DoctorReport {
+	fmt.Fprintf(progress, "doctor: checking %d provider%s\n", len(checks), plural(len(checks)))
+	reports := make([]bridge.DoctorReport, len(checks))
+	var mu sync.Mutex // one progress line at a time
+	var wg sync.WaitGroup
+	for i, c := range checks {
+		wg.Go(func() {
+			start := time.Now()
+			reports[i] = bridge.Doctor(context.Background(), c)[0]
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(progress, "doctor: %s: %s (%.1fs)\n", c.Profile.Name, statusText(reports[i]), time.Since(start).Seconds())
+		})
+	}
+	wg.Wait()
+	return reports
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// doctorJSON is one provider in doctor --json: the bridge's report and
+// acprun's summary of it.
+type doctorJSON struct {
+	bridge.DoctorReport
+	// Status is the table's word: ok, warn, slow, failing, unresponsive,
+	// missing.
+	Status string `json:"status"`
+	// Ready is true when no check failed.
+	Ready bool `json:"ready"`
+}
+
+// writeDoctorJSON writes the reports as one JSON array, an object per
+// provider (see the package documentation for the fields).
+func writeDoctorJSON(w io.Writer, reports []bridge.DoctorReport) error {
+	out := make([]doctorJSON, 0, len(reports))
 	for _, r := range reports {
-		status := statusText(r)
-		if !r.OK() {
-			failed++
-		}
-		binary := "-"
-		if r.Binary != nil {
-			binary = r.Binary.Path + " (" + r.Binary.Source + ")"
-		}
-		acp := "no"
-		if r.ACP {
-			acp = "yes"
-			if r.AgentInfo != nil {
-				acp = "yes: " + r.AgentInfo.Name + " " + r.AgentInfo.Version
-			}
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Provider, status, binary, orDash(r.Version), acp, signInText(r), modelsText(r))
+		out = append(out, doctorJSON{DoctorReport: r, Status: statusText(r), Ready: r.OK()})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// writeDoctorTable writes one row per provider, fitted to doctorWidth
+// columns, then the notes: what is missing and what did not pass.
+func writeDoctorTable(w io.Writer, reports []bridge.DoctorReport, home string) {
+	rows := [][]string{{"PROVIDER", "STATUS", "VERSION", "ACP", "SIGN-IN", "MODELS", "BINARY"}}
+	var notes []string
+	for _, r := range reports {
+		rows = append(rows, []string{r.Provider, statusText(r), orDash(versionText(r)), acpText(r), signInText(r), modelsText(r), binaryText(r, home)})
 		for _, m := range r.Missing {
 			notes = append(notes, r.Provider+": "+m)
 		}
@@ -64,17 +148,16 @@ func runDoctor(o *options, w io.Writer) error {
 			}
 		}
 	}
-	tw.Flush()
+	// The binary's path gives way first (its end, the program and where
+	// it was found, stays), then the widest of the free-text columns.
+	t := table{rows: rows, width: doctorWidth, shrink: []int{6}, shrinkWidest: []int{4, 5, 2}, keepEnd: map[int]bool{6: true}}
+	t.write(w)
 	if len(notes) > 0 {
 		fmt.Fprintln(w)
 		for _, n := range notes {
 			fmt.Fprintln(w, "  "+n)
 		}
 	}
-	if len(o.args) > 0 && failed > 0 {
-		return fail(exitFailed, "doctor: %d of %d providers not ready", failed, len(reports))
-	}
-	return nil
 }
 
 // statusText sums a report up: a binary that is not there is "missing"; one
@@ -111,6 +194,39 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// versionText is the version the program printed, else the one it gave
+// in initialize.
+func versionText(r bridge.DoctorReport) string {
+	if r.Version == "" && r.AgentInfo != nil {
+		return r.AgentInfo.Version
+	}
+	return r.Version
+}
+
+// acpText says whether the program answered initialize ("-" when there is
+// no program to ask).
+func acpText(r bridge.DoctorReport) string {
+	switch {
+	case r.Binary == nil:
+		return "-"
+	case r.ACP:
+		return "yes"
+	}
+	return "no"
+}
+
+// binaryText is where the program was found, the home directory written ~.
+func binaryText(r bridge.DoctorReport, home string) string {
+	if r.Binary == nil {
+		return "-"
+	}
+	path := r.Binary.Path
+	if home != "" && home != "/" && strings.HasPrefix(path, home+"/") {
+		path = "~" + path[len(home):]
+	}
+	return path + " (" + r.Binary.Source + ")"
 }
 
 // signInText says whether the user must sign in, with the methods offered

@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/internal/fakebin"
@@ -87,4 +90,152 @@ exec '%[1]s' -script '%[2]s'
 	}
 	fakebin.WaitGone(t, fakebin.PidFrom(t, pids+".models"), "codey models")
 	fakebin.WaitGone(t, fakebin.PidFrom(t, pids+".child"), "the child of codey models")
+}
+
+// runDoctorWith runs "acprun doctor args…" with PATH path and a fresh HOME.
+func runDoctorWith(t *testing.T, path string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(acprunBinary, append([]string{"doctor"}, args...)...)
+	cmd.Env = []string{"PATH=" + path, "HOME=" + t.TempDir(), "NO_COLOR=1"}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	code := 0
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// "doctor claude" without claude installed fails with status 3 and says
+// so; "doctor" alone surveys and succeeds.
+func TestDoctorMissingProviderFails(t *testing.T) {
+	t.Parallel()
+	empty := t.TempDir()
+	r := runDoctorWith(t, empty, "claude")
+	if r.code != exitNotFound || lastLine(r.stderr) != "acprun: doctor: 1 of 1 providers not installed" || !strings.Contains(r.stdout, "missing") {
+		t.Errorf("doctor claude: exit status %d, stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runDoctorWith(t, empty); r.code != exitOK {
+		t.Errorf("doctor: exit status %d, stderr:\n%s", r.code, r.stderr)
+	}
+}
+
+// "doctor -h" prints doctor's own usage and flags, not the turn's.
+func TestDoctorHelp(t *testing.T) {
+	t.Parallel()
+	r := runDoctorWith(t, t.TempDir(), "-h")
+	if r.code != exitOK || !strings.HasPrefix(r.stderr, "usage: acprun doctor ") || !strings.Contains(r.stderr, "-json") ||
+		strings.Contains(r.stderr, "-approve") || strings.Contains(r.stderr, `"prompt"`) {
+		t.Errorf("doctor -h: exit status %d, stderr:\n%s", r.code, r.stderr)
+	}
+}
+
+// installCodey puts a fake codey in dir: signed in as account, its models
+// listed, the fake agent behind it.
+func installCodey(t *testing.T, dir, account string) {
+	t.Helper()
+	script := acptest.WriteScript(t, acptest.Script{Initialize: acptest.InitializeScript{
+		Meta: json.RawMessage(`{"modelState":{"currentModelId":"codey-opus-5-with-a-very-long-model-name","availableModels":[{"modelId":"codey-opus-5-with-a-very-long-model-name","name":"Opus"}]}}`),
+	}})
+	body := fmt.Sprintf(`#!/bin/sh
+[ "$1" = --version ] && { echo "codey 1.4.0"; exit 0; }
+[ "$1" = models ] && { printf 'You are logged in as %s.\n* codey-opus-5 (default)\n'; exit 0; }
+exec '%s' -script '%s'
+`, account, acptest.BuildBinary(t), script)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "codey"), []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// With long paths, accounts and model names the table still fits 100
+// columns, and stderr says how each check went, one line per provider,
+// while stdout holds only the table and its notes.
+func TestDoctorTableFitsAndShowsProgress(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "a-rather-long-directory-name", "where", "the", "agents", "are", "installed", "bin")
+	installCodey(t, dir, "someone-with-a-long-name@a-long-domain.example.com")
+	fakebin.Install(t, dir, "claude-agent-acp", acptest.Script{}, "")
+	r := runDoctorWith(t, dir+":/usr/bin:/bin")
+	if r.code != exitOK {
+		t.Fatalf("exit status %d; stderr:\n%s", r.code, r.stderr)
+	}
+	table, _, _ := strings.Cut(r.stdout, "\n\n")
+	lines := strings.Split(table, "\n")
+	if len(lines) != 1+len(profileNames()) {
+		t.Fatalf("%d table lines, want a header and %d rows:\n%s", len(lines), len(profileNames()), r.stdout)
+	}
+	for _, l := range lines {
+		if n := utf8.RuneCountInString(l); n > 100 {
+			t.Errorf("a line of %d columns:\n%s", n, l)
+		}
+	}
+	for _, want := range []string{"codey      ok", "signed in as someone", "(PATH)", "claude "} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the table lacks %q:\n%s", want, table)
+		}
+	}
+	progress := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if len(progress) != 1+len(profileNames()) || progress[0] != fmt.Sprintf("doctor: checking %d providers", len(profileNames())) {
+		t.Fatalf("stderr is not one line per provider:\n%s", r.stderr)
+	}
+	for _, name := range profileNames() {
+		if !slices.ContainsFunc(progress, func(l string) bool { return strings.HasPrefix(l, "doctor: "+name+": ") }) {
+			t.Errorf("no progress line for %s:\n%s", name, r.stderr)
+		}
+	}
+	if strings.Contains(r.stdout, "doctor:") {
+		t.Errorf("progress on stdout:\n%s", r.stdout)
+	}
+}
+
+// --json prints an array that parses, an object per provider with the
+// documented fields.
+func TestDoctorJSON(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	installCodey(t, dir, "me@example.com")
+	r := runDoctorWith(t, dir+":/usr/bin:/bin", "--json", "codey", "kiro")
+	if r.code != exitNotFound {
+		t.Fatalf("exit status %d, want 3 (kiro is missing); stderr:\n%s", r.code, r.stderr)
+	}
+	var reports []struct {
+		Provider string `json:"provider"`
+		Status   string `json:"status"`
+		Ready    bool   `json:"ready"`
+		Binary   *struct {
+			Path, Name, Source string
+		} `json:"binary"`
+		Version   string                 `json:"version"`
+		ACP       bool                   `json:"acp"`
+		AgentInfo *struct{ Name string } `json:"agentInfo"`
+		SignIn    string                 `json:"signIn"`
+		Account   string                 `json:"account"`
+		Models    *struct {
+			CurrentModelID string `json:"currentModelId"`
+		} `json:"models"`
+		Findings []struct{ Check, Status, Message string } `json:"findings"`
+		Missing  []string                                  `json:"missing"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &reports); err != nil {
+		t.Fatalf("stdout is not a JSON array: %v\n%s", err, r.stdout)
+	}
+	if len(reports) != 2 {
+		t.Fatalf("%d reports:\n%s", len(reports), r.stdout)
+	}
+	codey, kiro := reports[0], reports[1]
+	if codey.Provider != "codey" || codey.Status != "ok" || !codey.Ready || codey.Binary == nil || codey.Binary.Path != filepath.Join(dir, "codey") ||
+		codey.Version != "1.4.0" || !codey.ACP || codey.AgentInfo == nil || codey.SignIn != "signed_in" || codey.Account != "me@example.com" ||
+		codey.Models == nil || codey.Models.CurrentModelID == "" || len(codey.Findings) == 0 {
+		t.Errorf("codey: %+v", codey)
+	}
+	if kiro.Provider != "kiro" || kiro.Status != "missing" || kiro.Ready || kiro.Binary != nil || len(kiro.Missing) == 0 {
+		t.Errorf("kiro: %+v", kiro)
+	}
 }

@@ -49,6 +49,8 @@ type human struct {
 	usage       *bridge.Usage
 	session     string
 	key         string // the session's host key, for the resume hint
+	resumable   bool   // the agent can load or resume sessions: the hint says --resume
+	messageID   string // of the last text or thinking piece, to tell messages apart
 	history     bool   // showing a journaled session, not a live turn
 	pendingErr  string // an error event not yet shown: dropped if the turn ends with it
 	turnErr     bool
@@ -172,18 +174,9 @@ func (h *human) event(ev bridge.Event) {
 			h.decision(d)
 		}
 	case bridge.KindText:
-		if h.block != "text" {
-			h.newline()
-		}
-		h.write(ev.Text)
-		h.block = "text"
+		h.text(ev)
 	case bridge.KindThinking:
-		if h.block != "thinking" {
-			h.newline()
-			h.write(h.colors.dim("thinking: "))
-		}
-		h.write(h.colors.dim(ev.Text))
-		h.block = "thinking"
+		h.thinking(ev)
 	case bridge.KindToolStart, bridge.KindToolUpdate, bridge.KindToolEnd:
 		h.tool(ev)
 	case bridge.KindTerminal:
@@ -355,6 +348,14 @@ func (h *human) permission(ev bridge.Event, decide func() string) {
 	h.spinning = true
 }
 
+// setResumable says whether the agent can resume sessions, for the hint
+// that ends the output.
+func (h *human) setResumable(resumable bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.resumable = resumable
+}
+
 func (h *human) finish() {
 	close(h.stop)
 	h.stopped.Wait()
@@ -371,9 +372,9 @@ func (h *human) finish() {
 	switch {
 	case h.history:
 	case h.key != "":
-		fmt.Fprintf(h.diag, "%s\n", h.colors.dim(resumeHint(h.key)))
+		fmt.Fprintf(h.diag, "%s\n", h.colors.dim(resumeHint(h.key, h.resumable)))
 	case h.session != "":
-		fmt.Fprintf(h.diag, "%s\n", h.colors.dim(resumeHint(h.session)))
+		fmt.Fprintf(h.diag, "%s\n", h.colors.dim(resumeHint(h.session, h.resumable)))
 	}
 }
 

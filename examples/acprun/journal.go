@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/bridge"
 	"github.com/acphost/acphost/journal"
 )
@@ -183,9 +184,35 @@ func resumeTarget(ctx context.Context, db *journal.DB, arg string) (key, native 
 	return rec.Key, rec.NativeSessionID, nil
 }
 
-// resumeHint is the line acprun prints after a turn.
-func resumeHint(key string) string {
+// resumeHint is the line acprun prints after a turn: how to continue the
+// session when the agent can load or resume sessions, else how to see it.
+func resumeHint(key string, resumable bool) string {
+	if !resumable {
+		return "session " + shellWord(key) + " (the agent cannot resume sessions; acprun history " + shellWord(key) + " shows it)"
+	}
 	return "session " + shellWord(key) + " (continue it with --resume " + shellWord(key) + ")"
+}
+
+// agentCanResume reports whether the agent acprun started can resume
+// sessions (see canResume), asked while it runs.
+func agentCanResume(host *bridge.Host) bool {
+	for _, b := range host.Bridges() {
+		if canResume(b.InitializeResponse()) {
+			return true
+		}
+	}
+	return false
+}
+
+// canResume reports whether the agent that answered init can load or
+// resume a session (loadSession, sessionCapabilities.resume), which
+// --resume needs to continue it rather than start a new one.
+func canResume(init *acpclient.InitializeResponse) bool {
+	if init == nil {
+		return false
+	}
+	caps := init.AgentCapabilities
+	return caps.LoadSession || caps.SessionCapabilities.Resume != nil
 }
 
 // shellWord is s as one word a shell reads back as s: itself when it is

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/journal"
 )
 
@@ -179,5 +181,38 @@ func TestShellWord(t *testing.T) {
 	}
 	if got := shellWord("it's\n"); got != `$'it\'s\n'` {
 		t.Errorf("shellWord with a quote and a newline = %s", got)
+	}
+}
+
+// The hint after a turn offers --resume only when the agent can load or
+// resume a session; otherwise it says how to see the session instead.
+func TestResumeHintOnlyWhenTheAgentCanResume(t *testing.T) {
+	t.Parallel()
+	fakeagent := acptest.BuildBinary(t)
+	tests := []struct {
+		name      string
+		caps      string
+		resumable bool
+	}{
+		{"loadSession", `{"loadSession":true}`, true},
+		{"session/resume", `{"sessionCapabilities":{"resume":{}}}`, true},
+		{"neither", `{"loadSession":false,"sessionCapabilities":{"list":{}}}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			script := acptest.WriteScript(t, acptest.Script{
+				Initialize: acptest.InitializeScript{AgentCapabilities: json.RawMessage(tt.caps)},
+				Prompts:    []acptest.Turn{{Steps: []acptest.Step{{Text: "hi"}}}},
+			})
+			r := runAcprun(t, "--agent", fmt.Sprintf("'%s' -script '%s'", fakeagent, script), "--cwd", t.TempDir(), "hello")
+			if r.code != exitOK {
+				t.Fatalf("exit status %d; stderr:\n%s", r.code, r.stderr)
+			}
+			offered := strings.Contains(r.stderr, "--resume")
+			if offered != tt.resumable || !tt.resumable && !strings.Contains(r.stderr, "acprun history ") {
+				t.Errorf("resumable %v, stderr:\n%s", tt.resumable, r.stderr)
+			}
+		})
 	}
 }

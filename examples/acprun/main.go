@@ -4,16 +4,19 @@
 // through the public API of the bridge, acpclient and fsroot packages, so
 // its source is also a guide to embedding them.
 //
-//	go run ./examples/acprun "Add a README to this folder"
+//	go run ./examples/acprun "Leave a note in acprun-demo.txt"
 //
-// With no agent flag it runs a built-in demo agent in-process: the agent
-// thinks, streams text, announces a tool call, asks permission, writes
-// acprun-demo.txt in the workspace through fs/write_text_file, reads it back
-// and ends the turn. Pick a real agent with --provider NAME (a built-in
+// With no agent flag it runs a built-in demo agent in-process, which does
+// the same scripted turn whatever the prompt: it thinks, streams text,
+// announces a tool call, asks permission, writes acprun-demo.txt in the
+// workspace through fs/write_text_file, reads it back and ends the turn. Pick a real agent with --provider NAME (a built-in
 // profile: crewcoder, kiro, claude, codex, gemini, opencode, qwen, copilot,
 // codey) or --agent 'COMMAND ARGS…' (any ACP agent; split like a shell
 // would, but no shell runs). "acprun doctor [NAME…]" checks the profiles'
-// agents and prints a table.
+// agents, a line on stderr as each check ends, and prints a table that
+// fits 100 columns, or with --json a JSON array for programs ("acprun
+// doctor -h" documents its fields and its exit status: 3 when a provider
+// named is not installed, 1 when one is not ready).
 //
 // --ssh user@host[:port] starts the agent on that host, in the absolute
 // remote directory --cwd, and serves its files over SFTP on the same
@@ -26,13 +29,35 @@
 // method, --timeout bounds the agent's silence, -v logs the library's
 // diagnostics.
 //
+// # The agent's environment
+//
+// A local agent does not get acprun's whole environment, which holds every
+// token the user exported and variables that change how agents behave (a
+// CLAUDECODE=1 left by a shell makes claude-agent-acp refuse to start). It
+// gets a minimal one (acpclient.MinimalEnv): PATH, HOME, USER, LOGNAME,
+// SHELL, TERM, TMPDIR, TZ, NPM_CONFIG_PREFIX, LANG, LANGUAGE, LC_*, XDG_*,
+// the proxy variables (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, ALL_PROXY, also
+// lower case), extra TLS roots (SSL_CERT_FILE, SSL_CERT_DIR,
+// NODE_EXTRA_CA_CERTS) and the desktop session's DISPLAY, WAYLAND_DISPLAY
+// and DBUS_SESSION_BUS_ADDRESS (browser sign-ins, keyrings); with --provider
+// also the vendor variables the profile declares (bridge.Profile.EnvNames:
+// claude ANTHROPIC_* and CLAUDE_CONFIG_DIR, codex OPENAI_* and CODEX_*,
+// gemini GEMINI_* and GOOGLE_*, copilot GH_TOKEN and GITHUB_TOKEN, …).
+// --env NAME passes one more (--env 'AWS_*' every variable of a prefix),
+// --env NAME=VALUE sets one, and --env-all passes everything, as before.
+// An agent on an SSH host has the SSH server's environment, plus what
+// --env passes or sets. Commands run through --terminals get their own,
+// smaller base (bridge.LocalTerminals).
+//
 // # Sessions and the journal
 //
 // Every run keeps its session and all its events in a journal, an SQLite
 // file (package journal): $XDG_DATA_HOME/acphost/journal.db, by default
 // ~/.local/share/acphost/journal.db, or the file --journal names. Each
-// session has a host key that never changes, printed after every turn in
-// the resume hint. "acprun sessions" lists the journaled sessions, most
+// session has a host key that never changes, printed after every turn: in
+// the resume hint ("continue it with --resume KEY") when the agent can load
+// or resume sessions (loadSession, sessionCapabilities.resume), else with
+// the history command that shows it. "acprun sessions" lists the journaled sessions, most
 // recent first, with their keys whole; "acprun history SESSION" prints one
 // (--events: as JSON lines); --resume SESSION continues one, loading the
 // agent's own session where it can. SESSION is the key, or an id the agent
@@ -141,7 +166,9 @@ type options struct {
 	journal                                string // --journal; "" is the default file
 	resumeKey                              string // the journaled session --resume names
 	timeout                                time.Duration
-	events, verbose, terminals             bool
+	events, verbose, terminals, json       bool
+	env                                    envFlags // --env, repeated
+	envAll                                 bool     // --env-all
 
 	command string   // "", or the subcommand: doctor, sessions, history
 	args    []string // the prompt words, or the subcommand's arguments
@@ -175,7 +202,7 @@ func run(args []string) int {
 	}
 	switch opts.command {
 	case "doctor":
-		err = runDoctor(opts, os.Stdout)
+		err = runDoctor(opts, os.Stdout, os.Stderr)
 	case "sessions":
 		err = runSessions(opts, os.Stdout)
 	case "history":
@@ -211,7 +238,11 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("acprun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	var words []string // the prompt words, or the subcommand and its arguments
 	fs.Usage = func() {
+		if len(words) > 0 && printSubcommandHelp(stderr, fs, words[0]) {
+			return
+		}
 		fmt.Fprint(stderr, usageText)
 		fs.PrintDefaults()
 	}
@@ -231,7 +262,10 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.approve, "approve", "", "answer permission requests in build mode: ask, allow or reject (default: ask on a terminal, reject otherwise)")
 	fs.DurationVar(&o.timeout, "timeout", bridge.DefaultInactivityTimeout, "give up when the agent shows no sign of life for this long")
 	fs.BoolVar(&o.events, "events", false, "print the event stream as JSON lines on stdout")
+	fs.BoolVar(&o.json, "json", false, "doctor: print the reports as JSON on stdout instead of the table")
 	fs.BoolVar(&o.terminals, "terminals", false, "let the agent run commands through acprun (terminal/*, Build and Full mode) and show every command's output live under its tool row")
+	fs.Var(&o.env, "env", "pass the agent `NAME` from this environment (or every NAME* of a prefix), or set NAME=VALUE; repeat it (the agent gets a minimal environment otherwise: see acprun -h)")
+	fs.BoolVar(&o.envAll, "env-all", false, "pass a local agent acprun's whole environment instead of the minimal one")
 	fs.BoolVar(&o.verbose, "v", false, "log diagnostics of the library and every JSON-RPC line in (<-) and out (->) on stderr")
 
 	// Flags may come before and after the prompt words; "--" ends them.
@@ -239,7 +273,6 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	if i := slices.Index(args, "--"); i >= 0 {
 		args, rest = args[:i], args[i+1:]
 	}
-	var words []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			return nil, err
@@ -267,6 +300,9 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.agent != "" && o.provider != "" {
 		return nil, errors.New("--agent and --provider exclude each other")
+	}
+	if o.envAll && o.ssh != "" {
+		return nil, errors.New("--env-all is for local agents: an agent on an SSH host gets the SSH server's environment and what --env sets")
 	}
 	if o.timeout <= 0 {
 		return nil, fmt.Errorf("--timeout %v: must be positive", o.timeout)
@@ -337,10 +373,12 @@ func runTurn(o *options) error {
 
 	colors := palette{on: useColor(stdoutTTY) && !o.events}
 	var out output
+	var screen *human // the human output, when it is one
 	if o.events {
 		out = newJSONOutput(os.Stdout)
 	} else {
-		out = newHuman(os.Stdout, os.Stderr, stdoutTTY, colors)
+		screen = newHuman(os.Stdout, os.Stderr, stdoutTTY, colors)
+		out = screen
 	}
 	approve := &approver{policy: o.approve, prompt: os.Stderr, stdin: &lineReader{in: os.Stdin}, colors: palette{on: useColor(isTerminal(os.Stderr))}}
 	auth := &signer{method: o.auth}
@@ -390,6 +428,9 @@ func runTurn(o *options) error {
 	}
 
 	sess, err := openSession(setupCtx, o, host, stdinTTY, &closers)
+	if screen != nil {
+		screen.setResumable(agentCanResume(host))
+	}
 	if err != nil {
 		finish()
 		switch {
@@ -476,7 +517,7 @@ func startLocal(ctx context.Context, o *options, host *bridge.Host, cfg bridge.C
 		if !ok {
 			return nil, "", nil, "", fail(exitUsage, "--provider %q: unknown; the profiles are %s", o.provider, strings.Join(profileNames(), ", "))
 		}
-		launch := bridge.LaunchOptions{Cwd: cwd, Model: o.model, Effort: o.effort}
+		launch := bridge.LaunchOptions{Cwd: cwd, Model: o.model, Effort: o.effort, Env: agentEnv(o, os.Environ(), p.EnvNames)}
 		setMode = launchAgentMode(p, &launch, o.agentMode)
 		cfg.ID = p.Name
 		b, err = host.StartProfile(ctx, p, launch, cfg)
@@ -486,7 +527,7 @@ func startLocal(ctx context.Context, o *options, host *bridge.Host, cfg bridge.C
 			return nil, "", nil, "", fail(exitUsage, "--agent %q: %v", o.agent, serr)
 		}
 		cfg.ID = filepath.Base(argv[0])
-		cfg.Transport = &acpclient.CommandTransport{Path: argv[0], Args: argv[1:], Dir: cwd}
+		cfg.Transport = &acpclient.CommandTransport{Path: argv[0], Args: argv[1:], Dir: cwd, Env: agentEnv(o, os.Environ(), nil)}
 		b, err = host.Start(ctx, cfg)
 	default:
 		cfg.ID = "demo"
@@ -567,7 +608,7 @@ func startRemoteAgent(ctx context.Context, o *options, host *bridge.Host, cfg br
 			return nil, fail(exitUsage, "--agent %q: %v", o.agent, err)
 		}
 		cfg.ID = filepath.Base(argv[0])
-		if cfg.Transport, err = hosts.Transport(ws, argv, nil); err != nil {
+		if cfg.Transport, err = hosts.Transport(ws, argv, remoteEnv(o, os.Environ())); err != nil {
 			return nil, err
 		}
 		return host.Start(ctx, cfg)
@@ -578,7 +619,7 @@ func startRemoteAgent(ctx context.Context, o *options, host *bridge.Host, cfg br
 	}
 	// The remote shell finds the program; overlays and resume checks use
 	// the host's files.
-	launch := bridge.LaunchOptions{Cwd: ws.Path, Model: o.model, Effort: o.effort,
+	launch := bridge.LaunchOptions{Cwd: ws.Path, Model: o.model, Effort: o.effort, Env: remoteEnv(o, os.Environ()),
 		SSH: &bridge.SSHLaunch{Hosts: hosts, Target: *ws.SSH}}
 	o.agentMode = launchAgentMode(p, &launch, o.agentMode)
 	cfg.ID = p.Name

@@ -65,8 +65,16 @@ func runAcprun(t *testing.T, args ...string) result {
 // data/acphost/journal.db.
 func runAcprunIn(t *testing.T, home string, args ...string) result {
 	t.Helper()
+	return runAcprunEnv(t, home, nil, args...)
+}
+
+// runAcprunEnv is runAcprunIn with the variables env ("NAME=value") added to
+// acprun's environment.
+func runAcprunEnv(t *testing.T, home string, env []string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(acprunBinary, args...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1", "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "data"))
+	cmd.Env = append(cmd.Env, env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -176,8 +184,8 @@ func TestDemoEvents(t *testing.T) {
 	checkDecisions(t, events, "allowed")
 	want := []string{
 		"session", "turn_start", "thinking", "plan", "text", "plan",
-		"tool_start", "permission", "text", // the app allowed (decisions: checkDecisions); the agent says it goes ahead
-		"tool_update", "text", "tool_end", // write: in progress, a note, completed
+		"tool_start", "permission", // the app allowed (decisions: checkDecisions)
+		"tool_update", "tool_end", // write: in progress, completed
 		"plan", "tool_start", "tool_end", "plan", // read it back
 		"text", "usage", "turn_end", "exited",
 	}
@@ -230,6 +238,9 @@ func TestDemoHuman(t *testing.T) {
 	if strings.Contains(r.stdout, "\x1b[") {
 		t.Errorf("escape sequences in output that is not a terminal:\n%q", r.stdout)
 	}
+	if strings.Contains(r.stdout, "\n\n") {
+		t.Errorf("a blank line in the output:\n%s", r.stdout)
+	}
 	// The hint names the session's host key, which the journal knows.
 	if m := resumeHintPattern.FindStringSubmatch(r.stderr); m == nil || m[1] == "sess_1" {
 		t.Errorf("stderr does not say how to resume by key: %q", r.stderr)
@@ -268,6 +279,20 @@ func TestDemoReject(t *testing.T) {
 		if entries, _ := os.ReadDir(cwd); len(entries) != 0 {
 			t.Errorf("%q: the workspace holds %v after a rejection", args, entries)
 		}
+	}
+}
+
+// The human form of a rejection: the answer, the failed row and the
+// agent's reply, without blank lines between them.
+func TestDemoHumanReject(t *testing.T) {
+	t.Parallel()
+	r := runAcprun(t, "--approve", "reject", "--cwd", t.TempDir(), "Add a note")
+	if r.code != exitOK {
+		t.Fatalf("exit status %d; stderr:\n%s", r.code, r.stderr)
+	}
+	want := "  rejected\n✗ Write acprun-demo.txt (edit) failed\nUnderstood: I left your workspace untouched.\n"
+	if !strings.Contains(r.stdout, want) || strings.Contains(r.stdout, "\n\n") {
+		t.Errorf("stdout lacks %q or has a blank line:\n%s", want, r.stdout)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 // sign-in state and the models for health checks (ParseModels).
 var Profile = &bridge.Profile{
 	Name: "codey", Title: "Codey",
+	EnvNames: []string{"CODEY_*", "ANTHROPIC_*"},
 	Binaries: []string{"codey"}, Args: args,
 	StatusArgs: []string{"models"}, ParseStatus: ParseModels,
 	NewProvider: func(*bridge.Launch) *bridge.Provider {

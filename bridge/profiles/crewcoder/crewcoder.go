@@ -75,6 +75,7 @@ func AgentProfile(v string) string {
 // (the session keeps its id), and Task* tool results as todos events.
 var Profile = &bridge.Profile{
 	Name: "crewcoder", Title: "CrewCoder",
+	EnvNames:          []string{"CREWCODER_*"},
 	Binaries:          []string{"crewcoder"},
 	Args:              args,
 	AgentModeAtLaunch: func(mode string) bool { return AgentProfile(mode) != "" },

@@ -53,6 +53,7 @@ const ContinuePrompt = "Your previous response was interrupted by a temporary ba
 // once per user turn after it.
 var Profile = &bridge.Profile{
 	Name: "kiro", Aliases: []string{"kiro-cli"}, Title: "Kiro CLI",
+	EnvNames:          []string{"KIRO_*"},
 	Binaries:          []string{"kiro-cli"},
 	Args:              args,
 	AgentModeAtLaunch: func(string) bool { return true },

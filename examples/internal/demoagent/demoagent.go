@@ -1,6 +1,7 @@
 // Package demoagent is the built-in agent of the examples: a scripted ACP
 // agent (package acptest) that runs in-process, so the examples work
-// offline with nothing installed. One turn shows every part of the library:
+// offline with nothing installed. One turn, the same whatever the prompt,
+// shows every part of the library:
 // it thinks, publishes a plan, streams text, announces a tool call, asks
 // permission, writes a file in the workspace through fs/write_text_file,
 // reads it back through fs/read_text_file, reports usage and ends the turn.
@@ -100,13 +101,9 @@ func Script(cwd, name, resumeID string, pace time.Duration) acptest.Script {
 				{OptionID: "allow-always", Name: "Always allow", Kind: acpclient.PermissionAllowAlways},
 				{OptionID: "reject", Name: "Reject", Kind: acpclient.PermissionRejectOnce},
 			},
-			// The agent reports the outcome as text ("permission: selected
-			// allow"); each branch ends that line first.
 			OnSelect: map[string][]acptest.Step{"allow": {
-				{Text: "\n"},
 				tool("call_write", "in_progress"),
 				{WriteFile: &acptest.WriteFile{Path: file, Content: content}},
-				{Text: "\n"},
 				{Update: update(map[string]any{
 					"sessionUpdate": "tool_call_update", "toolCallId": "call_write", "status": "completed",
 					"content": []map[string]any{{"type": "diff", "path": file, "newText": content}},
@@ -121,8 +118,8 @@ func Script(cwd, name, resumeID string, pace time.Duration) acptest.Script {
 				plan("completed", "completed", "completed"),
 				{Text: fmt.Sprintf("Done: %s is in your workspace.\n", FileName)},
 			}},
-			OnReject:    []acptest.Step{{Text: "\n"}, tool("call_write", "failed"), {Text: "Understood: I left your workspace untouched.\n"}},
-			OnCancelled: []acptest.Step{{Text: "\n"}, tool("call_write", "failed"), {Text: "The request was cancelled; nothing was written.\n"}},
+			OnReject:    []acptest.Step{tool("call_write", "failed"), {Text: "Understood: I left your workspace untouched.\n"}},
+			OnCancelled: []acptest.Step{tool("call_write", "failed"), {Text: "The request was cancelled; nothing was written.\n"}},
 		}},
 		acptest.Step{Update: update(map[string]any{
 			"sessionUpdate": "usage_update", "used": 5120, "size": 200000,

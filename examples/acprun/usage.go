@@ -1,0 +1,93 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/acphost/acphost/bridge"
+)
+
+// subFlag is a flag a subcommand reads, with what it means there and its
+// default there ("": as for a turn).
+type subFlag struct{ name, usage, def string }
+
+// subcommandHelp is what "acprun SUBCOMMAND -h" prints: the usage and
+// description of the subcommand, and the flags it reads. ok is false for
+// a word that is no subcommand.
+func subcommandHelp(command string) (text string, flags []subFlag, ok bool) {
+	switch command {
+	case "doctor":
+		return `usage: acprun doctor [flags] [PROVIDER…]
+
+Checks the agents of the built-in profiles (those named, else all): where
+the program is, its version, whether it answers ACP's initialize, how the
+user signs in and which models it lists. It starts each agent as a turn
+would (the same minimal environment, see --env) and ends it. A line on
+stderr says when each check ends; the table (or --json) goes to stdout,
+fitted to 100 columns, with what is missing below it.
+
+The exit status is 0 when every provider named is ready (always, when none
+is named), 3 when one named is not installed, 1 when one is installed but
+not ready, 2 for bad usage.
+
+--json prints one JSON array, an object per provider: provider, status
+(the table's word: ok, warn, slow, failing, unresponsive, missing), ready
+(no check failed), binary {path, name, source, searched} (absent when not
+found), version, acp (it answered initialize), agentInfo {name, title,
+version}, authMethods [{id, name, description, …}], signIn (signed_in,
+signed_out, not_required, unknown), account, models {currentModelId,
+availableModels [{modelId, name, …}]}, findings [{check, status (ok, warn,
+fail), message, timedOut}] and missing [what to do].
+
+flags:
+`, []subFlag{
+				{"json", "print the reports as JSON on stdout instead of the table", ""},
+				{"timeout", "bound each probe of a provider (finding it, --version, its status command, initialize) to this long, at most the default", bridge.DefaultDoctorTimeout.String()},
+				{"env", "", ""}, {"env-all", "", ""},
+			}, true
+	case "sessions":
+		return `usage: acprun sessions [flags]
+
+Lists the journaled sessions, most recent first, with their keys whole.
+
+flags:
+`, []subFlag{{"journal", "", ""}, {"events", "print JSON lines instead of text", ""}}, true
+	case "history":
+		return `usage: acprun history [flags] SESSION
+
+Prints a journaled session (its key, or an id the agent gave it): the
+prompts, replies, tool rows and decisions.
+
+flags:
+`, []subFlag{{"journal", "", ""}, {"events", "print JSON lines instead of text", ""}}, true
+	}
+	return "", nil, false
+}
+
+// printSubcommandHelp prints the help of command with the flags of fs it
+// reads, their defaults as defined.
+func printSubcommandHelp(w io.Writer, fs *flag.FlagSet, command string) bool {
+	text, flags, ok := subcommandHelp(command)
+	if !ok {
+		return false
+	}
+	fmt.Fprint(w, text)
+	own := flag.NewFlagSet(command, flag.ContinueOnError)
+	own.SetOutput(w)
+	for _, sf := range flags {
+		if f := fs.Lookup(sf.name); f != nil {
+			own.Var(f.Value, f.Name, cmpOr(sf.usage, f.Usage))
+			own.Lookup(f.Name).DefValue = cmpOr(sf.def, f.DefValue)
+		}
+	}
+	own.PrintDefaults()
+	return true
+}
+
+func cmpOr(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}
