@@ -87,8 +87,8 @@ func (r OptionRule) classify(typ, value string) modeClass {
 type authorityInput struct {
 	table   *ModeTable
 	policy  Policy
-	mode    string               // the agent's current mode
-	modes   []acpclient.Mode     // the modes it offers (nil: not known)
+	mode    string           // the agent's current mode
+	modes   []acpclient.Mode // the modes it offers (nil: not known)
 	options []acpclient.ConfigOption
 	flag    string // the launch's escalating flag
 }
