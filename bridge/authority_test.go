@@ -462,3 +462,32 @@ func countKind(events []Event, k Kind) int {
 	}
 	return n
 }
+
+// TestAgentThatKeepsSwitchingBackIsNotChased: an agent that answers every
+// set_mode by reporting its auto mode again keeps its word (the session
+// does not pretend it moved), is moved back at most maxAgentReverts times,
+// and then the session is blocked: the turn is cancelled and the next
+// prompt refused.
+func TestAgentThatKeepsSwitchingBackIsNotChased(t *testing.T) {
+	backToAuto := update(`{"sessionUpdate":"current_mode_update","currentModeId":"acceptEdits"}`)
+	s, tr, rec := authoritySession(t, fullTable, policyOf(ModeBuild), "default", acptest.Script{
+		Methods: map[string]acptest.Reply{"session/set_mode": {Steps: []acptest.Step{backToAuto}}},
+		Prompts: []acptest.Turn{{Steps: []acptest.Step{backToAuto, {WaitCancel: true}}}},
+	})
+	stop, err := s.Prompt(ctxT(t), acpclient.TextBlock("go"))
+	if err != nil || stop != acpclient.StopCancelled {
+		t.Fatalf("turn ended %q, %v; want cancelled by the host", stop, err)
+	}
+	rec.waitFor("given up", func(ev Event) bool {
+		return ev.Kind == KindAuthority && strings.Contains(ev.Authority.Reason, "switched itself back")
+	})
+	if got := modesSent(tr.Agents()[0]); len(got) != maxAgentReverts {
+		t.Errorf("set_mode sent %d times, want %d", len(got), maxAgentReverts)
+	}
+	if st := s.Authority(); st.AgentMode != "acceptEdits" || !st.Blocked || s.AgentMode() != "acceptEdits" {
+		t.Errorf("Authority %+v, AgentMode %q: the agent's own word stands", st, s.AgentMode())
+	}
+	if _, err := s.Prompt(ctxT(t), acpclient.TextBlock("again")); !errors.Is(err, ErrAgentAutonomous) {
+		t.Fatalf("Prompt after giving up: %v", err)
+	}
+}
