@@ -28,9 +28,9 @@ const maxAgentReverts = 8
 type sessionAuthority struct {
 	// settleMu orders judging with reporting, so the last authority event
 	// is the state Authority returns.
-	settleMu sync.Mutex
-	reverts  int    // moves after the agent's own changes since the last prompt
-	reports  uint64 // modes the agent reported itself, counted
+	settleMu   sync.Mutex
+	reverts    int             // moves after the agent's own changes since the last prompt
+	reports    uint64          // modes the agent reported itself, counted
 	opened     bool            // the session has opened: changes are enforced
 	state      *AuthorityState // the state last reported
 	refusal    error           // non-nil while blocked: what Prompt returns
