@@ -491,3 +491,22 @@ func TestAgentThatKeepsSwitchingBackIsNotChased(t *testing.T) {
 		t.Fatalf("Prompt after giving up: %v", err)
 	}
 }
+
+// TestAppTableOverridesTheProfiles: Config.AgentModes wins over the
+// profile's Modes; without it the profile's table decides.
+func TestAppTableOverridesTheProfiles(t *testing.T) {
+	p, o := escalatingProfile(t, acptest.Script{})
+	o.AgentMode = "yolo"
+	h, _ := newHostAndRecorder(t, nil)
+	b, err := h.StartProfile(ctxT(t), p, o, Config{ID: "own", AgentModes: noPlanTable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: t.TempDir(), Policy: policyOf(ModeAsk)})
+	if err != nil {
+		t.Fatalf("OpenSession with the app's table (no launch flag in it): %v", err)
+	}
+	if st := s.Authority(); st.State != AuthorityProtected || st.Flag != "" {
+		t.Errorf("Authority with the app's table %+v", st)
+	}
+}
