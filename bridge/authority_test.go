@@ -1,8 +1,11 @@
 package bridge
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -427,6 +430,8 @@ func TestLaunchEscalationNeedsFull(t *testing.T) {
 	if _, err := s.Prompt(ctxT(t), acpclient.TextBlock("hi")); !errors.Is(err, ErrAgentAutonomous) || !strings.Contains(err.Error(), `"--yolo"`) {
 		t.Fatalf("Prompt after leaving Full: %v", err)
 	}
+	script := o.ExtraArgs[1]
+	escalated := agentPids(t, script)
 	if err := b.Relaunch(ctxT(t), func(o *LaunchOptions) { o.AgentMode = "" }); err != nil {
 		t.Fatal(err)
 	}
@@ -437,6 +442,10 @@ func TestLaunchEscalationNeedsFull(t *testing.T) {
 		t.Fatalf("Prompt after dropping the flag: %v", err)
 	}
 	exits := countKind(rec.snapshot(), KindExited)
+	plain := agentPids(t, script)
+	if len(escalated) != 1 || len(plain) != 1 || plain[0] == escalated[0] {
+		t.Fatalf("agent processes %v with the flag, %v after dropping it: want one each, a new one", escalated, plain)
+	}
 	err = b.Relaunch(ctxT(t), func(o *LaunchOptions) { o.AgentMode = "yolo" })
 	if !errors.Is(err, ErrAgentAutonomous) || !strings.Contains(err.Error(), "relaunch") {
 		t.Fatalf("Relaunch adding the flag under Build: %v", err)
@@ -447,9 +456,25 @@ func TestLaunchEscalationNeedsFull(t *testing.T) {
 	if _, err := s.Prompt(ctxT(t), acpclient.TextBlock("hi")); err != nil {
 		t.Fatalf("Prompt after the refused relaunch: %v", err)
 	}
-	if n := countKind(rec.snapshot(), KindExited); n != exits {
-		t.Errorf("the refused relaunch restarted the agent")
+	if n := countKind(rec.snapshot(), KindExited); n != exits || !slices.Equal(agentPids(t, script), plain) {
+		t.Errorf("the refused relaunch touched the agent: processes %v, were %v", agentPids(t, script), plain)
 	}
+}
+
+// agentPids lists the processes whose command line holds arg, from /proc.
+func agentPids(t *testing.T, arg string) []string {
+	t.Helper()
+	paths, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []string
+	for _, p := range paths {
+		if data, err := os.ReadFile(p); err == nil && bytes.Contains(data, []byte(arg)) {
+			pids = append(pids, filepath.Base(filepath.Dir(p)))
+		}
+	}
+	return pids
 }
 
 // countKind counts the events of kind k.
