@@ -50,13 +50,15 @@ func (s *Session) handleUpdate(n *acpclient.SessionNotification) {
 		ev.Kind, ev.Commands = KindCommands, u.AvailableCommands
 		s.emitFromAgent(ev)
 	case *acpclient.CurrentModeUpdate:
-		s.setAgentMode(u.CurrentModeID)
+		s.agentReportedMode(u.CurrentModeID)
 		ev.Kind, ev.AgentMode = KindAgentMode, u.CurrentModeID
 		s.emitFromAgent(ev)
+		s.recheckAuthority(false)
 	case *acpclient.ConfigOptionUpdate:
 		s.rememberOptions(u.ConfigOptions)
 		ev.Kind, ev.ConfigOptions = KindConfig, u.ConfigOptions
 		s.emitFromAgent(ev)
+		s.recheckAuthority(false)
 	case *acpclient.SessionInfoUpdate:
 		info := &SessionInfo{}
 		info.Title, info.TitleChanged = u.Title()

@@ -183,7 +183,7 @@ func TestDemoEvents(t *testing.T) {
 	checkSeq(t, events)
 	checkDecisions(t, events, "allowed")
 	want := []string{
-		"session", "turn_start", "thinking", "plan", "text", "plan",
+		"session", "authority", "turn_start", "thinking", "plan", "text", "plan",
 		"tool_start", "permission", // the app allowed (decisions: checkDecisions)
 		"tool_update", "tool_end", // write: in progress, completed
 		"plan", "tool_start", "tool_end", "plan", // read it back
