@@ -182,8 +182,12 @@
 //
 // With Config.Terminals set, the bridge advertises terminal: true and runs
 // the agent's commands (terminal/create, output, wait_for_exit, kill,
-// release) through a TerminalRunner: LocalTerminals by default, one for an
-// SSH host where the agent runs there. The capability does not depend on
+// release) through a TerminalRunner, where the agent's files are:
+// LocalTerminals for a local agent, SSHTerminals over the agent's own
+// connection for an agent started over SSH (chosen by the bridge unless
+// TerminalOptions.Runner says otherwise). Remotely each command runs under
+// the remote agents' wrapper: its own session on the host, killed when the
+// terminal ends or the connection drops, its cwd resolved over SFTP. The capability does not depend on
 // the mode; each terminal/create is decided by the session's policy, by the
 // write rule, since a command can change any file: refused in Ask, Plan and
 // read-only with an error naming the mode, run in Build and Full without a

@@ -20,9 +20,10 @@ type TerminalOptions struct {
 	// an agent cannot make the host hold more (default
 	// DefaultMaxTerminalOutputBytes).
 	MaxOutputByteLimit int
-	// Runner starts the commands (default LocalTerminals{}: on this
-	// machine). An agent launched on an SSH host needs a runner for that
-	// host: its commands must run where its files are.
+	// Runner starts the commands. Default: where the agent runs, as its
+	// commands must run where its files are: SSHTerminals over the agent's
+	// connection when its transport is an acpclient.SSHTransport (also
+	// inside a profile's launch), LocalTerminals{} otherwise.
 	Runner TerminalRunner
 }
 
@@ -40,13 +41,6 @@ const liveTerminalPiece = 16 << 10
 // liveTerminalInterval is the least time between two terminal events of one
 // terminal (the first goes out at once): enough for a view to look live.
 const liveTerminalInterval = 25 * time.Millisecond
-
-func (o *TerminalOptions) runner() TerminalRunner {
-	if o.Runner == nil {
-		return LocalTerminals{}
-	}
-	return o.Runner
-}
 
 // limitFor is the output window for a request's outputByteLimit.
 func (o *TerminalOptions) limitFor(asked *int64) (int, error) {
@@ -109,7 +103,7 @@ func (ts *terminalServer) CreateTerminal(ctx context.Context, req *acpclient.Cre
 	if err != nil {
 		return nil, err
 	}
-	runner := b.cfg.Terminals.runner()
+	runner := b.terminalRunner()
 	dir, err := s.terminalDir(ctx, runner, req.Cwd)
 	if err != nil {
 		return nil, err
