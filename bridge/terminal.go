@@ -119,6 +119,16 @@ func (ts *terminalServer) CreateTerminal(ctx context.Context, req *acpclient.Cre
 	return &acpclient.CreateTerminalResponse{TerminalID: id}, nil
 }
 
+// StartTerminal serves terminal/create from a goroutine of the bridge's
+// terminal set (acpclient.TerminalStarter): starting a command on an SSH
+// host takes round trips, which must not hold up the agent's connection.
+func (ts *terminalServer) StartTerminal(ctx context.Context, req *acpclient.CreateTerminalRequest, reply func(*acpclient.CreateTerminalResponse, error)) {
+	err := ts.c.b.terminals.goWait(func() { reply(ts.CreateTerminal(ctx, req)) })
+	if err != nil {
+		reply(nil, acpclient.NewError(acpclient.CodeInternalError, "running %s: %v", req.Command, err))
+	}
+}
+
 // TerminalOutput answers with the output kept so far, and the exit status
 // once the command has ended.
 func (ts *terminalServer) TerminalOutput(ctx context.Context, req *acpclient.TerminalRequest) (*acpclient.TerminalOutputResponse, error) {
