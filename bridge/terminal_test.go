@@ -294,6 +294,9 @@ func TestTerminalEvents(t *testing.T) {
 			if !utf8.ValidString(tr.Data) {
 				t.Errorf("event data %q splits a character", tr.Data)
 			}
+			if tr.Reset { // sent again for the row, once the tool call named it
+				data.Reset()
+			}
 			data.WriteString(tr.Data)
 			if tr.Exit != nil {
 				exits++
