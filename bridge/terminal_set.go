@@ -163,9 +163,15 @@ func (set *terminalSet) endAll() {
 func (t *terminal) read(running *sync.WaitGroup) {
 	defer running.Done()
 	buf := make([]byte, 32<<10)
+	printed := false
 	for {
 		n, err := t.proc.Read(buf)
 		if n > 0 {
+			if !printed {
+				// Work done: a failed turn must not be sent again whole.
+				t.session.turnOutput()
+				printed = true
+			}
 			t.out.write(buf[:n])
 			select {
 			case t.wake <- struct{}{}:
