@@ -206,6 +206,10 @@
 // whatever the command prints. The exit status is an exitCode, or the name
 // of the signal that ended the command ("SIGKILL").
 //
+// TerminalOptions.PTY gives local commands a pseudo-terminal instead of
+// the pipe, for apps that render a terminal emulator: commands see a
+// terminal and their output has a terminal's CR LF line ends.
+//
 // Each command runs in its own process group, with the guarantees of an
 // agent process: a parent-death signal, a sentinel that kills the group if
 // the host dies, the group killed when the command exits. kill ends the

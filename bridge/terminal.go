@@ -20,6 +20,13 @@ type TerminalOptions struct {
 	// an agent cannot make the host hold more (default
 	// DefaultMaxTerminalOutputBytes).
 	MaxOutputByteLimit int
+	// PTY runs each command with a pseudo-terminal as its stdout and
+	// stderr instead of a pipe, for apps that render a terminal emulator:
+	// the command sees a terminal (isatty) and behaves as in one, and its
+	// output is merged as a terminal shows it, with CR LF line ends (see
+	// acpclient.CommandTransport.PTY). LocalTerminals honour it;
+	// SSHTerminals run with pipes whatever it says.
+	PTY bool
 	// Runner starts the commands. Default: where the agent runs, as its
 	// commands must run where its files are: SSHTerminals over the agent's
 	// connection when its transport is an acpclient.SSHTransport (also
@@ -108,7 +115,7 @@ func (ts *terminalServer) CreateTerminal(ctx context.Context, req *acpclient.Cre
 	if err != nil {
 		return nil, err
 	}
-	proc, err := runner.StartTerminal(ctx, TerminalCommand{Command: req.Command, Args: req.Args, Env: req.Env, Dir: dir})
+	proc, err := runner.StartTerminal(ctx, TerminalCommand{Command: req.Command, Args: req.Args, Env: req.Env, Dir: dir, PTY: b.cfg.Terminals.PTY})
 	if err != nil {
 		return nil, acpclient.NewError(acpclient.CodeInternalError, "running %s: %v", req.Command, err)
 	}
