@@ -85,11 +85,19 @@ func shellQuote(s string) string {
 // With ACPHOST_ENV set, the wrapper first reads the agent's environment from
 // stdin, one NAME=quoted-value line each, up to an empty line (see
 // envPreamble); read takes a pipe one byte at a time, so nothing of what
-// follows is consumed.
+// follows is consumed. Its own settings (ACPHOST_STOP, ACPHOST_KILL,
+// ACPHOST_TERMINAL) are then taken into variables of its own and removed
+// from the environment the agent gets.
+//
+// ACPHOST_TERMINAL selects the terminal mode of SSHTransport.Start: the
+// command's stdin is /dev/null while the reader job still watches the
+// session's stdin, stderr joins stdout, and a command killed by a signal
+// (a status above 128) makes the wrapper end with that signal itself, so
+// the SSH exit status names it.
 const remoteWrapper = `trap "" PIPE HUP
-_ahs=$ACPHOST_STOP _ahk=$ACPHOST_KILL _aht=$ACPHOST_TERMINAL; unset ACPHOST_STOP ACPHOST_KILL ACPHOST_TERMINAL
 if [ -n "$ACPHOST_ENV" ]; then nl="
 "; while IFS= read -r l && [ -n "$l" ]; do eval "export $l"; done; unset ACPHOST_ENV nl l; fi
+_ahs=$ACPHOST_STOP _ahk=$ACPHOST_KILL _aht=$ACPHOST_TERMINAL; unset ACPHOST_STOP ACPHOST_KILL ACPHOST_TERMINAL
 [ -n "$_aht" ] && exec 2>&1
 stop=
 trap "stop=1" USR1

@@ -59,6 +59,28 @@ func TestSSHStartOutputAndStatus(t *testing.T) {
 		if st := c.Wait(); st.Signal == nil || *st.Signal != "SIGTERM" {
 			t.Errorf("status %+v, want SIGTERM", st)
 		}
+		// The wrapper's settings do not reach the command; the agent's
+		// env cannot change them.
+		tr = &SSHTransport{Client: client, Env: []string{"_ahk=x", "_aht=", "ACPHOST_X=1"}}
+		c = startRemoteScript(t, tr, `env | grep -c '^ACPHOST_STOP=\|^ACPHOST_KILL=\|^ACPHOST_TERMINAL=\|^ACPHOST_ENV='; exit 3`)
+		if out, _ := io.ReadAll(c); string(out) != "0\n" {
+			t.Errorf("wrapper settings in the command's environment: %q", out)
+		}
+		if st := c.Wait(); st.ExitCode == nil || *st.ExitCode != 3 {
+			t.Errorf("status %+v with the wrapper's names in Env, want exit 3", st)
+		}
+		// A program the host cannot find: exit 127, the shell's message.
+		c, err = (&SSHTransport{Client: client, Path: "no-such-program-here"}).Start(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if out, _ := io.ReadAll(c); !strings.Contains(string(out), "no-such-program-here") {
+			t.Errorf("output for a missing program: %q", out)
+		}
+		if st := c.Wait(); st.ExitCode == nil || *st.ExitCode != 127 {
+			t.Errorf("status %+v for a missing program, want exit 127", st)
+		}
 	})
 }
 

@@ -46,7 +46,6 @@ type terminal struct {
 // ended instead: nothing would end it later.
 func (set *terminalSet) add(s *Session, owner *agentClient, proc TerminalProcess, limit int) (string, error) {
 	set.mu.Lock()
-	defer set.mu.Unlock()
 	err := s.closedErr()
 	switch {
 	case set.closed:
@@ -55,9 +54,11 @@ func (set *terminalSet) add(s *Session, owner *agentClient, proc TerminalProcess
 		err = errAgentExited
 	}
 	if err != nil {
-		proc.Close()
+		set.mu.Unlock()
+		proc.Close() // may wait on a remote host: not under the lock
 		return "", err
 	}
+	defer set.mu.Unlock()
 	if set.byID == nil {
 		set.byID = map[string]*terminal{}
 	}
