@@ -3,6 +3,7 @@ module github.com/acphost/acphost
 go 1.26.0
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/go-json-experiment/json v1.27.2
 	github.com/pkg/sftp v1.13.12

@@ -50,6 +50,14 @@ type Terminals interface {
 	ReleaseTerminal(ctx context.Context, req *TerminalRequest) error
 }
 
+// TerminalStarter is implemented by Terminals that answer terminal/create
+// later, from any goroutine: starting a command can take a round trip (on
+// an SSH host), which must not hold up the dispatch goroutine. Conn then
+// calls StartTerminal instead of CreateTerminal; reply answers, once.
+type TerminalStarter interface {
+	StartTerminal(ctx context.Context, req *CreateTerminalRequest, reply func(*CreateTerminalResponse, error))
+}
+
 // Elicitations serves elicitation/create and elicitation/complete.
 type Elicitations interface {
 	// ElicitationModes lists the modes the host renders: "form", "url".

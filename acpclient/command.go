@@ -56,6 +56,14 @@ type CommandTransport struct {
 	// agent started survives such a death (and on Unix systems other than
 	// Linux, the agent too). Unix only; without /bin/sh there is none.
 	NoSentinel bool
+	// PTY, for Start only, gives the command a pseudo-terminal as its
+	// stdout and stderr instead of a pipe, for apps that render a terminal
+	// emulator: the command sees a terminal (isatty), so it behaves as it
+	// would in one (line-buffered, progress bars), and its output comes as
+	// a terminal shows it, with CR LF line ends. Stdin stays empty, and the
+	// terminal is not the command's controlling terminal. Where pseudo-
+	// terminals are not supported, Start fails.
+	PTY bool
 	// Redactor masks secrets in the stderr quoted by errors. Values of
 	// environment variables whose names look like credentials are added.
 	Redactor *Redactor

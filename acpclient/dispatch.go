@@ -283,9 +283,14 @@ func (c *Conn) deliverRequest(ctx context.Context, m *inbound) {
 func (c *Conn) deliverTerminal(ctx context.Context, h Terminals, m *inbound, reply func(any, error)) {
 	if m.method == "terminal/create" {
 		var req CreateTerminalRequest
-		if c.decodeParams(m, &req) {
-			reply(h.CreateTerminal(ctx, &req))
+		if !c.decodeParams(m, &req) {
+			return
 		}
+		if s, ok := h.(TerminalStarter); ok {
+			s.StartTerminal(ctx, &req, func(resp *CreateTerminalResponse, err error) { reply(resp, err) })
+			return
+		}
+		reply(h.CreateTerminal(ctx, &req))
 		return
 	}
 	var req TerminalRequest

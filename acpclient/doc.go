@@ -13,7 +13,9 @@
 // a local process, SSHTransport for a command on an SSH host (its process
 // tree ends with the connection), IOTransport for any stream,
 // NewInMemoryTransports for a pair of connected in-memory ends; package
-// acptest has a fake agent to test against.
+// acptest has a fake agent to test against. CommandTransport.Start and
+// SSHTransport.Start run a command whose output is read as it runs (the
+// terminals a host serves), with the same guarantees as an agent's process.
 //
 // # Why it is built this way
 //
@@ -21,7 +23,9 @@
 // single dispatch goroutine, so a host sees updates, permission requests and
 // the answer to its prompt in the agent's order. The read loop never waits on
 // the host: requests that wait for a person (permission, elicitation) or a
-// process (terminal exit) get a reply function to call later. File calls
+// process (terminal exit) get a reply function to call later, and so does
+// terminal/create for a Terminals that is a TerminalStarter (a start on an
+// SSH host takes round trips). File calls
 // (fs/read_text_file, fs/write_text_file) are served off the dispatch
 // goroutine, so a slow file root (SFTP) does not hold up updates; they run
 // one at a time in the agent's order (a read after a write sees the write),

@@ -13,16 +13,17 @@ import (
 
 // Start runs the program as a long-running command whose output is read
 // while it runs, such as a terminal an agent asked for. Stdout and stderr
-// are one pipe, so Read returns them in the order the command wrote them;
-// stdin is empty. The command gets the guarantees an agent gets: its own
-// process group, on Linux a parent-death signal, on Unix a sentinel that
-// kills the group if this process dies (unless NoSentinel).
+// are one pipe (one pseudo-terminal with PTY), so Read returns them in the
+// order the command wrote them; stdin is empty. The command gets the
+// guarantees an agent gets: its own process group, on Linux a parent-death
+// signal, on Unix a sentinel that kills the group if this process dies
+// (unless NoSentinel).
 //
 // When the command exits, whatever it left in its group is killed
 // (SIGKILL), as for Output: a command's end is the end of its tree. Path is
-// resolved as for Connect; Dir, Env, NoSentinel and ExitDrain apply, the
-// other fields do not. ctx bounds nothing once the command runs: Kill and
-// Close end it.
+// resolved as for Connect; Dir, Env, NoSentinel, ExitDrain and PTY apply,
+// the other fields do not. ctx bounds nothing once the command runs: Kill
+// and Close end it.
 func (t *CommandTransport) Start(ctx context.Context) (*RunningCommand, error) {
 	path, err := t.resolve()
 	if err != nil {
@@ -34,7 +35,7 @@ func (t *CommandTransport) Start(ctx context.Context) (*RunningCommand, error) {
 	cmd := exec.Command(path, t.Args...)
 	cmd.Dir, cmd.Env = t.Dir, t.Env
 	setProcessGroup(cmd)
-	outR, outW, err := os.Pipe()
+	outR, outW, err := t.outputPipe()
 	if err != nil {
 		return nil, fmt.Errorf("acpclient: starting %s: %w", path, err)
 	}
@@ -45,7 +46,7 @@ func (t *CommandTransport) Start(ctx context.Context) (*RunningCommand, error) {
 		outR.Close()
 		return nil, fmt.Errorf("acpclient: starting %s: %w", path, err)
 	}
-	c := &RunningCommand{cmd: cmd, reaped: reaped, out: outR,
+	c := &RunningCommand{cmd: cmd, reaped: reaped, out: outR, pty: t.PTY,
 		drain: orDefault(t.ExitDrain, DefaultExitDrain), exited: make(chan struct{})}
 	c.guard = t.startSentinel(cmd.Process.Pid)
 	go c.reap()
@@ -60,6 +61,7 @@ type RunningCommand struct {
 	reaped func()
 	guard  *sentinel // nil without one
 	out    *os.File
+	pty    bool // out is a pseudo-terminal's master
 	drain  time.Duration
 
 	mu     sync.Mutex // orders Kill against the reap
@@ -78,7 +80,7 @@ func (c *RunningCommand) Pid() int { return c.cmd.Process.Pid }
 // Close.
 func (c *RunningCommand) Read(b []byte) (int, error) {
 	n, err := c.out.Read(b)
-	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, os.ErrClosed) {
+	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, os.ErrClosed) || c.pty && ptyEnded(err) {
 		err = io.EOF
 	}
 	return n, err

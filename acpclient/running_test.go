@@ -32,34 +32,39 @@ func TestStartCombinesOutputInOrder(t *testing.T) {
 }
 
 // TestStartKillEndsTheTree: Kill ends the command, a grandchild in its
-// group and the sentinel; Wait names the signal.
+// group and the sentinel, with a pipe or a pseudo-terminal for output;
+// Wait names the signal and the output ends.
 func TestStartKillEndsTheTree(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("checks the process table through /proc")
 	}
-	pidFile := filepath.Join(t.TempDir(), "pids")
-	c, err := Command("/bin/sh", "-c", `sh -c 'sleep 300 & echo $! > "$0"; wait' "$0" & exec sleep 301`, pidFile).Start(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	grandchild, _ := strconv.Atoi(strings.TrimSpace(waitFile(t, pidFile)))
-	members := groupMembers(t, c.Pid())
-	if len(members) < 4 { // sleep 301, the child sh, sleep 300, the sentinel
-		t.Fatalf("group %d has %v, want the command, its child, grandchild %d and the sentinel", c.Pid(), members, grandchild)
-	}
-	if err := c.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	st := c.Wait()
-	if st.Signal == nil || *st.Signal != "SIGKILL" || st.ExitCode != nil {
-		t.Errorf("exit status %+v, want signal SIGKILL", st)
-	}
-	if _, err := io.ReadAll(c); err != nil {
-		t.Errorf("reading after the kill: %v", err)
-	}
-	for _, pid := range append(members, grandchild) {
-		waitGone(t, pid, "member of the command's group")
+	for _, pty := range []bool{false, true} {
+		pidFile := filepath.Join(t.TempDir(), "pids")
+		tr := Command("/bin/sh", "-c", `sh -c 'sleep 300 & echo $! > "$0"; wait' "$0" & exec sleep 301`, pidFile)
+		tr.PTY = pty
+		c, err := tr.Start(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		grandchild, _ := strconv.Atoi(strings.TrimSpace(waitFile(t, pidFile)))
+		members := groupMembers(t, c.Pid())
+		if len(members) < 4 { // sleep 301, the child sh, sleep 300, the sentinel
+			t.Fatalf("pty %v: group %d has %v, want the command, its child, grandchild %d and the sentinel", pty, c.Pid(), members, grandchild)
+		}
+		if err := c.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		st := c.Wait()
+		if st.Signal == nil || *st.Signal != "SIGKILL" || st.ExitCode != nil {
+			t.Errorf("pty %v: exit status %+v, want signal SIGKILL", pty, st)
+		}
+		if _, err := io.ReadAll(c); err != nil {
+			t.Errorf("pty %v: reading after the kill: %v", pty, err)
+		}
+		for _, pid := range append(members, grandchild) {
+			waitGone(t, pid, "member of the command's group")
+		}
 	}
 }
 

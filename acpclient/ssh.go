@@ -41,6 +41,11 @@ type SSHTransport struct {
 	Args []string
 	// Dir is the remote working directory (default: the login directory).
 	Dir string
+	// KeepEnv, when not nil, starts the remote command from an empty
+	// environment holding only these variables of the remote login
+	// environment (those set there), then Env; nil keeps the whole login
+	// environment.
+	KeepEnv []string
 	// Env are NAME=value pairs set for the agent on top of the remote login
 	// environment. Nothing of the local environment is passed. They travel
 	// on the agent's stdin to the wrapper, which exports them, never on a
@@ -80,20 +85,30 @@ func shellQuote(s string) string {
 // With ACPHOST_ENV set, the wrapper first reads the agent's environment from
 // stdin, one NAME=quoted-value line each, up to an empty line (see
 // envPreamble); read takes a pipe one byte at a time, so nothing of what
-// follows is consumed.
+// follows is consumed. Its own settings (ACPHOST_STOP, ACPHOST_KILL,
+// ACPHOST_TERMINAL) are then taken into variables of its own and removed
+// from the environment the agent gets.
+//
+// ACPHOST_TERMINAL selects the terminal mode of SSHTransport.Start: the
+// command's stdin is /dev/null while the reader job still watches the
+// session's stdin, stderr joins stdout, and a command killed by a signal
+// (a status above 128) makes the wrapper end with that signal itself, so
+// the SSH exit status names it.
 const remoteWrapper = `trap "" PIPE HUP
 if [ -n "$ACPHOST_ENV" ]; then nl="
 "; while IFS= read -r l && [ -n "$l" ]; do eval "export $l"; done; unset ACPHOST_ENV nl l; fi
+_ahs=$ACPHOST_STOP _ahk=$ACPHOST_KILL _aht=$ACPHOST_TERMINAL; unset ACPHOST_STOP ACPHOST_KILL ACPHOST_TERMINAL
+[ -n "$_aht" ] && exec 2>&1
 stop=
 trap "stop=1" USR1
-W="( ( while kill -0 \$1 2>/dev/null; do sleep 1; done; kill -TERM 0; sleep $ACPHOST_KILL; kill -KILL 0 ) & ) >/dev/null 2>&1 </dev/null; shift; exec \"\$@\""
+W="( ( while kill -0 \$1 2>/dev/null; do sleep 1; done; kill -TERM 0; sleep $_ahk; kill -KILL 0 ) & ) >/dev/null 2>&1 </dev/null; shift; exec \"\$@\""
 S=; command -v setsid >/dev/null 2>&1 && S="setsid sh -c"
-d=$(mktemp -d 2>/dev/null) || d=/tmp/acphost-$$
-mkdir -p "$d" && mkfifo "$d/in" || exit 126
+_ahd=; _ahi=/dev/null
+if [ -z "$_aht" ]; then _ahd=$(mktemp -d 2>/dev/null) || _ahd=/tmp/acphost-$$; mkdir -p "$_ahd" && mkfifo "$_ahd/in" || exit 126; _ahi="$_ahd/in"; fi
 exec 3<&0
-( trap "kill \$c 2>/dev/null; exit 0" TERM; cat <&3 >"$d/in" & c=$!; wait $c; kill -USR1 $$ ) >/dev/null 2>&1 &
+( trap "kill \$c 2>/dev/null; exit 0" TERM; cat <&3 >"$_ahi" & c=$!; wait $c; kill -USR1 $$ ) >/dev/null 2>&1 &
 r=$!
-if [ -n "$S" ]; then $S "$W" acphost-watch $$ "$@" <"$d/in" 3<&- & else "$@" <"$d/in" 3<&- & fi
+if [ -n "$S" ]; then $S "$W" acphost-watch $$ "$@" <"$_ahi" 3<&- & else "$@" <"$_ahi" 3<&- & fi
 a=$!
 exec 3<&-
 sig() { kill -$1 -$a 2>/dev/null || kill -$1 $a 2>/dev/null; }
@@ -101,36 +116,59 @@ graced() { i=0; while kill -0 $a 2>/dev/null && [ $i -lt $1 ]; do sleep 1; i=$((
 while :; do
   wait $a; st=$?
   kill -0 $a 2>/dev/null || break
-  [ -n "$stop" ] && { graced $ACPHOST_STOP; sig TERM; graced $ACPHOST_KILL; sig KILL; }
+  [ -n "$stop" ] && { graced $_ahs; [ $_ahk -gt 0 ] && { sig TERM; graced $_ahk; }; sig KILL; }
 done
 wait $a 2>/dev/null; x=$?; [ $x -ne 127 ] && st=$x
 kill $r 2>/dev/null
-rm -rf "$d"
+[ -n "$_ahd" ] && rm -rf "$_ahd"
 sig KILL
+[ -n "$_aht" ] && [ $st -gt 128 ] && { trap - PIPE HUP USR1; kill -$((st-128)) $$; }
 exit $st`
 
-// command builds the remote command line.
-func (t *SSHTransport) command() string {
+// commandLine builds the remote command line; terminal selects the
+// wrapper's terminal mode (see Start).
+func (t *SSHTransport) commandLine(terminal bool) (string, error) {
 	secs := func(d time.Duration) string {
 		if d <= 0 {
 			d = 2 * time.Second
 		}
 		return strconv.Itoa(int((d + time.Second - 1) / time.Second))
 	}
+	stop, kill := secs(t.StopTimeout), secs(t.KillTimeout)
+	if terminal {
+		stop, kill = "0", "0" // a terminal's end is immediate, as locally
+	}
 	var b strings.Builder
 	if t.Dir != "" {
 		b.WriteString("cd " + shellQuote(t.Dir) + " && ")
 	}
-	b.WriteString("ACPHOST_STOP=" + secs(t.StopTimeout) + " ACPHOST_KILL=" + secs(t.KillTimeout))
+	if t.KeepEnv != nil {
+		// ${NAME+"NAME=$NAME"} is one word when NAME is set, none when not.
+		b.WriteString("exec env -i")
+		for _, name := range t.KeepEnv {
+			if !isEnvName(name) {
+				return "", fmt.Errorf("acpclient: ssh: KeepEnv entry %q is not a variable name", name)
+			}
+			b.WriteString(" ${" + name + `+"` + name + "=$" + name + `"}`)
+		}
+		b.WriteString(" ")
+	}
+	b.WriteString("ACPHOST_STOP=" + stop + " ACPHOST_KILL=" + kill)
+	if terminal {
+		b.WriteString(" ACPHOST_TERMINAL=1")
+	}
 	if len(t.Env) > 0 {
 		b.WriteString(" ACPHOST_ENV=1")
 	}
-	b.WriteString(" exec sh -c " + shellQuote(remoteWrapper) + " acphost-agent")
+	if t.KeepEnv == nil {
+		b.WriteString(" exec")
+	}
+	b.WriteString(" sh -c " + shellQuote(remoteWrapper) + " acphost-agent")
 	b.WriteString(" " + shellQuote(t.Path))
 	for _, a := range t.Args {
 		b.WriteString(" " + shellQuote(a))
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 // envPreamble is what the wrapper reads first when env is set: one line per
@@ -173,42 +211,11 @@ func isEnvName(s string) bool {
 
 // Connect starts the agent on the remote host.
 func (t *SSHTransport) Connect(ctx context.Context) (io.ReadWriteCloser, error) {
-	if t.Path == "" {
-		return nil, fmt.Errorf("acpclient: %w: no program given", ErrAgentNotFound)
-	}
-	preamble, err := envPreamble(t.Env)
+	r, err := t.startRemote(ctx, false)
 	if err != nil {
 		return nil, err
 	}
-	client := t.Client
-	if t.Dial != nil {
-		var err error
-		if client, err = t.Dial(ctx); err != nil {
-			return nil, fmt.Errorf("acpclient: ssh: %w", err)
-		}
-	}
-	if client == nil {
-		return nil, errors.New("acpclient: ssh: no client")
-	}
-	sess, err := client.NewSession()
-	if err != nil {
-		return nil, fmt.Errorf("acpclient: ssh: opening a session on %s: %w", client.RemoteAddr(), err)
-	}
-	stdin, err1 := sess.StdinPipe()
-	stdout, err2 := sess.StdoutPipe()
-	stderr, err3 := sess.StderrPipe()
-	if err := errors.Join(err1, err2, err3); err != nil {
-		sess.Close()
-		return nil, fmt.Errorf("acpclient: ssh: %w", err)
-	}
-	if err := sess.Start(t.command()); err != nil {
-		sess.Close()
-		return nil, fmt.Errorf("acpclient: ssh: starting %s on %s: %w", t.Path, client.RemoteAddr(), err)
-	}
-	if _, err := stdin.Write(preamble); err != nil {
-		sess.Close()
-		return nil, fmt.Errorf("acpclient: ssh: passing the environment to %s on %s: %w", t.Path, client.RemoteAddr(), err)
-	}
+	sess, stdin, stdout, stderr, client := r.sess, r.stdin, r.stdout, r.stderr, r.client
 	red := &Redactor{Values: secretEnvValues(t.Env)}
 	if t.Redactor != nil {
 		red.Values = append(red.Values, t.Redactor.Values...)
@@ -291,4 +298,67 @@ func (p *RemoteProcess) Close() error {
 		waitFor(p.stderrDone, time.Second)
 	})
 	return nil
+}
+
+// SSHClient returns the connection the transport runs its commands on (Dial's, or Client).
+func (t *SSHTransport) SSHClient(ctx context.Context) (*ssh.Client, error) {
+	if t.Dial != nil {
+		client, err := t.Dial(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("acpclient: ssh: %w", err)
+		}
+		return client, nil
+	}
+	if t.Client == nil {
+		return nil, errors.New("acpclient: ssh: no client")
+	}
+	return t.Client, nil
+}
+
+// remoteStart is a remote command just started under the wrapper.
+type remoteStart struct {
+	client         *ssh.Client
+	sess           *ssh.Session
+	stdin          io.WriteCloser
+	stdout, stderr io.Reader
+}
+
+// startRemote starts Path under the wrapper (in terminal mode for Start)
+// and passes it the environment.
+func (t *SSHTransport) startRemote(ctx context.Context, terminal bool) (*remoteStart, error) {
+	if t.Path == "" {
+		return nil, fmt.Errorf("acpclient: %w: no program given", ErrAgentNotFound)
+	}
+	preamble, err := envPreamble(t.Env)
+	if err != nil {
+		return nil, err
+	}
+	line, err := t.commandLine(terminal)
+	if err != nil {
+		return nil, err
+	}
+	client, err := t.SSHClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := client.NewSession()
+	if err != nil {
+		return nil, fmt.Errorf("acpclient: ssh: opening a session on %s: %w", client.RemoteAddr(), err)
+	}
+	stdin, err1 := sess.StdinPipe()
+	stdout, err2 := sess.StdoutPipe()
+	stderr, err3 := sess.StderrPipe()
+	if err := errors.Join(err1, err2, err3); err != nil {
+		sess.Close()
+		return nil, fmt.Errorf("acpclient: ssh: %w", err)
+	}
+	if err := sess.Start(line); err != nil {
+		sess.Close()
+		return nil, fmt.Errorf("acpclient: ssh: starting %s on %s: %w", t.Path, client.RemoteAddr(), err)
+	}
+	if _, err := stdin.Write(preamble); err != nil {
+		sess.Close()
+		return nil, fmt.Errorf("acpclient: ssh: passing the environment to %s on %s: %w", t.Path, client.RemoteAddr(), err)
+	}
+	return &remoteStart{client: client, sess: sess, stdin: stdin, stdout: stdout, stderr: stderr}, nil
 }

@@ -17,27 +17,38 @@ import (
 )
 
 // TestSSHArgumentsAreNotInterpreted runs a remote command whose arguments
-// are full of shell syntax; they must arrive byte for byte.
+// are full of shell syntax, as an agent (Connect) and as a terminal
+// (Start); they must arrive byte for byte, and so must the environment.
 func TestSSHArgumentsAreNotInterpreted(t *testing.T) {
 	srv := sshtest.Start(t, nil)
 	client := srv.Dial(t)
 	args := []string{"with space", `"double"`, "'single'", "$HOME", "a;b", "line1\nline2", "`id`", "*", "back\\slash", ""}
-	tr := &SSHTransport{Client: client, Path: "sh", Dir: t.TempDir(),
-		Args: append([]string{"-c", `for a; do printf '%s\0' "$a"; done; printf 'ENV=%s\0' "$ACP_TEST_VALUE"`, "argv0"}, args...),
-		Env:  []string{"ACP_TEST_VALUE=x $y 'z'"}}
-	rwc, err := tr.Connect(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rwc.Close()
-	out, err := io.ReadAll(rwc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
-	want := append(append([]string(nil), args...), "ENV=x $y 'z'")
-	if strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Fatalf("remote argv:\n got %q\nwant %q", got, want)
+	for _, start := range []struct {
+		name string
+		run  func(*SSHTransport) (io.ReadCloser, error)
+	}{
+		{"connect", func(tr *SSHTransport) (io.ReadCloser, error) { return tr.Connect(context.Background()) }},
+		{"start", func(tr *SSHTransport) (io.ReadCloser, error) { return tr.Start(context.Background()) }},
+	} {
+		t.Run(start.name, func(t *testing.T) {
+			tr := &SSHTransport{Client: client, Path: "sh", Dir: t.TempDir(),
+				Args: append([]string{"-c", `for a; do printf '%s\0' "$a"; done; printf 'ENV=%s\0' "$ACP_TEST_VALUE"`, "argv0"}, args...),
+				Env:  []string{"ACP_TEST_VALUE=x $y 'z'\nnext line"}}
+			rc, err := start.run(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rc.Close()
+			out, err := io.ReadAll(rc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+			want := append(append([]string(nil), args...), "ENV=x $y 'z'\nnext line")
+			if strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Fatalf("remote argv:\n got %q\nwant %q", got, want)
+			}
+		})
 	}
 }
 

@@ -210,8 +210,12 @@
 //
 // With Config.Terminals set, the bridge advertises terminal: true and runs
 // the agent's commands (terminal/create, output, wait_for_exit, kill,
-// release) through a TerminalRunner: LocalTerminals by default, one for an
-// SSH host where the agent runs there. The capability does not depend on
+// release) through a TerminalRunner, where the agent's files are:
+// LocalTerminals for a local agent, SSHTerminals over the agent's own
+// connection for an agent started over SSH (chosen by the bridge unless
+// TerminalOptions.Runner says otherwise). Remotely each command runs under
+// the remote agents' wrapper: its own session on the host, killed when the
+// terminal ends or the connection drops, its cwd resolved over SFTP. The capability does not depend on
 // the mode; each terminal/create is decided by the session's policy, by the
 // write rule, since a command can change any file: refused in Ask, Plan and
 // read-only with an error naming the mode, run in Build and Full without a
@@ -229,6 +233,10 @@
 // character boundary and answering truncated: true: memory stays bounded
 // whatever the command prints. The exit status is an exitCode, or the name
 // of the signal that ended the command ("SIGKILL").
+//
+// TerminalOptions.PTY gives local commands a pseudo-terminal instead of
+// the pipe, for apps that render a terminal emulator: commands see a
+// terminal and their output has a terminal's CR LF line ends.
 //
 // Each command runs in its own process group, with the guarantees of an
 // agent process: a parent-death signal, a sentinel that kills the group if

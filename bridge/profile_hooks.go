@@ -28,7 +28,7 @@ type turnRetries struct {
 // resending the prompt would repeat work.
 func isOutput(k Kind) bool {
 	switch k {
-	case KindText, KindThinking, KindToolStart, KindToolUpdate, KindToolEnd, KindPermission:
+	case KindText, KindThinking, KindToolStart, KindToolUpdate, KindToolEnd, KindPermission, KindTerminal:
 		return true
 	}
 	return false

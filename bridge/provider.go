@@ -80,7 +80,8 @@ type Provider struct {
 
 	// TransientError reports a prompt failure worth retrying (a backend
 	// hiccup, not an auth or validation error). Before the turn produced
-	// output the prompt is sent again after each RetryBackoff delay; after
+	// output (text, thinking, tools, permission requests, or output of a
+	// command the agent ran) the prompt is sent again after each RetryBackoff delay; after
 	// output it is recovered once per user turn by sending ContinuePrompt
 	// to the same session, keeping what was streamed.
 	TransientError func(err error) bool

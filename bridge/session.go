@@ -424,6 +424,17 @@ func (s *Session) emitFromAgent(ev Event) {
 	s.emit(ev)
 }
 
+// turnOutput records that the running turn has produced output (see
+// isOutput) by a way other than an event of the agent, such as a command
+// it ran printing.
+func (s *Session) turnOutput() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.turn != nil {
+		s.turn.emitted = true
+	}
+}
+
 // activity records that the agent is alive, for the watchdog.
 func (s *Session) activity() {
 	s.mu.Lock()

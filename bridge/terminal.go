@@ -20,9 +20,17 @@ type TerminalOptions struct {
 	// an agent cannot make the host hold more (default
 	// DefaultMaxTerminalOutputBytes).
 	MaxOutputByteLimit int
-	// Runner starts the commands (default LocalTerminals{}: on this
-	// machine). An agent launched on an SSH host needs a runner for that
-	// host: its commands must run where its files are.
+	// PTY runs each command with a pseudo-terminal as its stdout and
+	// stderr instead of a pipe, for apps that render a terminal emulator:
+	// the command sees a terminal (isatty) and behaves as in one, and its
+	// output is merged as a terminal shows it, with CR LF line ends (see
+	// acpclient.CommandTransport.PTY). LocalTerminals honour it;
+	// SSHTerminals run with pipes whatever it says.
+	PTY bool
+	// Runner starts the commands. Default: where the agent runs, as its
+	// commands must run where its files are: SSHTerminals over the agent's
+	// connection when its transport is an acpclient.SSHTransport (also
+	// inside a profile's launch), LocalTerminals{} otherwise.
 	Runner TerminalRunner
 }
 
@@ -40,13 +48,6 @@ const liveTerminalPiece = 16 << 10
 // liveTerminalInterval is the least time between two terminal events of one
 // terminal (the first goes out at once): enough for a view to look live.
 const liveTerminalInterval = 25 * time.Millisecond
-
-func (o *TerminalOptions) runner() TerminalRunner {
-	if o.Runner == nil {
-		return LocalTerminals{}
-	}
-	return o.Runner
-}
 
 // limitFor is the output window for a request's outputByteLimit.
 func (o *TerminalOptions) limitFor(asked *int64) (int, error) {
@@ -109,12 +110,12 @@ func (ts *terminalServer) CreateTerminal(ctx context.Context, req *acpclient.Cre
 	if err != nil {
 		return nil, err
 	}
-	runner := b.cfg.Terminals.runner()
+	runner := b.terminalRunner()
 	dir, err := s.terminalDir(ctx, runner, req.Cwd)
 	if err != nil {
 		return nil, err
 	}
-	proc, err := runner.StartTerminal(ctx, TerminalCommand{Command: req.Command, Args: req.Args, Env: req.Env, Dir: dir})
+	proc, err := runner.StartTerminal(ctx, TerminalCommand{Command: req.Command, Args: req.Args, Env: req.Env, Dir: dir, PTY: b.cfg.Terminals.PTY})
 	if err != nil {
 		return nil, acpclient.NewError(acpclient.CodeInternalError, "running %s: %v", req.Command, err)
 	}
@@ -123,6 +124,16 @@ func (ts *terminalServer) CreateTerminal(ctx context.Context, req *acpclient.Cre
 		return nil, acpclient.NewError(acpclient.CodeInternalError, "running %s: %v", req.Command, err)
 	}
 	return &acpclient.CreateTerminalResponse{TerminalID: id}, nil
+}
+
+// StartTerminal serves terminal/create from a goroutine of the bridge's
+// terminal set (acpclient.TerminalStarter): starting a command on an SSH
+// host takes round trips, which must not hold up the agent's connection.
+func (ts *terminalServer) StartTerminal(ctx context.Context, req *acpclient.CreateTerminalRequest, reply func(*acpclient.CreateTerminalResponse, error)) {
+	err := ts.c.b.terminals.goWait(func() { reply(ts.CreateTerminal(ctx, req)) })
+	if err != nil {
+		reply(nil, acpclient.NewError(acpclient.CodeInternalError, "running %s: %v", req.Command, err))
+	}
 }
 
 // TerminalOutput answers with the output kept so far, and the exit status

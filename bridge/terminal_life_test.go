@@ -73,7 +73,8 @@ func waitPidFile(t *testing.T, path string) []int {
 }
 
 // runningTree waits for the tree of treeScript started in dir and returns
-// its processes: the command, its child, the grandchild and the sentinel.
+// its processes: the command, its child, the grandchild and the sentinel
+// (remotely: the wrapper's watcher).
 func runningTree(t *testing.T, dir string) []int {
 	t.Helper()
 	pids := waitPidFile(t, filepath.Join(dir, "pids"))
@@ -101,48 +102,56 @@ func waitAllGone(t *testing.T, pids []int, why string) {
 }
 
 // TestTerminalEndsOfLife: a command with a grandchild is gone, with its
-// whole process group and sentinel, after each end of its life: kill,
-// release while it runs, closing its session, closing the bridge, the
-// agent's death.
+// whole process group (and locally its sentinel, remotely the wrapper's
+// watcher), after each end of its life: kill, release while it runs,
+// closing its session, closing the bridge, the agent's death, and on an SSH
+// host the connection dropping (the host's death, for the terminal).
 func TestTerminalEndsOfLife(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("checks the process table through /proc")
 	}
 	exit := 3
-	for _, tt := range []struct {
-		name  string
-		steps []acptest.Step       // turn "end"
-		end   func(f *termFixture) // or this
-		want  string               // a report of turn "end"
-	}{
-		{name: "kill", steps: []acptest.Step{onTerminal("terminal/kill", "term-1"), onTerminal("terminal/wait_for_exit", "term-1")},
-			want: `request terminal/wait_for_exit: result {"signal":"SIGKILL"}`},
-		{name: "release", steps: []acptest.Step{onTerminal("terminal/release", "term-1"), onTerminal("terminal/output", "term-1")},
-			want: `request terminal/output: error -32602 terminal "term-1" of session "sess_1" is unknown or was released`},
-		{name: "session close", end: func(f *termFixture) { f.s.Close(context.Background()) }},
-		{name: "bridge close", end: func(f *termFixture) { f.b.Close() }},
-		{name: "agent death", steps: []acptest.Step{{Exit: &exit}}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			script := acptest.Script{Prompts: []acptest.Turn{
-				{Match: "start", Steps: []acptest.Step{shell(treeScript)}},
-				{Match: "end", Steps: tt.steps},
-			}}
-			f := newTermFixture(t, script, Policy{Mode: ModeBuild}, nil)
-			f.prompt(t, "start")
-			tree := runningTree(t, f.dir)
-			if tt.end != nil {
-				tt.end(f)
-			} else {
-				f.s.Prompt(context.Background(), acpclient.TextBlock("end")) // the agent's death fails it
-			}
-			if tt.want != "" {
-				f.report(tt.want)
-			}
-			waitAllGone(t, tree, tt.name)
-			f.rec.waitFor("exit event", func(ev Event) bool { return ev.Kind == KindTerminal && ev.Terminal.Exit != nil })
-		})
-	}
+	eachRunner(t, func(t *testing.T, r termRunner) {
+		for _, tt := range []struct {
+			name  string
+			steps []acptest.Step                        // turn "end"
+			end   func(f *termFixture, dropHost func()) // or this
+			want  string                                // a report of turn "end"
+		}{
+			{name: "kill", steps: []acptest.Step{onTerminal("terminal/kill", "term-1"), onTerminal("terminal/wait_for_exit", "term-1")},
+				want: `request terminal/wait_for_exit: result {"signal":"SIGKILL"}`},
+			{name: "release", steps: []acptest.Step{onTerminal("terminal/release", "term-1"), onTerminal("terminal/output", "term-1")},
+				want: `request terminal/output: error -32602 terminal "term-1" of session "sess_1" is unknown or was released`},
+			{name: "session close", end: func(f *termFixture, _ func()) { f.s.Close(context.Background()) }},
+			{name: "bridge close", end: func(f *termFixture, _ func()) { f.b.Close() }},
+			{name: "agent death", steps: []acptest.Step{{Exit: &exit}}},
+			{name: "host death", end: func(_ *termFixture, dropHost func()) { dropHost() }},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				opts, dropHost := r.setup(t)
+				if tt.name == "host death" && dropHost == nil {
+					t.Skip("this runner's host is this process (see acpclient's host-death tests)")
+				}
+				script := acptest.Script{Prompts: []acptest.Turn{
+					{Match: "start", Steps: []acptest.Step{shell(treeScript)}},
+					{Match: "end", Steps: tt.steps},
+				}}
+				f := newTermFixture(t, script, Policy{Mode: ModeBuild}, opts)
+				f.prompt(t, "start")
+				tree := runningTree(t, f.dir)
+				if tt.end != nil {
+					tt.end(f, dropHost)
+				} else {
+					f.s.Prompt(context.Background(), acpclient.TextBlock("end")) // the agent's death fails it
+				}
+				if tt.want != "" {
+					f.report(tt.want)
+				}
+				waitAllGone(t, tree, tt.name)
+				f.rec.waitFor("exit event", func(ev Event) bool { return ev.Kind == KindTerminal && ev.Terminal.Exit != nil })
+			})
+		}
+	})
 }
 
 // TestTerminalWaitDoesNotHoldTheConnection: while one session's agent

@@ -37,6 +37,9 @@ type TerminalCommand struct {
 	Env []acpclient.EnvVariable
 	// Dir is the working directory: absolute, inside the session's roots.
 	Dir string
+	// PTY asks for a pseudo-terminal instead of a pipe
+	// (TerminalOptions.PTY), where the runner has them.
+	PTY bool
 }
 
 // TerminalProcess is a running terminal command (*acpclient.RunningCommand
@@ -99,7 +102,7 @@ func (l LocalTerminals) StartTerminal(ctx context.Context, cmd TerminalCommand) 
 	if strings.ContainsRune(program, '/') && !filepath.IsAbs(program) {
 		program = filepath.Join(cmd.Dir, program) // the agent means its cwd, not ours
 	}
-	t := &acpclient.CommandTransport{Path: program, Args: cmd.Args, Dir: cmd.Dir, Env: l.env(cmd.Env)}
+	t := &acpclient.CommandTransport{Path: program, Args: cmd.Args, Dir: cmd.Dir, Env: l.env(cmd.Env), PTY: cmd.PTY}
 	c, err := t.Start(ctx)
 	if err != nil {
 		return nil, err // not a nil *RunningCommand in a non-nil interface

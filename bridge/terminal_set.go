@@ -28,7 +28,14 @@ type terminal struct {
 	proc    TerminalProcess
 	out     *outputWindow
 
-	wake   chan struct{} // new output for the live events; holds one
+	wake chan struct{} // new output for the live events; holds one
+
+	// mu orders the terminal's events: the stream's and place's.
+	mu       sync.Mutex
+	sent     int64 // output offset the events have reached
+	unplaced bool  // an event went out before a tool call named the terminal
+	exitSent bool  // the exit event went out: the stream is over
+
 	status *acpclient.TerminalExitStatus
 	ended  chan struct{} // closed once the command ended and status is set
 	done   chan struct{} // closed once its goroutines have returned
@@ -39,7 +46,6 @@ type terminal struct {
 // ended instead: nothing would end it later.
 func (set *terminalSet) add(s *Session, owner *agentClient, proc TerminalProcess, limit int) (string, error) {
 	set.mu.Lock()
-	defer set.mu.Unlock()
 	err := s.closedErr()
 	switch {
 	case set.closed:
@@ -48,9 +54,11 @@ func (set *terminalSet) add(s *Session, owner *agentClient, proc TerminalProcess
 		err = errAgentExited
 	}
 	if err != nil {
-		proc.Close()
+		set.mu.Unlock()
+		proc.Close() // may wait on a remote host: not under the lock
 		return "", err
 	}
+	defer set.mu.Unlock()
 	if set.byID == nil {
 		set.byID = map[string]*terminal{}
 	}
@@ -120,6 +128,17 @@ func (set *terminalSet) end(match func(*terminal) bool) {
 	}
 }
 
+// placed tells the session's terminal id that a tool call's content
+// names it (see terminal.place).
+func (set *terminalSet) placed(s *Session, id string) {
+	set.mu.Lock()
+	t := set.byID[id]
+	set.mu.Unlock()
+	if t != nil && t.session == s {
+		t.place()
+	}
+}
+
 // endSession ends a closing session's terminals.
 func (set *terminalSet) endSession(s *Session) {
 	set.end(func(t *terminal) bool { return t.session == s })
@@ -145,9 +164,15 @@ func (set *terminalSet) endAll() {
 func (t *terminal) read(running *sync.WaitGroup) {
 	defer running.Done()
 	buf := make([]byte, 32<<10)
+	printed := false
 	for {
 		n, err := t.proc.Read(buf)
 		if n > 0 {
+			if !printed {
+				// Work done: a failed turn must not be sent again whole.
+				t.session.turnOutput()
+				printed = true
+			}
 			t.out.write(buf[:n])
 			select {
 			case t.wake <- struct{}{}:
@@ -172,7 +197,6 @@ func (t *terminal) read(running *sync.WaitGroup) {
 func (t *terminal) stream(running *sync.WaitGroup) {
 	defer running.Done()
 	defer close(t.done)
-	var sent int64
 	for {
 		final := false
 		select {
@@ -180,16 +204,71 @@ func (t *terminal) stream(running *sync.WaitGroup) {
 		case <-t.ended:
 			final = true
 		}
-		data, next, skipped := t.out.since(sent, liveTerminalPiece, final)
-		sent = next
-		if data != "" || skipped {
-			t.emit(&TerminalOutput{Data: data, Truncated: skipped})
-		}
+		t.mu.Lock()
+		t.emitNew(final)
+		t.mu.Unlock()
 		if final {
-			t.emit(&TerminalOutput{Exit: t.status})
 			return
 		}
 		t.pause()
+	}
+}
+
+// emitNew emits the output not sent yet, and the exit if final; or, when
+// earlier events went out before a tool call named the terminal and one
+// now does, everything so far again for that row (see emitPlaced).
+// Called with t.mu held.
+func (t *terminal) emitNew(final bool) {
+	tool := t.toolCall()
+	if t.unplaced && tool != "" {
+		t.emitPlaced(tool, final)
+		return
+	}
+	data, next, skipped := t.out.since(t.sent, liveTerminalPiece, final)
+	t.sent = next
+	if data != "" || skipped {
+		t.emit(&TerminalOutput{ToolCallID: tool, Data: data, Truncated: skipped})
+	}
+	if final {
+		t.emit(&TerminalOutput{ToolCallID: tool, Exit: t.status})
+		t.exitSent = true
+	}
+}
+
+// emitPlaced emits, for the row of tool call tool, the output kept so far
+// (its newest ToolRowOutputLimit bytes, Reset: it replaces what was shown)
+// and the exit if the command has ended: the first pieces went out before
+// the agent's tool update named the terminal, so no row could show them.
+// Called with t.mu held.
+func (t *terminal) emitPlaced(tool string, final bool) {
+	ended := final || t.exitSent
+	data, next, skipped := t.out.since(0, ToolRowOutputLimit, ended)
+	t.sent, t.unplaced = next, false
+	out := &TerminalOutput{ToolCallID: tool, Data: data, Truncated: skipped, Reset: true}
+	if ended {
+		out.Exit, t.exitSent = t.status, true
+	}
+	t.emit(out)
+}
+
+// place is called when a tool update names the terminal in its content:
+// output that went out unnamed is emitted again for the row, by the
+// stream while the command runs, here once its events are over.
+func (t *terminal) place() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.unplaced {
+		return
+	}
+	if !t.exitSent {
+		select {
+		case t.wake <- struct{}{}:
+		default: // the stream is awake already
+		}
+		return
+	}
+	if tool := t.toolCall(); tool != "" {
+		t.emitPlaced(tool, true)
 	}
 }
 
@@ -204,12 +283,19 @@ func (t *terminal) pause() {
 	}
 }
 
+// toolCall is the row that shows the terminal: the tool call whose content
+// named it, or "" while none has.
+func (t *terminal) toolCall() string {
+	t.session.mu.Lock()
+	defer t.session.mu.Unlock()
+	return t.session.tools.terms.toolCallOf(t.id)
+}
+
 func (t *terminal) emit(out *TerminalOutput) {
 	out.ID, out.Source = t.id, "client"
-	// The row that shows it: a tool call whose content named the terminal.
-	t.session.mu.Lock()
-	out.ToolCallID = t.session.tools.terms.toolCallOf(t.id)
-	t.session.mu.Unlock()
+	if out.ToolCallID == "" {
+		t.unplaced = true
+	}
 	t.session.activity() // a command's output is the agent's turn at work
 	t.session.emit(Event{Kind: KindTerminal, Terminal: out})
 }

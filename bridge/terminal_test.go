@@ -141,29 +141,31 @@ func TestTerminalEveryMethod(t *testing.T) {
 		onTerminal("terminal/output", "term-1"),
 		onTerminal("terminal/wait_for_exit", "term-1"),
 	}}}}
-	f := newTermFixture(t, script, Policy{Mode: ModeBuild}, nil)
-	f.prompt(t, "run")
-	resolved, _ := filepath.EvalSymlinks(f.dir)
-	want := map[string][]string{
-		"terminal/create":        {`result {"terminalId":"term-1"}`},
-		"terminal/wait_for_exit": {`result {"exitCode":7}`, `error -32602 terminal "term-1" of session "sess_1" is unknown or was released`},
-		"terminal/output": {`result {"output":"out\nerr\npwd=` + resolved + ` foo=bar baz term=dumb secret=\n","truncated":false,"exitStatus":{"exitCode":7}}`,
-			`error -32602 terminal "term-1" of session "sess_1" is unknown or was released`},
-		"terminal/kill":    {`result {}`},
-		"terminal/release": {`result {}`},
-	}
-	for method, answers := range want {
-		got := f.reports(method)
-		if len(got) != len(answers) {
-			t.Errorf("%s answered %q, want %d answers", method, got, len(answers))
-			continue
+	eachRunner(t, func(t *testing.T, r termRunner) {
+		f := newTermFixture(t, script, Policy{Mode: ModeBuild}, r.opts(t))
+		f.prompt(t, "run")
+		resolved, _ := filepath.EvalSymlinks(f.dir)
+		want := map[string][]string{
+			"terminal/create":        {`result {"terminalId":"term-1"}`},
+			"terminal/wait_for_exit": {`result {"exitCode":7}`, `error -32602 terminal "term-1" of session "sess_1" is unknown or was released`},
+			"terminal/output": {`result {"output":"out\nerr\npwd=` + resolved + ` foo=bar baz term=dumb secret=\n","truncated":false,"exitStatus":{"exitCode":7}}`,
+				`error -32602 terminal "term-1" of session "sess_1" is unknown or was released`},
+			"terminal/kill":    {`result {}`},
+			"terminal/release": {`result {}`},
 		}
-		for i, a := range answers {
-			if got[i] != "request "+method+": "+a {
-				t.Errorf("%s answer %d:\n got %s\nwant %s", method, i, got[i], a)
+		for method, answers := range want {
+			got := f.reports(method)
+			if len(got) != len(answers) {
+				t.Errorf("%s answered %q, want %d answers", method, got, len(answers))
+				continue
+			}
+			for i, a := range answers {
+				if got[i] != "request "+method+": "+a {
+					t.Errorf("%s answer %d:\n got %s\nwant %s", method, i, got[i], a)
+				}
 			}
 		}
-	}
+	})
 }
 
 // TestTerminalTruncatesAtCharacterBoundary: output over outputByteLimit
@@ -172,14 +174,16 @@ func TestTerminalTruncatesAtCharacterBoundary(t *testing.T) {
 	script := acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
 		{Terminal: &acptest.Terminal{Command: "printf", Args: []string{"%s", "aé€😀aé€😀"}, OutputByteLimit: 6}},
 	}}}}
-	f := newTermFixture(t, script, Policy{Mode: ModeFull}, nil)
-	f.prompt(t, "run")
-	// "aé€😀" is 1+2+3+4 bytes; the last 6 bytes start at the second of
-	// "€", so only the emoji's 4 bytes can stay.
-	got := f.report("terminal:")
-	if want := `terminal: exit 0 signal none truncated true output "😀"`; got != want {
-		t.Errorf("got  %s\nwant %s", got, want)
-	}
+	eachRunner(t, func(t *testing.T, r termRunner) {
+		f := newTermFixture(t, script, Policy{Mode: ModeFull}, r.opts(t))
+		f.prompt(t, "run")
+		// "aé€😀" is 1+2+3+4 bytes; the last 6 bytes start at the second of
+		// "€", so only the emoji's 4 bytes can stay.
+		got := f.report("terminal:")
+		if want := `terminal: exit 0 signal none truncated true output "😀"`; got != want {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+	})
 }
 
 // TestTerminalRefusedOutsideBuildAndFull: Ask, Plan and read-only refuse
@@ -189,27 +193,29 @@ func TestTerminalRefusedOutsideBuildAndFull(t *testing.T) {
 	script := acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
 		{Terminal: &acptest.Terminal{Command: "echo", Args: []string{"ran"}}},
 	}}}}
-	for _, tt := range []struct {
-		policy Policy
-		want   string
-	}{
-		{Policy{Mode: ModeAsk}, "terminal: terminal/create error -32603 running echo refused: the session is read-only (Ask mode)"},
-		{Policy{Mode: ModePlan}, "terminal: terminal/create error -32603 running echo refused: the session is read-only (Plan mode)"},
-		{Policy{Mode: ModeFull, ReadOnly: true}, "terminal: terminal/create error -32603 running echo refused: the session is read-only (read-only tool policy)"},
-		{Policy{Mode: ModeBuild}, `terminal: exit 0 signal none truncated false output "ran\n"`},
-		{Policy{Mode: ModeFull}, `terminal: exit 0 signal none truncated false output "ran\n"`},
-	} {
-		t.Run(string(tt.policy.Mode)+map[bool]string{true: "-readonly"}[tt.policy.ReadOnly], func(t *testing.T) {
-			f := newTermFixture(t, script, tt.policy, nil)
-			f.prompt(t, "run")
-			if got := f.report("terminal:"); !strings.HasPrefix(got, tt.want) {
-				t.Errorf("got  %s\nwant %s…", got, tt.want)
-			}
-			if askedApp(f.rec.snapshot()) {
-				t.Error("the app was asked")
-			}
-		})
-	}
+	eachRunner(t, func(t *testing.T, r termRunner) {
+		for _, tt := range []struct {
+			policy Policy
+			want   string
+		}{
+			{Policy{Mode: ModeAsk}, "terminal: terminal/create error -32603 running echo refused: the session is read-only (Ask mode)"},
+			{Policy{Mode: ModePlan}, "terminal: terminal/create error -32603 running echo refused: the session is read-only (Plan mode)"},
+			{Policy{Mode: ModeFull, ReadOnly: true}, "terminal: terminal/create error -32603 running echo refused: the session is read-only (read-only tool policy)"},
+			{Policy{Mode: ModeBuild}, `terminal: exit 0 signal none truncated false output "ran\n"`},
+			{Policy{Mode: ModeFull}, `terminal: exit 0 signal none truncated false output "ran\n"`},
+		} {
+			t.Run(string(tt.policy.Mode)+map[bool]string{true: "-readonly"}[tt.policy.ReadOnly], func(t *testing.T) {
+				f := newTermFixture(t, script, tt.policy, r.opts(t))
+				f.prompt(t, "run")
+				if got := f.report("terminal:"); !strings.HasPrefix(got, tt.want) {
+					t.Errorf("got  %s\nwant %s…", got, tt.want)
+				}
+				if askedApp(f.rec.snapshot()) {
+					t.Error("the app was asked")
+				}
+			})
+		}
+	})
 }
 
 // TestTerminalCwdConfined: a cwd inside the session's cwd or a granted
@@ -225,7 +231,6 @@ func TestTerminalCwdConfined(t *testing.T) {
 		termRequest("terminal/create", map[string]any{"command": "true", "cwd": "CWD/../.."}),
 		termRequest("terminal/create", map[string]any{"command": "true", "cwd": "relative"}),
 	}}}}
-	h, rec := newHostAndRecorder(t, nil)
 	dir := t.TempDir()
 	for i, st := range script.Prompts[0].Steps {
 		script.Prompts[0].Steps[i].Request.Params = []byte(strings.ReplaceAll(string(st.Request.Params), "CWD", dir))
@@ -234,30 +239,33 @@ func TestTerminalCwdConfined(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := h.Start(context.Background(), Config{ID: "cwd", Transport: &acptest.Transport{Script: script}, Terminals: &TerminalOptions{}})
-	s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: dir, ExternalDirectories: []string{granted}, Policy: Policy{Mode: ModeBuild}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &termFixture{rec: rec, s: s}
-	f.prompt(t, "go")
-	got := f.reports("terminal/create")
-	want := []string{
-		`result {"terminalId":"term-1"}`,
-		`result {"terminalId":"term-2"}`,
-		`error -32602 terminal cwd ` + outside + ` refused: outside the session's directories`,
-		`error -32602 terminal cwd ` + dir + `/link refused: outside the session's directories`,
-		`error -32602 terminal cwd ` + filepath.Dir(filepath.Dir(dir)) + ` refused: outside the session's directories`,
-		`error -32602 terminal cwd "relative" is not an absolute path`,
-	}
-	if len(got) != len(want) {
-		t.Fatalf("answers %q", got)
-	}
-	for i := range want {
-		if got[i] != "request terminal/create: "+want[i] {
-			t.Errorf("answer %d:\n got %s\nwant %s", i, got[i], want[i])
+	eachRunner(t, func(t *testing.T, r termRunner) {
+		h, rec := newHostAndRecorder(t, nil)
+		b, _ := h.Start(context.Background(), Config{ID: "cwd", Transport: &acptest.Transport{Script: script}, Terminals: r.opts(t)})
+		s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: dir, ExternalDirectories: []string{granted}, Policy: Policy{Mode: ModeBuild}})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		f := &termFixture{rec: rec, s: s}
+		f.prompt(t, "go")
+		got := f.reports("terminal/create")
+		want := []string{
+			`result {"terminalId":"term-1"}`,
+			`result {"terminalId":"term-2"}`,
+			`error -32602 terminal cwd ` + outside + ` refused: outside the session's directories`,
+			`error -32602 terminal cwd ` + dir + `/link refused: outside the session's directories`,
+			`error -32602 terminal cwd ` + filepath.Dir(filepath.Dir(dir)) + ` refused: outside the session's directories`,
+			`error -32602 terminal cwd "relative" is not an absolute path`,
+		}
+		if len(got) != len(want) {
+			t.Fatalf("answers %q", got)
+		}
+		for i := range want {
+			if got[i] != "request terminal/create: "+want[i] {
+				t.Errorf("answer %d:\n got %s\nwant %s", i, got[i], want[i])
+			}
+		}
+	})
 }
 
 // TestTerminalEvents: the output arrives as terminal events of the
@@ -266,41 +274,46 @@ func TestTerminalEvents(t *testing.T) {
 	script := acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
 		{Terminal: &acptest.Terminal{Command: "/bin/sh", Args: []string{"-c", `for i in 1 2 3; do echo line $i; sleep 0.01; done; echo é >&2; exit 2`}, ToolCallID: "call_1"}},
 	}}}}
-	f := newTermFixture(t, script, Policy{Mode: ModeBuild}, nil)
-	f.prompt(t, "run")
-	f.rec.waitFor("exit event", func(ev Event) bool { return ev.Kind == KindTerminal && ev.Terminal.Exit != nil })
-	var data strings.Builder
-	var exits int
-	for _, ev := range f.rec.snapshot() {
-		if ev.Kind != KindTerminal {
-			continue
-		}
-		tr := ev.Terminal
-		if tr.ID != "term-1" || tr.Source != "client" || tr.Truncated || ev.Key != f.s.Key() {
-			t.Errorf("terminal event %+v of session %s", tr, ev.Key)
-		}
-		if exits > 0 {
-			t.Errorf("event after the exit: %+v", tr)
-		}
-		if !utf8.ValidString(tr.Data) {
-			t.Errorf("event data %q splits a character", tr.Data)
-		}
-		data.WriteString(tr.Data)
-		if tr.Exit != nil {
-			exits++
-			if tr.Exit.ExitCode == nil || *tr.Exit.ExitCode != 2 {
-				t.Errorf("exit %+v, want code 2", tr.Exit)
+	eachRunner(t, func(t *testing.T, r termRunner) {
+		f := newTermFixture(t, script, Policy{Mode: ModeBuild}, r.opts(t))
+		f.prompt(t, "run")
+		f.rec.waitFor("exit event", func(ev Event) bool { return ev.Kind == KindTerminal && ev.Terminal.Exit != nil })
+		var data strings.Builder
+		var exits int
+		for _, ev := range f.rec.snapshot() {
+			if ev.Kind != KindTerminal {
+				continue
 			}
-			// The tool call that named the terminal in its content (sent
-			// right after create) is the row that shows it.
-			if tr.ToolCallID != "call_1" {
-				t.Errorf("exit event for tool call %q, want call_1", tr.ToolCallID)
+			tr := ev.Terminal
+			if tr.ID != "term-1" || tr.Source != "client" || tr.Truncated || ev.Key != f.s.Key() {
+				t.Errorf("terminal event %+v of session %s", tr, ev.Key)
+			}
+			if exits > 0 {
+				t.Errorf("event after the exit: %+v", tr)
+			}
+			if !utf8.ValidString(tr.Data) {
+				t.Errorf("event data %q splits a character", tr.Data)
+			}
+			if tr.Reset { // sent again for the row, once the tool call named it
+				data.Reset()
+			}
+			data.WriteString(tr.Data)
+			if tr.Exit != nil {
+				exits++
+				if tr.Exit.ExitCode == nil || *tr.Exit.ExitCode != 2 {
+					t.Errorf("exit %+v, want code 2", tr.Exit)
+				}
+				// The tool call that named the terminal in its content (sent
+				// right after create) is the row that shows it.
+				if tr.ToolCallID != "call_1" {
+					t.Errorf("exit event for tool call %q, want call_1", tr.ToolCallID)
+				}
 			}
 		}
-	}
-	if want := "line 1\nline 2\nline 3\né\n"; data.String() != want {
-		t.Errorf("events carried %q, want %q", data.String(), want)
-	}
+		if want := "line 1\nline 2\nline 3\né\n"; data.String() != want {
+			t.Errorf("events carried %q, want %q", data.String(), want)
+		}
+	})
 }
 
 // TestLocalTerminalsProgramRelativeToCwd: a program path relative to the

@@ -31,6 +31,7 @@ func (s *Session) handleUpdate(n *acpclient.SessionNotification) {
 		terms := s.tools.terms.fromTool(u.ToolCallID, u.Content, u.Meta)
 		s.mu.Unlock()
 		s.emitToolTerminals(ev, snap, kinds, terms)
+		s.placeTerminals(u.Content)
 	case *acpclient.ToolCallProgress:
 		s.toolProgress(ev, &u.ToolCallUpdate)
 	case *acpclient.TerminalOutputChunk:
@@ -129,6 +130,17 @@ func (s *Session) toolProgress(ev Event, u *acpclient.ToolCallUpdate) {
 	terms := s.tools.terms.fromTool(u.ToolCallID, u.Content, u.Meta)
 	s.mu.Unlock()
 	s.emitToolTerminals(ev, snap, kinds, terms)
+	s.placeTerminals(u.Content)
+}
+
+// placeTerminals tells the bridge's terminals that content names them, once
+// the row is out: output they sent before is sent again for the row.
+func (s *Session) placeTerminals(content []acpclient.ToolCallContent) {
+	for _, c := range content {
+		if c.Type == acpclient.ToolContentTerminal {
+			s.b.terminals.placed(s, c.TerminalID)
+		}
+	}
 }
 
 // emitToolTerminals reports a tool call's events and the terminal output

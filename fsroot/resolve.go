@@ -14,6 +14,12 @@ const maxSymlinks = 40
 
 var errSymlinkLoop = errors.New("too many levels of symbolic links")
 
+// linkFS is the part of a backend that resolve needs.
+type linkFS interface {
+	lstat(ctx context.Context, abs string) (fs.FileInfo, error)
+	readlink(ctx context.Context, abs string) (string, error)
+}
+
 // resolve returns the real location of the clean absolute path p: every
 // symlink in it is replaced by its target, component by component, through
 // the backend, so Local and SFTP resolve identically (the SFTP realpath
@@ -21,7 +27,7 @@ var errSymlinkLoop = errors.New("too many levels of symbolic links")
 // component does not exist, the rest is appended to the resolved existing
 // prefix and exists is false: a new file is judged by its nearest existing
 // parent.
-func resolve(ctx context.Context, fsys fsys, p string) (resolved string, exists bool, err error) {
+func resolve(ctx context.Context, fsys linkFS, p string) (resolved string, exists bool, err error) {
 	pending := splitPath(p)
 	cur := "/"
 	links := 0

@@ -1,0 +1,131 @@
+package acpclient
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/acphost/acphost/internal/sshdtest"
+	"github.com/acphost/acphost/internal/sshtest"
+)
+
+// sshServers runs test against the in-process SSH server and the real sshd
+// (skipped where sshd is not installed).
+func sshServers(t *testing.T, test func(t *testing.T, client *ssh.Client)) {
+	t.Run("sshtest", func(t *testing.T) { test(t, sshtest.Start(t, nil).Dial(t)) })
+	t.Run("sshd", func(t *testing.T) { test(t, sshdtest.Start(t).Dial(t)) })
+}
+
+// startRemote starts sh -c script as a remote terminal command.
+func startRemoteScript(t *testing.T, tr *SSHTransport, script string) *RemoteCommand {
+	t.Helper()
+	tr.Path, tr.Args = "sh", []string{"-c", script}
+	c, err := tr.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestSSHStartOutputAndStatus: stdout and stderr arrive joined in order,
+// stdin is empty, the environment is KeepEnv's plus Env and nothing else of
+// the login's, and the exit code or signal is reported.
+func TestSSHStartOutputAndStatus(t *testing.T) {
+	sshServers(t, func(t *testing.T, client *ssh.Client) {
+		tr := &SSHTransport{Client: client, Dir: t.TempDir(), KeepEnv: []string{"HOME", "ACPHOST_NOT_SET_ANYWHERE"},
+			Env: []string{"FOO=bar baz"}}
+		c := startRemoteScript(t, tr, `echo one; echo two >&2; echo three; cat; echo "in=done"; env | sort | grep -v '^PWD=\|^SHLVL=\|^_=' | sed 's/=.*//' | tr '\n' ' '; exit 7`)
+		out, err := io.ReadAll(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "one\ntwo\nthree\nin=done\nFOO HOME "; string(out) != want {
+			t.Errorf("output %q, want %q", out, want)
+		}
+		if st := c.Wait(); st.ExitCode == nil || *st.ExitCode != 7 || st.Signal != nil {
+			t.Errorf("status %+v, want exit 7", st)
+		}
+		c = startRemoteScript(t, &SSHTransport{Client: client}, `kill -TERM $$`)
+		io.ReadAll(c)
+		if st := c.Wait(); st.Signal == nil || *st.Signal != "SIGTERM" {
+			t.Errorf("status %+v, want SIGTERM", st)
+		}
+		// The wrapper's settings do not reach the command; the agent's
+		// env cannot change them.
+		tr = &SSHTransport{Client: client, Env: []string{"_ahk=x", "_aht=", "ACPHOST_X=1"}}
+		c = startRemoteScript(t, tr, `env | grep -c '^ACPHOST_STOP=\|^ACPHOST_KILL=\|^ACPHOST_TERMINAL=\|^ACPHOST_ENV='; exit 3`)
+		if out, _ := io.ReadAll(c); string(out) != "0\n" {
+			t.Errorf("wrapper settings in the command's environment: %q", out)
+		}
+		if st := c.Wait(); st.ExitCode == nil || *st.ExitCode != 3 {
+			t.Errorf("status %+v with the wrapper's names in Env, want exit 3", st)
+		}
+		// A program the host cannot find: exit 127, the shell's message.
+		c, err = (&SSHTransport{Client: client, Path: "no-such-program-here"}).Start(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if out, _ := io.ReadAll(c); !strings.Contains(string(out), "no-such-program-here") {
+			t.Errorf("output for a missing program: %q", out)
+		}
+		if st := c.Wait(); st.ExitCode == nil || *st.ExitCode != 127 {
+			t.Errorf("status %+v for a missing program, want exit 127", st)
+		}
+	})
+}
+
+// TestSSHStartKillEndsTree: Kill ends the remote command with its child and
+// grandchild at once (SIGKILL), whatever they do with SIGTERM; checked in
+// the process table (the servers run on this machine).
+func TestSSHStartKillEndsTree(t *testing.T) {
+	sshServers(t, func(t *testing.T, client *ssh.Client) {
+		dir := t.TempDir()
+		c := startRemoteScript(t, &SSHTransport{Client: client, Dir: dir},
+			`trap "" TERM; sh -c 'trap "" TERM; sleep 300 & echo $! > grandchild; wait' & echo $$ $! > pids; wait`)
+		pids := waitForPids(t, filepath.Join(dir, "pids"))
+		pids = append(pids, waitForPids(t, filepath.Join(dir, "grandchild"))...)
+		c.Kill()
+		if st := c.Wait(); st.Signal == nil || *st.Signal != "SIGKILL" {
+			t.Errorf("status after Kill %+v, want SIGKILL", st)
+		}
+		for _, pid := range pids {
+			for deadline := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil && !zombie(pid); time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("pid %d of the remote tree survived Kill", pid)
+				}
+			}
+		}
+	})
+}
+
+func waitForPids(t *testing.T, path string) []int {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
+			var pids []int
+			for _, f := range strings.Fields(string(b)) {
+				pid, _ := strconv.Atoi(f)
+				pids = append(pids, pid)
+			}
+			return pids
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s was not written", path)
+		}
+	}
+}
+
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	return err != nil || strings.Contains(string(b), ") Z ")
+}

@@ -1,0 +1,106 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pkg/sftp"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/fsroot"
+)
+
+// SSHTerminals runs terminal commands on an SSH host, over a shared
+// connection: the runner for an agent launched there (the bridge picks it
+// by itself when the agent's transport is an acpclient.SSHTransport, so its
+// commands run where its files are). Each command runs under the remote
+// agents' wrapper (acpclient.SSHTransport.Start): its own session there,
+// killed with SIGKILL when the terminal is killed or released, when its
+// session, agent or bridge ends, or when the connection drops; the command
+// and its arguments are quoted, never interpreted by the remote shell;
+// stdout and stderr are joined on the host, in order.
+//
+// The command's environment is a minimal base plus what the agent asks
+// for: PATH, HOME, USER, LOGNAME, LANG, LC_ALL, LC_CTYPE, TZ and TMPDIR as
+// the remote login has them (those it has), and TERM=dumb. A cwd is
+// resolved over SFTP, symlinks followed on the host.
+//
+// A program the host cannot find does not fail terminal/create: the
+// terminal ends with exit code 127 and the shell's message as its output.
+type SSHTerminals struct {
+	// Dial returns the connection to use now, for example
+	// (*sshconn.Conn).Client, which dials again after a drop.
+	Dial func(ctx context.Context) (*ssh.Client, error)
+	// KeepEnv replaces the names of the login variables the base keeps;
+	// nil means the ones above.
+	KeepEnv []string
+}
+
+// ResolveDir resolves dir's symlinks on the host and checks that it is a
+// directory, in an SFTP session of its own.
+func (r SSHTerminals) ResolveDir(ctx context.Context, dir string) (string, error) {
+	client, err := r.client(ctx)
+	if err != nil {
+		return "", err
+	}
+	c, err := sftp.NewClient(client)
+	if err != nil {
+		return "", fmt.Errorf("sftp on %s: %w", client.RemoteAddr(), err)
+	}
+	defer c.Close()
+	return fsroot.ResolveSFTPDir(ctx, c, dir)
+}
+
+// StartTerminal starts cmd on the host in a wrapped session of its own.
+func (r SSHTerminals) StartTerminal(ctx context.Context, cmd TerminalCommand) (TerminalProcess, error) {
+	keep := r.KeepEnv
+	if keep == nil {
+		keep = baseEnvNames
+	}
+	env := []string{"TERM=dumb"}
+	for _, v := range cmd.Env {
+		env = append(env, v.Name+"="+v.Value)
+	}
+	t := &acpclient.SSHTransport{Dial: r.client, Path: cmd.Command, Args: cmd.Args, Dir: cmd.Dir, KeepEnv: keep, Env: env}
+	c, err := t.Start(ctx)
+	if err != nil {
+		return nil, err // not a nil *RemoteCommand in a non-nil interface
+	}
+	return c, nil
+}
+
+func (r SSHTerminals) client(ctx context.Context) (*ssh.Client, error) {
+	if r.Dial == nil {
+		return nil, fmt.Errorf("bridge: SSHTerminals without Dial")
+	}
+	return r.Dial(ctx)
+}
+
+// terminalRunner is the runner of the bridge's terminals: the app's, or
+// one where the agent runs (SSHTerminals for an agent on an SSH host,
+// LocalTerminals otherwise).
+func (b *Bridge) terminalRunner() TerminalRunner {
+	if r := b.cfg.Terminals.Runner; r != nil {
+		return r
+	}
+	b.mu.Lock()
+	tr := b.cfg.Transport
+	b.mu.Unlock()
+	if ssh := sshTransportOf(tr); ssh != nil {
+		return SSHTerminals{Dial: ssh.SSHClient}
+	}
+	return LocalTerminals{}
+}
+
+// sshTransportOf is the SSH transport that starts the agent, if it is one
+// (possibly inside a profile's transport).
+func sshTransportOf(tr acpclient.Transport) *acpclient.SSHTransport {
+	switch t := tr.(type) {
+	case *acpclient.SSHTransport:
+		return t
+	case *profileTransport:
+		return sshTransportOf(t.inner)
+	}
+	return nil
+}
