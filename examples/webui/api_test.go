@@ -189,6 +189,9 @@ func TestInspectorShowsTheWire(t *testing.T) {
 	if !strings.Contains(in.InitializeRequest, `"clientInfo"`) || in.Initialize == nil || in.Initialize.AgentInfo == nil {
 		t.Fatalf("initialize exchange: %q, %+v", in.InitializeRequest, in.Initialize)
 	}
+	if !strings.Contains(in.InitializeAnswer, `"agentCapabilities"`) || !strings.Contains(in.InitializeAnswer, `"id":`) {
+		t.Fatalf("initialize answer %q: want the agent's line", in.InitializeAnswer)
+	}
 	var out, back bool
 	for _, l := range in.Trace {
 		out = out || l.Dir == "out" && strings.Contains(l.Line, `"method":"initialize"`)

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -38,6 +40,10 @@ type inspector struct {
 	stderr      []string
 	logs        []string
 	initRequest string
+	// initID is the id of the initialize request last sent while its
+	// answer is awaited; initAnswer the answer's line.
+	initID     json.RawMessage
+	initAnswer string
 }
 
 // inspection is the inspector's state as the page gets it.
@@ -46,6 +52,7 @@ type inspection struct {
 	Stderr            []string                      `json:"stderr"`
 	Logs              []string                      `json:"logs"`
 	InitializeRequest string                        `json:"initializeRequest,omitempty"`
+	InitializeAnswer  string                        `json:"initializeAnswer,omitempty"`
 	Initialize        *acpclient.InitializeResponse `json:"initialize,omitempty"`
 }
 
@@ -59,6 +66,7 @@ func (in *inspector) snapshot() inspection {
 		Stderr:            append([]string{}, in.stderr...),
 		Logs:              append([]string{}, in.logs...),
 		InitializeRequest: in.initRequest,
+		InitializeAnswer:  in.initAnswer,
 	}
 }
 
@@ -104,10 +112,8 @@ func (h inspectHandler) Handle(_ context.Context, r slog.Record) error {
 		l := traceLine{Time: r.Time, Dir: "in", Line: attrString(attrs, "line"), Size: attrs["size"].Int64(), Truncated: attrs["truncated"].Kind() == slog.KindBool}
 		if r.Message == acpclient.WireTraceOut {
 			l.Dir = "out"
-			if strings.Contains(l.Line, `"method":"initialize"`) {
-				in.initRequest = l.Line
-			}
 		}
+		in.initExchange(l)
 		in.trace = keep(in.trace, l, traceLines)
 	case acpclient.StderrLine:
 		in.stderr = keep(in.stderr, attrString(attrs, "line"), stderrLines)
@@ -124,4 +130,24 @@ func attrString(attrs map[string]slog.Value, key string) string {
 		return ""
 	}
 	return v.String()
+}
+
+// initExchange keeps the initialize request and the agent's answer to it
+// (the lines of each process start: a restarted agent is initialized
+// again). Only lines sent while an answer is awaited are parsed.
+func (in *inspector) initExchange(l traceLine) {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	switch {
+	case l.Dir == "out" && strings.Contains(l.Line, `"method":"initialize"`):
+		if json.Unmarshal([]byte(l.Line), &msg) == nil && msg.Method == "initialize" {
+			in.initRequest, in.initID, in.initAnswer = l.Line, msg.ID, ""
+		}
+	case l.Dir == "in" && in.initID != nil:
+		if json.Unmarshal([]byte(l.Line), &msg) == nil && msg.Method == "" && bytes.Equal(msg.ID, in.initID) {
+			in.initAnswer, in.initID = l.Line, nil
+		}
+	}
 }

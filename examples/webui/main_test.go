@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,6 +37,8 @@ type testServer struct {
 	base string // http://127.0.0.1:port
 	cwd  string
 	db   string // the journal's path
+	// stop closes the server and its journal, once.
+	stop func() error
 }
 
 // startServer starts a server of the agents, the demo agent when none
@@ -66,11 +69,17 @@ func startServerIn(t *testing.T, cwd, dbPath string, specs ...agentSpec) *testSe
 		t.Fatal(err)
 	}
 	ts := &testServer{server: srv, base: "http://" + srv.ln.Addr().String(), cwd: cwd, db: dbPath}
+	ts.stop = sync.OnceValue(func() error {
+		err := srv.Close()
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
 	t.Cleanup(func() {
-		if err := srv.Close(); err != nil {
+		if err := ts.stop(); err != nil {
 			t.Errorf("closing the server: %v", err)
 		}
-		db.Close()
 	})
 	ts.waitAgents(t)
 	return ts

@@ -10,9 +10,14 @@ import (
 	"strings"
 )
 
-// tokenCookie is the cookie the page gets with its first load, so its own
+// cookieName is the cookie the page gets with its first load, so its own
 // requests (fetch, EventSource) carry the token without it in every URL.
-const tokenCookie = "acphost_webui_token"
+// Cookies are kept per host, not per port, so the name holds the port: two
+// servers side by side do not overwrite each other's.
+func cookieName(host string) string {
+	_, port, _ := net.SplitHostPort(host)
+	return "acphost_webui_" + port
+}
 
 // newToken returns a random token of 128 bits.
 func newToken() string { return rand.Text() }
@@ -39,7 +44,7 @@ func (g guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "forbidden: this server answers to 127.0.0.1 and localhost only", http.StatusForbidden)
 		return
 	}
-	given, fromQuery := requestToken(r)
+	given, fromQuery := requestToken(r, cookieName(r.Host))
 	switch {
 	case given == "":
 		http.Error(w, "unauthorized: the token is missing (open the address webui printed)", http.StatusUnauthorized)
@@ -59,21 +64,21 @@ func (g guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if fromQuery {
-		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: g.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		http.SetCookie(w, &http.Cookie{Name: cookieName(r.Host), Value: g.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	}
 	g.next.ServeHTTP(w, r)
 }
 
 // requestToken returns the token a request carries and whether it came
 // in the query.
-func requestToken(r *http.Request) (string, bool) {
+func requestToken(r *http.Request, cookie string) (string, bool) {
 	if t := r.URL.Query().Get("token"); t != "" {
 		return t, true
 	}
 	if auth, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 		return strings.TrimSpace(auth), false
 	}
-	if c, err := r.Cookie(tokenCookie); err == nil {
+	if c, err := r.Cookie(cookie); err == nil {
 		return c.Value, false
 	}
 	return "", false

@@ -22,11 +22,15 @@ func TestTokenGuardsEveryRequest(t *testing.T) {
 	}{
 		{"none", "", func(*http.Request) {}, http.StatusUnauthorized},
 		{"wrong query", "?token=nope", func(*http.Request) {}, http.StatusForbidden},
-		{"wrong cookie", "", func(r *http.Request) { r.AddCookie(&http.Cookie{Name: tokenCookie, Value: "nope"}) }, http.StatusForbidden},
+		{"wrong cookie", "", func(r *http.Request) {
+			r.AddCookie(&http.Cookie{Name: cookieName(strings.TrimPrefix(ts.base, "http://")), Value: "nope"})
+		}, http.StatusForbidden},
 		{"wrong bearer", "", func(r *http.Request) { r.Header.Set("Authorization", "Bearer nope") }, http.StatusForbidden},
 		{"prefix of the token", "?token=" + ts.token[:len(ts.token)-1], func(*http.Request) {}, http.StatusForbidden},
 		{"query", "?token=" + ts.token, func(*http.Request) {}, http.StatusOK},
-		{"cookie", "", func(r *http.Request) { r.AddCookie(&http.Cookie{Name: tokenCookie, Value: ts.token}) }, http.StatusOK},
+		{"cookie", "", func(r *http.Request) {
+			r.AddCookie(&http.Cookie{Name: cookieName(strings.TrimPrefix(ts.base, "http://")), Value: ts.token})
+		}, http.StatusOK},
 		{"bearer", "", func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+ts.token) }, http.StatusOK},
 	}
 	for _, c := range cases {
@@ -75,7 +79,7 @@ func TestPageLoadSetsTheCookie(t *testing.T) {
 	}
 	var c *http.Cookie
 	for _, k := range resp.Cookies() {
-		if k.Name == tokenCookie {
+		if k.Name == cookieName(strings.TrimPrefix(ts.base, "http://")) {
 			c = k
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/acphost/acphost/bridge"
@@ -28,7 +29,10 @@ type sessionItem struct {
 	Known bool `json:"known"`
 }
 
-func (s *server) item(e bridge.SessionEntry) sessionItem {
+// item describes a listed session. busy holds the keys of the sessions
+// whose turn runs, as their events say (Snapshot): a turn whose turn_end
+// has arrived is over, though its Prompt call may not have returned yet.
+func (s *server) item(ctx context.Context, e bridge.SessionEntry, busy map[string]bool) sessionItem {
 	it := sessionItem{Key: e.Key, Agent: e.Bridge, NativeID: e.NativeID, Cwd: e.Cwd, Title: e.Title,
 		UpdatedAt: e.UpdatedAt, Open: e.Open, Policy: bridge.Policy{Mode: bridge.ModeBuild}}
 	if r := e.Record; r != nil {
@@ -36,11 +40,50 @@ func (s *server) item(e bridge.SessionEntry) sessionItem {
 		it.Policy = bridge.Policy{Mode: bridge.ParseMode(r.Mode), ReadOnly: r.ReadOnly}
 	}
 	if sess := e.Session; sess != nil && e.Open {
-		it.Busy, it.Policy, it.AgentMode = sess.Busy(), sess.Policy(), sess.AgentMode()
+		it.Busy, it.Policy, it.AgentMode = busy[e.Key], sess.Policy(), sess.AgentMode()
+	}
+	if it.Title == "" {
+		it.Title = s.firstPrompt(ctx, e.Key)
 	}
 	_, err := s.agentNamed(e.Bridge)
 	it.Known = err == nil
 	return it
+}
+
+// busyKeys returns the keys of the sessions whose turn runs.
+func (s *server) busyKeys() map[string]bool {
+	busy := map[string]bool{}
+	for _, v := range s.host.Snapshot().Sessions {
+		if v.Busy {
+			busy[v.Key] = true
+		}
+	}
+	return busy
+}
+
+// titleLength bounds a title made from a prompt.
+const titleLength = 80
+
+// firstPrompt is the title of a session whose agent gave it none: its
+// first prompt, from the journal, cut short.
+func (s *server) firstPrompt(ctx context.Context, key string) string {
+	if s.cfg.Journal == nil {
+		return ""
+	}
+	evs, err := s.cfg.Journal.ReadEvents(ctx, bridge.EventQuery{Key: key, Limit: 20})
+	if err != nil {
+		return ""
+	}
+	for _, ev := range evs {
+		if ev.Kind == bridge.KindTurnStart && ev.Text != "" {
+			title := strings.Join(strings.Fields(ev.Text), " ")
+			if r := []rune(title); len(r) > titleLength {
+				title = string(r[:titleLength-1]) + "…"
+			}
+			return title
+		}
+	}
+	return ""
 }
 
 func (s *server) handleSessions(w http.ResponseWriter, r *http.Request) {
@@ -50,9 +93,10 @@ func (s *server) handleSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	list := make([]sessionItem, 0, len(entries))
+	busy := s.busyKeys()
 	for _, e := range entries {
 		if e.Key != "" {
-			list = append(list, s.item(e))
+			list = append(list, s.item(r.Context(), e, busy))
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"sessions": list})
@@ -78,7 +122,7 @@ func (s *server) handleSessionState(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorStatus(err), err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.item(e))
+	writeJSON(w, http.StatusOK, s.item(r.Context(), e, s.busyKeys()))
 }
 
 // openSession returns the open session with this host key.

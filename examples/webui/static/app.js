@@ -64,7 +64,7 @@ async function loadAgents() {
   if (!data.agents.length) list.append(el("li", { class: "empty" }, "No agents configured."));
   for (const a of data.agents) {
     list.append(el("li", { "data-agent": a.name },
-      el("div", { class: "name" }, a.title || a.name, a.title && a.title !== a.name ? el("span", { class: "kind" }, " (" + a.name + ")") : ""),
+      el("div", { class: "name" }, a.title || a.name, a.title && !a.title.includes(a.name) ? el("span", { class: "kind" }, " (" + a.name + ")") : ""),
       el("div", { class: "row" },
         el("span", { class: "badge " + a.state }, stateText[a.state] || a.state),
         el("button", { type: "button", class: "primary", "data-new": a.name,
@@ -193,16 +193,19 @@ function openView(key) {
   $("prompt").focus();
 }
 
+// loadState fetches the session's state. Answers can cross: only the
+// newest request's is applied, and not over a mode change still on its way.
 async function loadState() {
   const v = app.current;
   if (!v) return;
+  const seq = (v.stateSeq = (v.stateSeq || 0) + 1);
   const s = await api("/api/sessions/" + encodeURIComponent(v.key));
-  if (app.current !== v) return;
+  if (app.current !== v || seq !== v.stateSeq) return;
   v.info = s;
   v.open = s.open;
   v.busy = s.busy;
   if (s.title) $("s-title").textContent = s.title;
-  $("s-mode").value = s.policy.mode;
+  if (!v.modeChanging) $("s-mode").value = s.policy.mode;
   renderCurrentBadges();
 }
 
@@ -315,8 +318,8 @@ function addText(v, ev) {
   const b = v.lastBlock;
   if (b && b.kind === ev.kind && (b.messageId || "") === (ev.messageId || "")) {
     b.node.append(ev.text);
-  } else {
-    const node = add(v, el("div", { class: "msg " + ev.kind }, ev.text), ev);
+  } else if (ev.text.trim() !== "") {
+    const node = add(v, el("div", { class: "msg " + ev.kind }, ev.text.replace(/^\n+/, "")), ev);
     v.lastBlock = { kind: ev.kind, messageId: ev.messageId || "", node };
   }
   scrollDown();
@@ -644,7 +647,20 @@ $("prompt").addEventListener("keydown", (e) => {
   if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); $("composer").requestSubmit(); }
 });
 $("cancel").addEventListener("click", () => attempt(() => call("cancel")));
-$("s-mode").addEventListener("change", () => attempt(() => call("policy", { mode: $("s-mode").value })));
+$("s-mode").addEventListener("change", async () => {
+  const v = app.current;
+  v.modeChanging = true;
+  v.stateSeq = (v.stateSeq || 0) + 1; // answers already on their way are stale
+  try {
+    const p = await call("policy", { mode: $("s-mode").value });
+    $("s-mode").value = p.mode;
+  } catch (err) {
+    notice("Setting the host mode: " + err.message, "error");
+  } finally {
+    v.modeChanging = false;
+    attempt(loadState);
+  }
+});
 $("s-agentmode").addEventListener("change", () => attempt(() => call("agent-mode", { mode: $("s-agentmode").value })));
 $("s-compact").addEventListener("click", () => attempt(() => call("compact")));
 $("s-close").addEventListener("click", async () => { await attempt(() => call("close")); attempt(loadState); });
@@ -685,7 +701,8 @@ const inspector = {
       rows.push(el("pre", { class: "json" }, d.stderr.join("\n")));
     } else if (this.tab === "init") {
       rows.push(el("h3", {}, "initialize request (→)"), el("pre", { class: "json" }, pretty(d.initializeRequest) || "not sent yet"));
-      rows.push(el("h3", {}, "initialize answer (←): capabilities, auth methods"), el("pre", { class: "json" }, d.initialize ? JSON.stringify(d.initialize, null, 2) : "no agent process runs"));
+      rows.push(el("h3", {}, "initialize answer (←): capabilities, auth methods"), el("pre", { class: "json" },
+        pretty(d.initializeAnswer) || (d.initialize ? JSON.stringify(d.initialize, null, 2) : "no agent process runs")));
     } else {
       if (!d.logs.length) rows.push(el("p", { class: "empty" }, "No diagnostics."));
       rows.push(el("pre", { class: "json" }, d.logs.join("\n")));
@@ -711,6 +728,11 @@ for (const b of document.querySelectorAll(".tabs button")) {
 document.addEventListener("keydown", (e) => { if (e.key === "Escape" && !$("inspector").hidden) inspector.close(); });
 
 // ---- start ----
+
+window.addEventListener("hashchange", () => {
+  const m = location.hash.match(/session=([^&]+)/);
+  if (m && (!app.current || app.current.key !== decodeURIComponent(m[1]))) openView(decodeURIComponent(m[1]));
+});
 
 (async function start() {
   connectGlobal();
