@@ -40,10 +40,11 @@ func findChromium(t *testing.T) string {
 
 // browser is one headless Chromium and its first tab.
 type browser struct {
-	t     *testing.T
-	tab   context.Context
-	shots string
-	n     int
+	t      *testing.T
+	tab    context.Context
+	shots  string
+	prefix string // of the screenshots' names
+	n      int
 }
 
 func newBrowser(t *testing.T) *browser {
@@ -118,7 +119,7 @@ func (b *browser) shot(tab context.Context, name string) {
 		return
 	}
 	b.n++
-	path := filepath.Join(b.shots, fmt.Sprintf("%02d-%s.png", b.n, name))
+	path := filepath.Join(b.shots, fmt.Sprintf("%s%02d-%s.png", b.prefix, b.n, name))
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		b.t.Logf("screenshot %s: %v", name, err)
 	}
@@ -193,7 +194,7 @@ func TestBrowser(t *testing.T) {
 	// Both agents run; no session yet.
 	b.run(tab, chromedp.Navigate(ts.URL()))
 	b.until(tab, "both agents running", `document.querySelectorAll("#agents .badge.running").length === 2`)
-	b.until(tab, "the empty session list", `document.querySelector("#sessions").textContent.includes("No sessions yet")`)
+	b.until(tab, "the empty session list", `document.querySelector("#sessions")?.textContent.includes("No sessions yet")`)
 	b.shot(tab, "agents")
 
 	// A demo session: the text streams, the permission prompt comes, Allow
@@ -207,7 +208,7 @@ func TestBrowser(t *testing.T) {
 	b.shot(tab, "permission")
 	b.run(tab, chromedp.Click(chromedp.CSS(`.card[data-type="permission"]:not(.settled) [data-answer="allow"]`)))
 	b.until(tab, "the allowed write completed", count(`.tool[data-tool="call_write"][data-status="completed"]`)+" === 1 && "+count(`.card[data-outcome="allowed"]`)+" === 1")
-	b.until(tab, "the turn's end", `!document.querySelector("#send").disabled && document.querySelector("#transcript").textContent.includes("Done:")`)
+	b.until(tab, "the turn's end", `!document.querySelector("#send").disabled && document.querySelector("#transcript")?.textContent.includes("Done:")`)
 	if data, err := os.ReadFile(file); err != nil || !strings.Contains(string(data), "demo agent") {
 		t.Fatalf("after Allow the file holds %q (%v)", data, err)
 	}
@@ -252,26 +253,26 @@ func TestBrowser(t *testing.T) {
 	b.shot(tab2, "second-tab")
 	b.run(tab2, chromedp.Click(chromedp.CSS("#cancel")))
 	for _, tb := range []context.Context{tab, tab2} {
-		b.until(tb, "the cancelled turn in both tabs", count(`.card[data-outcome="cancelled"]`)+" === 2 && document.querySelector('#transcript').textContent.includes('nothing was written')")
+		b.until(tb, "the cancelled turn in both tabs", count(`.card[data-outcome="cancelled"]`)+" === 2 && document.querySelector('#transcript')?.textContent.includes('nothing was written')")
 	}
 	cancelTab2()
 
 	// The second agent: a real process; its slow turn is cancelled from
 	// the page; the inspector shows its wire, stderr and initialize.
 	b.run(tab, chromedp.Click(chromedp.CSS(`[data-new="fake"]`)))
-	b.until(tab, "the fake agent's session", `document.querySelector("#s-agent").textContent === "fake"`)
+	b.until(tab, "the fake agent's session", `document.querySelector("#s-agent")?.textContent === "fake"`)
 	b.prompt(tab, "go slow")
-	b.until(tab, "the fake agent's text", `document.querySelector("#transcript").textContent.includes("Working slowly")`)
+	b.until(tab, "the fake agent's text", `document.querySelector("#transcript")?.textContent.includes("Working slowly")`)
 	b.until(tab, "Cancel enabled", `!document.querySelector("#cancel").disabled`)
 	b.run(tab, chromedp.Click(chromedp.CSS("#cancel")))
-	b.until(tab, "the cancelled turn", `document.querySelector("#transcript").textContent.includes("The turn ended: cancelled")`)
+	b.until(tab, "the cancelled turn", `document.querySelector("#transcript")?.textContent.includes("The turn ended: cancelled")`)
 	b.run(tab, chromedp.Click(chromedp.CSS(`[data-inspect="fake"]`)))
 	b.until(tab, "the wire trace", `[...document.querySelectorAll("#insp-body .wire.out")].some(l => l.textContent.includes('"session/cancel"'))`)
 	b.shot(tab, "inspector-wire")
 	b.run(tab, chromedp.Click(chromedp.CSS(`.tabs [data-tab="stderr"]`)))
-	b.until(tab, "stderr", `document.querySelector("#insp-body").textContent.includes("fake agent: ready")`)
+	b.until(tab, "stderr", `document.querySelector("#insp-body")?.textContent.includes("fake agent: ready")`)
 	b.run(tab, chromedp.Click(chromedp.CSS(`.tabs [data-tab="init"]`)))
-	b.until(tab, "the initialize exchange", `document.querySelector("#insp-body").textContent.includes("agentCapabilities")`)
+	b.until(tab, "the initialize exchange", `document.querySelector("#insp-body")?.textContent.includes("agentCapabilities")`)
 	b.shot(tab, "inspector-init")
 	b.run(tab, chromedp.Click(chromedp.CSS("#insp-close")))
 
@@ -294,7 +295,7 @@ func TestBrowser(t *testing.T) {
 	b.until(tab, "the session list from the journal", count("#sessions li button")+" === 2")
 	b.shot(tab, "restarted")
 	b.run(tab, chromedp.Click(chromedp.CSS("#s-resume")))
-	b.until(tab, "the resumed session", `document.querySelector("#s-state").textContent === "open"`)
+	b.until(tab, "the resumed session", `document.querySelector("#s-state")?.textContent === "open"`)
 	b.prompt(tab, "Write it after the restart")
 	b.until(tab, "the permission prompt after the restart", count(`.card[data-type="permission"]:not(.settled)`)+" === 1")
 	b.run(tab, chromedp.Click(chromedp.CSS(`.card[data-type="permission"]:not(.settled) [data-answer="allow"]`)))
@@ -303,4 +304,104 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("after the restart's Allow: %v", err)
 	}
 	b.shot(tab, "resumed")
+}
+
+// toolsScript is an agent that wants a sign-in first, then runs a command
+// through the host's terminal, or asks the user a question.
+func toolsScript() acptest.Script {
+	raw := func(s string) []byte { return []byte(s) }
+	return acptest.Script{
+		Initialize: acptest.InitializeScript{AuthMethods: raw(`[{"id":"login","name":"Log in","type":"agent","description":"the agent's own sign-in"}]`)},
+		NewSession: acptest.NewSessionScript{RequireAuth: "login", SessionIDs: []string{"sess_tools"}},
+		Prompts: []acptest.Turn{
+			{Match: "run", Steps: []acptest.Step{
+				{Update: raw(`{"sessionUpdate":"tool_call","toolCallId":"call_sh","title":"Run the greeting","kind":"execute","status":"in_progress"}`)},
+				{Terminal: &acptest.Terminal{Command: "sh", Args: []string{"-c", "echo hello from the terminal; echo line two"}, ToolCallID: "call_sh"}},
+				{Update: raw(`{"sessionUpdate":"tool_call_update","toolCallId":"call_sh","status":"completed"}`)},
+			}},
+			{Match: "ask", Steps: []acptest.Step{
+				{Request: &acptest.Request{Method: "elicitation/create", Params: raw(`{"sessionId":"sess_tools","message":"Which branch?","mode":"form","requestedSchema":{"type":"object","properties":{"branch":{"type":"string","title":"Branch"}}}}`)}},
+			}},
+		},
+	}
+}
+
+// crashyScript is an agent that dies in its first turn and can be resumed
+// by the process that replaces it.
+func crashyScript() acptest.Script {
+	code := 3
+	return acptest.Script{
+		NewSession:  acptest.NewSessionScript{SessionIDs: []string{"sess_crashy"}},
+		LoadSession: acptest.LoadSessionScript{Sessions: []string{"sess_crashy"}},
+		Prompts: []acptest.Turn{
+			{Match: "crash", Steps: []acptest.Step{{Text: "About to fall over"}, {Stderr: "fatal: out of luck"}, {Exit: &code}}},
+			{Steps: []acptest.Step{{Text: "Back on my feet."}}},
+		},
+	}
+}
+
+// TestBrowserStates drives the states beyond the main path: an agent that
+// is not installed, a sign-in, live command output, a question, the
+// safety state, and an agent that crashes and is restarted.
+func TestBrowserStates(t *testing.T) {
+	b := newBrowser(t)
+	bin := acptest.BuildBinary(t)
+	t.Setenv("HOME", t.TempDir())
+	dir := t.TempDir()
+	cwd := filepath.Join(dir, "ws")
+	if err := os.Mkdir(cwd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	specs := []agentSpec{
+		{Name: "tools", Argv: []string{bin, "-script", acptest.WriteScript(t, toolsScript())}},
+		{Name: "crashy", Argv: []string{bin, "-script", acptest.WriteScript(t, crashyScript())}},
+		{Name: "missing", Argv: []string{filepath.Join(dir, "no-such-agent")}},
+	}
+	ts := startServerWith(t, cwd, filepath.Join(dir, "journal.db"), true, specs...)
+	tab := b.tab
+	b.prefix = "states-"
+
+	b.run(tab, chromedp.Navigate(ts.URL()))
+	b.until(tab, "the missing agent", `document.querySelector('[data-agent="missing"] .badge')?.textContent === "not installed"`)
+	b.shot(tab, "not-installed")
+
+	// The sign-in: the request comes while the session opens.
+	b.run(tab, chromedp.Click(chromedp.CSS(`[data-new="tools"]`)))
+	b.until(tab, "the sign-in prompt", `document.querySelector('#notices .card[data-type="auth"]') !== null`)
+	b.shot(tab, "sign-in")
+	b.run(tab, chromedp.Click(chromedp.CSS(`#notices .card[data-type="auth"] button.primary`)))
+	b.until(tab, "the signed-in session", `document.querySelector("#s-agent")?.textContent === "tools" && document.querySelector("#s-state")?.textContent === "open"`)
+	b.until(tab, "the sign-in prompt gone", `document.querySelector('#notices .card[data-type="auth"]') === null`)
+
+	// Live command output under the tool row.
+	b.prompt(tab, "run the greeting")
+	b.until(tab, "the command's output", `(() => { const o = document.querySelector('.tool[data-tool="call_sh"] .out'); return o && o.textContent.includes("line two"); })()`)
+	b.until(tab, "the command's exit", `document.querySelector('.tool[data-tool="call_sh"] .exit')?.textContent === "exit status 0"`)
+	b.shot(tab, "terminal")
+
+	// A question, answered in its form.
+	b.prompt(tab, "ask me")
+	b.until(tab, "the question", `document.querySelector('.card[data-type="elicitation"] input[name="branch"]') !== null`)
+	b.run(tab, chromedp.SendKeys(chromedp.CSS(`.card[data-type="elicitation"] input[name="branch"]`), "main"))
+	b.shot(tab, "question")
+	b.run(tab, chromedp.Click(chromedp.CSS(`.card[data-type="elicitation"] button.primary`)))
+	b.until(tab, "the answer reaching the agent", `document.querySelector('.card[data-outcome="accepted"]') !== null && document.querySelector("#transcript")?.textContent.includes('"branch":"main"')`)
+
+	// The safety state renders the library's authority event as it comes.
+	b.js(tab, `apply(app.current, {kind: "authority", authority: {state: "protected", reason: "the agent asks before it acts"}})`)
+	b.until(tab, "the safety state", `document.querySelector("#s-safety")?.dataset.state === "protected"`)
+	b.shot(tab, "answered")
+
+	// An agent that crashes: the page says so; the next prompt starts it
+	// again and it resumes the session.
+	b.run(tab, chromedp.Click(chromedp.CSS(`[data-new="crashy"]`)))
+	b.until(tab, "the crashy session", `document.querySelector("#s-agent")?.textContent === "crashy" && document.querySelector("#s-state")?.textContent === "open"`)
+	b.prompt(tab, "crash now")
+	b.until(tab, "the crash", `document.querySelector("#transcript")?.textContent.includes("fatal: out of luck") && !document.querySelector("#send").disabled`)
+	b.until(tab, "the agent stopped", `document.querySelector('[data-agent="crashy"] .badge')?.textContent.startsWith("stopped")`)
+	b.shot(tab, "crashed")
+	b.prompt(tab, "are you there?")
+	b.until(tab, "the restarted agent's answer", `document.querySelector("#transcript")?.textContent.includes("Back on my feet.")`)
+	b.until(tab, "the agent running again", `document.querySelector('[data-agent="crashy"] .badge')?.textContent === "running"`)
+	b.shot(tab, "restarted-agent")
 }

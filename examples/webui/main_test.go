@@ -55,6 +55,13 @@ func startServer(t *testing.T, specs ...agentSpec) *testServer {
 
 func startServerIn(t *testing.T, cwd, dbPath string, specs ...agentSpec) *testServer {
 	t.Helper()
+	return startServerWith(t, cwd, dbPath, false, specs...)
+}
+
+// startServerWith starts a server in cwd with the journal at dbPath, with
+// terminals offered to the agents or not.
+func startServerWith(t *testing.T, cwd, dbPath string, terminals bool, specs ...agentSpec) *testServer {
+	t.Helper()
 	if len(specs) == 0 {
 		specs = []agentSpec{{Name: "demo"}}
 	}
@@ -63,7 +70,7 @@ func startServerIn(t *testing.T, cwd, dbPath string, specs ...agentSpec) *testSe
 		t.Fatal(err)
 	}
 	srv, err := newServer(context.Background(), serverConfig{Agents: specs, Workspace: &workspace{cwd: cwd},
-		Journal: db, DemoPace: time.Millisecond, StartTimeout: 30 * time.Second, RequestWait: 300 * time.Millisecond, Log: testLog{t}})
+		Journal: db, Terminals: terminals, DemoPace: time.Millisecond, StartTimeout: 30 * time.Second, RequestWait: 300 * time.Millisecond, Log: testLog{t}})
 	if err != nil {
 		db.Close()
 		t.Fatal(err)

@@ -29,10 +29,11 @@ type sessionItem struct {
 	Known bool `json:"known"`
 }
 
-// item describes a listed session. busy holds the keys of the sessions
-// whose turn runs, as their events say (Snapshot): a turn whose turn_end
-// has arrived is over, though its Prompt call may not have returned yet.
-func (s *server) item(ctx context.Context, e bridge.SessionEntry, busy map[string]bool) sessionItem {
+// item describes a listed session. views are the live sessions' states as
+// their events say (Snapshot): a turn whose turn_end has arrived is over,
+// though its Prompt call may not have returned yet, and one that started
+// is counted before its record is saved.
+func (s *server) item(ctx context.Context, e bridge.SessionEntry, views map[string]bridge.SessionView) sessionItem {
 	it := sessionItem{Key: e.Key, Agent: e.Bridge, NativeID: e.NativeID, Cwd: e.Cwd, Title: e.Title,
 		UpdatedAt: e.UpdatedAt, Open: e.Open, Policy: bridge.Policy{Mode: bridge.ModeBuild}}
 	if r := e.Record; r != nil {
@@ -40,7 +41,9 @@ func (s *server) item(ctx context.Context, e bridge.SessionEntry, busy map[strin
 		it.Policy = bridge.Policy{Mode: bridge.ParseMode(r.Mode), ReadOnly: r.ReadOnly}
 	}
 	if sess := e.Session; sess != nil && e.Open {
-		it.Busy, it.Policy, it.AgentMode = busy[e.Key], sess.Policy(), sess.AgentMode()
+		v := views[e.Key]
+		it.Busy, it.Turns = v.Busy, max(it.Turns, v.Turn)
+		it.Policy, it.AgentMode = sess.Policy(), sess.AgentMode()
 	}
 	if it.Title == "" {
 		it.Title = s.firstPrompt(ctx, e.Key)
@@ -50,15 +53,13 @@ func (s *server) item(ctx context.Context, e bridge.SessionEntry, busy map[strin
 	return it
 }
 
-// busyKeys returns the keys of the sessions whose turn runs.
-func (s *server) busyKeys() map[string]bool {
-	busy := map[string]bool{}
+// views returns the live sessions' states by key.
+func (s *server) views() map[string]bridge.SessionView {
+	views := map[string]bridge.SessionView{}
 	for _, v := range s.host.Snapshot().Sessions {
-		if v.Busy {
-			busy[v.Key] = true
-		}
+		views[v.Key] = v
 	}
-	return busy
+	return views
 }
 
 // titleLength bounds a title made from a prompt.
@@ -93,10 +94,10 @@ func (s *server) handleSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	list := make([]sessionItem, 0, len(entries))
-	busy := s.busyKeys()
+	views := s.views()
 	for _, e := range entries {
 		if e.Key != "" {
-			list = append(list, s.item(r.Context(), e, busy))
+			list = append(list, s.item(r.Context(), e, views))
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"sessions": list})
@@ -122,7 +123,7 @@ func (s *server) handleSessionState(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorStatus(err), err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.item(r.Context(), e, s.busyKeys()))
+	writeJSON(w, http.StatusOK, s.item(r.Context(), e, s.views()))
 }
 
 // openSession returns the open session with this host key.

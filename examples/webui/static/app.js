@@ -131,6 +131,8 @@ function connectGlobal() {
     const ev = JSON.parse(m.data);
     if (!ev.key) return agentWide(ev);
     if (["session", "session_info", "turn_start", "turn_end", "session_closed"].includes(ev.kind)) refreshSoon();
+    // A session that opens may have started its agent (again).
+    if (ev.kind === "session") attempt(loadAgents);
   };
 }
 
@@ -169,7 +171,7 @@ function openView(key) {
   if (app.current) app.current.es.close();
   history.replaceState(null, "", location.pathname + location.search + "#session=" + encodeURIComponent(key));
   const v = {
-    key, es: null, busy: false, open: false, lastBlock: null, rows: [], cards: new Map(),
+    key, es: null, busy: false, open: false, lastBlock: null, rows: [], cards: new Map(), termHeld: new Map(),
     agentModes: null, authority: null,
   };
   app.current = v;
@@ -355,6 +357,10 @@ function toolEvent(v, ev) {
     add(v, r.node, ev);
   }
   r.tool = ev.tool;
+  for (const c of r.tool.content || []) {
+    const held = c.type === "terminal" && v.termHeld.get(c.terminalId);
+    if (held) { addOutput(r, held); v.termHeld.delete(c.terminalId); }
+  }
   renderTool(r);
   scrollDown();
 }
@@ -368,12 +374,26 @@ function terminalEvent(v, ev) {
       if ((v.rows[i].tool.content || []).some((c) => c.type === "terminal" && c.terminalId === t.id)) r = v.rows[i];
     }
   }
-  if (!r) return;
-  r.output = t.reset ? (t.data || "") : r.output + (t.data || "");
-  if (r.output.length > 65536) r.output = r.output.slice(-65536);
-  if (t.exit) r.exit = t.exit;
+  if (!r) {
+    // A fast command's output can come before the tool call that names
+    // its terminal: hold it for that row.
+    const held = v.termHeld.get(t.id) || { output: "", exit: null };
+    addOutput(held, t);
+    v.termHeld.set(t.id, held);
+    return;
+  }
+  addOutput(r, t);
   renderTool(r);
   scrollDown();
+}
+
+// addOutput adds a terminal event (or held output) to a row: the last
+// 64 KiB, as SessionView keeps.
+function addOutput(r, t) {
+  const data = t.data !== undefined ? t.data : t.output;
+  r.output = t.reset ? (data || "") : r.output + (data || "");
+  if (r.output.length > 65536) r.output = r.output.slice(-65536);
+  if (t.exit) r.exit = t.exit;
 }
 
 function renderTool(r) {
@@ -404,8 +424,10 @@ function renderTool(r) {
 // text's lines not kept in the new one, then the new lines, around their
 // common start and end.
 function diffView(c) {
-  const oldLines = c.oldText === undefined || c.oldText === null ? [] : c.oldText.split("\n");
-  const newLines = (c.newText || "").split("\n");
+  // A text that ends with a newline has no last line after it.
+  const lines = (t) => (t === "" ? [] : t.replace(/\n$/, "").split("\n"));
+  const oldLines = c.oldText === undefined || c.oldText === null ? [] : lines(c.oldText);
+  const newLines = lines(c.newText || "");
   let pre = 0;
   while (pre < oldLines.length && pre < newLines.length && oldLines[pre] === newLines[pre]) pre++;
   let post = 0;
