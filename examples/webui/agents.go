@@ -70,7 +70,8 @@ type agent struct {
 
 	mu     sync.Mutex
 	bridge *bridge.Bridge
-	err    error // why the last start failed
+	err    error  // why the last start failed
+	title  string // the agent's own title, from its last initialize
 }
 
 // kind says what runs the agent, for the page.
@@ -162,7 +163,9 @@ type agentStatus struct {
 
 func (a *agent) status() agentStatus {
 	b, err := a.state()
-	st := agentStatus{Index: a.index, Name: a.spec.Name, Kind: a.kind(), State: "starting"}
+	a.mu.Lock()
+	st := agentStatus{Index: a.index, Name: a.spec.Name, Kind: a.kind(), State: "starting", Title: a.title}
+	a.mu.Unlock()
 	if a.spec.Profile != nil {
 		st.Title = a.spec.Profile.Title
 	}
@@ -170,8 +173,11 @@ func (a *agent) status() agentStatus {
 	case b != nil && b.Running():
 		st.State = "running"
 		st.Initialize = b.InitializeResponse()
-		if info := st.Initialize.AgentInfo; info != nil && st.Title == "" {
+		if info := st.Initialize.AgentInfo; info != nil && a.spec.Profile == nil && info.Title != "" {
 			st.Title = info.Title
+			a.mu.Lock()
+			a.title = info.Title // shown while the agent is stopped too
+			a.mu.Unlock()
 		}
 		st.CanCompact = a.canCompact(b, st.Initialize)
 	case b != nil:

@@ -51,7 +51,7 @@ async function attempt(fn) {
 const app = { agents: [], sessions: [], current: null };
 
 const stateText = {
-  running: "running", stopped: "stopped (restarts with the next prompt)", starting: "starting…",
+  running: "running", stopped: "stopped", starting: "starting…",
   "not-installed": "not installed", "sign-in": "sign-in needed", failed: "failed to start",
 };
 
@@ -66,7 +66,7 @@ async function loadAgents() {
     list.append(el("li", { "data-agent": a.name },
       el("div", { class: "name" }, a.title || a.name, a.title && !a.title.includes(a.name) ? el("span", { class: "kind" }, " (" + a.name + ")") : ""),
       el("div", { class: "row" },
-        el("span", { class: "badge " + a.state }, stateText[a.state] || a.state),
+        el("span", { class: "badge " + a.state, title: a.state === "stopped" ? "Its process ended; the next prompt starts it again" : "" }, stateText[a.state] || a.state),
         el("button", { type: "button", class: "primary", "data-new": a.name,
           disabled: a.state === "starting", onclick: () => newSession(a.name) }, "New session"),
         el("button", { type: "button", "data-inspect": a.name, onclick: () => inspector.open(a.name) }, "Inspect")),
