@@ -169,7 +169,7 @@ const authCards = new Map();
 
 function openView(key) {
   if (app.current) app.current.es.close();
-  history.replaceState(null, "", location.pathname + location.search + "#session=" + encodeURIComponent(key));
+  history.replaceState(null, "", location.pathname + "#session=" + encodeURIComponent(key));
   const v = {
     key, es: null, busy: false, open: false, lastBlock: null, rows: [], cards: new Map(), termHeld: new Map(),
     agentModes: null, authority: null,
@@ -757,6 +757,9 @@ window.addEventListener("hashchange", () => {
 });
 
 (async function start() {
+  // The token now travels in the page's cookie: keep it out of the address
+  // bar, where a screen share or a copied link would show it.
+  if (new URLSearchParams(location.search).has("token")) history.replaceState(null, "", location.pathname + location.hash);
   connectGlobal();
   await attempt(loadAgents);
   await attempt(loadSessions);
