@@ -213,6 +213,7 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("after Allow the file holds %q (%v)", data, err)
 	}
 	b.until(tab, "the diff and the plan", count(".diff .add")+" > 0 && "+count("#plan li.completed")+" === 3")
+	b.until(tab, "the session list after the turn", `document.querySelector("#sessions .m")?.textContent.startsWith("demo · open · 1 turn")`)
 	b.shot(tab, "allowed")
 	if err := os.Remove(file); err != nil {
 		t.Fatal(err)

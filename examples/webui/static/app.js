@@ -64,7 +64,7 @@ async function loadAgents() {
   if (!data.agents.length) list.append(el("li", { class: "empty" }, "No agents configured."));
   for (const a of data.agents) {
     list.append(el("li", { "data-agent": a.name },
-      el("div", { class: "name" }, a.title || a.name, a.title && !a.title.includes(a.name) ? el("span", { class: "kind" }, " (" + a.name + ")") : ""),
+      el("div", { class: "name" }, a.title || a.name, a.title && !a.title.includes("(" + a.name + ")") && a.title !== a.name ? el("span", { class: "kind" }, " (" + a.name + ")") : ""),
       el("div", { class: "row" },
         el("span", { class: "badge " + a.state, title: a.state === "stopped" ? "Its process ended; the next prompt starts it again" : "" }, stateText[a.state] || a.state),
         el("button", { type: "button", class: "primary", "data-new": a.name,
@@ -206,7 +206,7 @@ async function loadState() {
   v.info = s;
   v.open = s.open;
   v.busy = s.busy;
-  if (s.title) $("s-title").textContent = s.title;
+  if (s.title) { $("s-title").textContent = s.title; v.titled = true; }
   if (!v.modeChanging) $("s-mode").value = s.policy.mode;
   renderCurrentBadges();
 }
@@ -280,6 +280,8 @@ function apply(v, ev) {
     case "text": case "thinking": case "user_text": return addText(v, ev);
     case "turn_start":
       v.busy = true;
+      // Until the agent names the session, its first prompt does (as the list).
+      if (!v.titled && ev.text) { $("s-title").textContent = shorten(ev.text); v.titled = true; }
       add(v, el("div", { class: "msg user" }, ev.text || ""), ev);
       return renderCurrentBadges();
     case "turn_end": return turnEnd(v, ev);
@@ -302,7 +304,7 @@ function apply(v, ev) {
     case "model": return renderModels(ev.models);
     case "commands": return renderCommands(ev.commands);
     case "session_info":
-      if (ev.sessionInfo && ev.sessionInfo.titleChanged) $("s-title").textContent = ev.sessionInfo.title || "Untitled session";
+      if (ev.sessionInfo && ev.sessionInfo.titleChanged) { $("s-title").textContent = ev.sessionInfo.title || "Untitled session"; v.titled = true; }
       return;
     case "session_closed":
       v.open = false; v.busy = false;
@@ -314,6 +316,11 @@ function apply(v, ev) {
     case "authority": return setSafety(ev.authority);
     default: return extEvent(v, ev);
   }
+}
+
+function shorten(text) {
+  const t = text.split(/\s+/).join(" ").trim();
+  return t.length > 80 ? t.slice(0, 79) + "…" : t;
 }
 
 function addText(v, ev) {
@@ -694,11 +701,12 @@ const inspector = {
   open(agent) {
     this.agent = agent;
     $("inspector").hidden = false;
+    document.body.classList.add("inspecting");
     $("insp-title").textContent = "Inspector: " + agent;
     this.refresh();
     $("insp-close").focus();
   },
-  close() { $("inspector").hidden = true; clearTimeout(this.timer); this.agent = ""; },
+  close() { $("inspector").hidden = true; document.body.classList.remove("inspecting"); clearTimeout(this.timer); this.agent = ""; },
   async refresh() {
     clearTimeout(this.timer);
     if (!this.agent) return;
