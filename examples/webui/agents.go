@@ -24,6 +24,9 @@ type agentSpec struct {
 	// neither, the built-in demo agent runs, labelled Name.
 	Profile *bridge.Profile
 	Argv    []string
+	// Env, for an Argv command, is its complete environment when local
+	// (nil: this process's), the variables set for it when on an SSH host.
+	Env []string
 }
 
 // agentSpecs turns --provider and --agent into the agent list: the demo
@@ -131,13 +134,13 @@ func (s *server) startBridge(ctx context.Context, a *agent) (*bridge.Bridge, err
 		}
 		return s.host.StartProfile(ctx, a.spec.Profile, launch, cfg)
 	case a.spec.Argv != nil && ws.hosts != nil:
-		t, err := ws.hosts.Transport(ws.ws, a.spec.Argv, nil)
+		t, err := ws.hosts.Transport(ws.ws, a.spec.Argv, a.spec.Env)
 		if err != nil {
 			return nil, err
 		}
 		cfg.Transport = t
 	case a.spec.Argv != nil:
-		cfg.Transport = &acpclient.CommandTransport{Path: a.spec.Argv[0], Args: a.spec.Argv[1:], Dir: ws.cwd}
+		cfg.Transport = &acpclient.CommandTransport{Path: a.spec.Argv[0], Args: a.spec.Argv[1:], Dir: ws.cwd, Env: a.spec.Env}
 	case ws.hosts != nil:
 		return nil, errors.New("the demo agent runs in this process, not on an SSH host")
 	default:

@@ -170,12 +170,9 @@ func TestRejectAndAskRefuse(t *testing.T) {
 // TestInspectorShowsTheWire runs a real agent process and checks that its
 // inspector holds the initialize exchange, the wire trace and its stderr.
 func TestInspectorShowsTheWire(t *testing.T) {
-	bin := acptest.BuildBinary(t)
-	script := acptest.WriteScript(t, acptest.Script{
+	ts := startServer(t, fakeAgent(t, "fake", acptest.Script{
 		Initialize: acptest.InitializeScript{Steps: []acptest.Step{{Stderr: "fake agent warming up"}}},
-	})
-	t.Setenv("HOME", t.TempDir())
-	ts := startServer(t, agentSpec{Name: "fake", Argv: []string{bin, "-script", script}})
+	}))
 	var agents struct{ Agents []agentStatus }
 	ts.call(t, "GET", "/api/agents", nil, http.StatusOK, &agents)
 	if len(agents.Agents) != 1 || agents.Agents[0].State != "running" || agents.Agents[0].Initialize == nil {

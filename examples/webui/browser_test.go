@@ -177,16 +177,13 @@ func fakeScript() acptest.Script {
 // browser, with one server and then a restarted one on the same journal.
 func TestBrowser(t *testing.T) {
 	b := newBrowser(t)
-	bin := acptest.BuildBinary(t)
-	script := acptest.WriteScript(t, fakeScript())
-	home := t.TempDir()
-	t.Setenv("HOME", home)
+	t.Setenv("HOME", t.TempDir()) // Chromium's, besides its profile directory
 	dir := t.TempDir()
 	cwd, dbPath := filepath.Join(dir, "ws"), filepath.Join(dir, "journal.db")
 	if err := os.Mkdir(cwd, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	specs := []agentSpec{{Name: "demo"}, {Name: "fake", Argv: []string{bin, "-script", script}}}
+	specs := []agentSpec{{Name: "demo"}, fakeAgent(t, "fake", fakeScript())}
 	ts := startServerIn(t, cwd, dbPath, specs...)
 	file := filepath.Join(cwd, demoagent.FileName)
 	tab := b.tab
@@ -346,16 +343,15 @@ func crashyScript() acptest.Script {
 // safety state, and an agent that crashes and is restarted.
 func TestBrowserStates(t *testing.T) {
 	b := newBrowser(t)
-	bin := acptest.BuildBinary(t)
-	t.Setenv("HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir()) // Chromium's, besides its profile directory
 	dir := t.TempDir()
 	cwd := filepath.Join(dir, "ws")
 	if err := os.Mkdir(cwd, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	specs := []agentSpec{
-		{Name: "tools", Argv: []string{bin, "-script", acptest.WriteScript(t, toolsScript())}},
-		{Name: "crashy", Argv: []string{bin, "-script", acptest.WriteScript(t, crashyScript())}},
+		fakeAgent(t, "tools", toolsScript()),
+		fakeAgent(t, "crashy", crashyScript()),
 		{Name: "missing", Argv: []string{filepath.Join(dir, "no-such-agent")}},
 	}
 	ts := startServerWith(t, cwd, filepath.Join(dir, "journal.db"), true, specs...)

@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge"
 	"github.com/acphost/acphost/journal"
 )
@@ -62,6 +63,13 @@ func startServerIn(t *testing.T, cwd, dbPath string, specs ...agentSpec) *testSe
 // terminals offered to the agents or not.
 func startServerWith(t *testing.T, cwd, dbPath string, terminals bool, specs ...agentSpec) *testServer {
 	t.Helper()
+	return startServerOn(t, &workspace{cwd: cwd}, dbPath, terminals, specs...)
+}
+
+// startServerOn starts a server for a workspace, local or remote.
+func startServerOn(t *testing.T, ws *workspace, dbPath string, terminals bool, specs ...agentSpec) *testServer {
+	t.Helper()
+	cwd := ws.cwd
 	if len(specs) == 0 {
 		specs = []agentSpec{{Name: "demo"}}
 	}
@@ -69,7 +77,7 @@ func startServerWith(t *testing.T, cwd, dbPath string, terminals bool, specs ...
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := newServer(context.Background(), serverConfig{Agents: specs, Workspace: &workspace{cwd: cwd},
+	srv, err := newServer(context.Background(), serverConfig{Agents: specs, Workspace: ws,
 		Journal: db, Terminals: terminals, DemoPace: time.Millisecond, StartTimeout: 30 * time.Second, RequestWait: 300 * time.Millisecond, Log: testLog{t}})
 	if err != nil {
 		db.Close()
@@ -285,6 +293,15 @@ func (s *sseStream) until(t *testing.T, match func(bridge.Event) bool) bridge.Ev
 			return ev
 		}
 	}
+}
+
+// fakeAgent is the fake agent binary as an agent of the server, running
+// script, with a fresh HOME and a minimal environment.
+func fakeAgent(t *testing.T, name string, script acptest.Script) agentSpec {
+	t.Helper()
+	home := t.TempDir()
+	return agentSpec{Name: name, Argv: []string{acptest.BuildBinary(t), "-script", acptest.WriteScript(t, script)},
+		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + os.TempDir()}}
 }
 
 func kind(k bridge.Kind) func(bridge.Event) bool {

@@ -10,6 +10,7 @@ import (
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge"
 	"github.com/acphost/acphost/examples/internal/demoagent"
+	"github.com/acphost/acphost/internal/sshtest"
 )
 
 // TestReopenAfterRestart checks that a session outlives the server: after
@@ -67,13 +68,12 @@ func TestReopenAfterRestart(t *testing.T) {
 // compaction where the agent has none, and close, through the API; and
 // that closing the server ends the agent's process.
 func TestSessionControls(t *testing.T) {
-	bin := acptest.BuildBinary(t)
-	script := acptest.WriteScript(t, acptest.Script{NewSession: acptest.NewSessionScript{
+	spec := fakeAgent(t, "fake", acptest.Script{NewSession: acptest.NewSessionScript{
 		Modes:         []byte(`{"currentModeId":"code","availableModes":[{"id":"code","name":"Code"},{"id":"architect","name":"Architect"}]}`),
 		ConfigOptions: []byte(`[{"id":"model","name":"Model","type":"select","currentValue":"m1","options":[{"value":"m1","name":"One"},{"value":"m2","name":"Two"}]}]`),
 	}})
-	t.Setenv("HOME", t.TempDir())
-	ts := startServer(t, agentSpec{Name: "fake", Argv: []string{bin, "-script", script}})
+	script := spec.Argv[2]
+	ts := startServer(t, spec)
 	key := ts.newSession(t, "fake")
 	s := ts.stream(t, "?key="+key, nil)
 	s.until(t, kind(bridge.KindSession))
@@ -113,5 +113,45 @@ func TestSessionControls(t *testing.T) {
 			t.Fatalf("agent processes left after the server closed: %v", processesWith(t, script))
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestSSHWorkspace runs an agent on an SSH host (the in-process server):
+// it starts there and its file write goes over SFTP into the remote
+// workspace.
+func TestSSHWorkspace(t *testing.T) {
+	server := sshtest.Start(t, nil)
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "remote.txt")
+	ws, err := newWorkspace(&options{ssh: server.User + "@" + server.Addr, sshKey: server.UserKeyFile,
+		knownHosts: server.KnownHostsFile, cwd: dir, agents: []string{"x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	spec := fakeAgent(t, "remote", acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
+		{WriteFile: &acptest.WriteFile{Path: file, Content: "over SFTP\n"}},
+	}}}})
+	spec.Env = nil // the remote shell's environment
+	ts := startServerOn(t, ws, filepath.Join(t.TempDir(), "journal.db"), false, spec)
+	key := ts.newSession(t, "remote")
+	s := ts.stream(t, "?key="+key, nil)
+	ts.call(t, "POST", "/api/sessions/"+key+"/prompt", map[string]string{"text": "write"}, http.StatusAccepted, nil)
+	if ev := s.until(t, kind(bridge.KindTurnEnd)); ev.StopReason != "end_turn" {
+		t.Fatalf("turn_end %+v", ev)
+	}
+	if got, err := os.ReadFile(file); err != nil || string(got) != "over SFTP\n" {
+		t.Fatalf("remote.txt = %q, %v", got, err)
+	}
+	var agents struct {
+		Cwd    string
+		Remote bool
+	}
+	ts.call(t, "GET", "/api/agents", nil, http.StatusOK, &agents)
+	if !agents.Remote || agents.Cwd != dir {
+		t.Fatalf("agents %+v", agents)
 	}
 }
