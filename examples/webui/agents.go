@@ -71,10 +71,13 @@ type agent struct {
 	index   int
 	inspect *inspector
 
-	mu     sync.Mutex
-	bridge *bridge.Bridge
-	err    error  // why the last start failed
-	title  string // the agent's own title, from its last initialize
+	// starting serialises starts, which may take long; mu guards the
+	// state, which the page reads meanwhile.
+	starting sync.Mutex
+	mu       sync.Mutex
+	bridge   *bridge.Bridge
+	err      error  // why the last start failed
+	title    string // the agent's own title, from its last initialize
 }
 
 // kind says what runs the agent, for the page.
@@ -92,13 +95,15 @@ func (a *agent) kind() string {
 // (the first time, or after a start that failed). A bridge whose process
 // died is returned as is: its next call starts the process again.
 func (a *agent) start(ctx context.Context, s *server) (*bridge.Bridge, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.bridge != nil {
-		return a.bridge, nil
+	a.starting.Lock()
+	defer a.starting.Unlock()
+	if b, _ := a.state(); b != nil {
+		return b, nil
 	}
 	b, err := s.startBridge(ctx, a)
+	a.mu.Lock()
 	a.bridge, a.err = b, err
+	a.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("starting agent %s: %w", a.spec.Name, err)
 	}

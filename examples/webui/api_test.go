@@ -13,6 +13,7 @@ import (
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge"
 	"github.com/acphost/acphost/examples/internal/demoagent"
+	"github.com/acphost/acphost/journal"
 )
 
 // TestNoCommandLineFromThePage checks that the page can start sessions of
@@ -212,5 +213,35 @@ func (ts *testServer) waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 20s")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestAgentsListedWhileStarting checks that the agent list answers while
+// an agent is still starting, and says so, instead of waiting for it.
+func TestAgentsListedWhileStarting(t *testing.T) {
+	dir := t.TempDir()
+	spec := fakeAgent(t, "slow", acptest.Script{
+		Initialize: acptest.InitializeScript{Steps: []acptest.Step{{Sleep: acptest.Duration(1500 * time.Millisecond)}}},
+	})
+	db, err := journal.Open(context.Background(), filepath.Join(dir, "j.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	srv, err := newServer(context.Background(), serverConfig{Agents: []agentSpec{spec}, Workspace: &workspace{cwd: dir}, Journal: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ts := &testServer{server: srv, base: "http://" + srv.ln.Addr().String()}
+	var agents struct{ Agents []agentStatus }
+	ts.call(t, "GET", "/api/agents", nil, http.StatusOK, &agents)
+	if agents.Agents[0].State != "starting" {
+		t.Fatalf("state while starting: %+v", agents.Agents[0])
+	}
+	ts.waitAgents(t)
+	ts.call(t, "GET", "/api/agents", nil, http.StatusOK, &agents)
+	if agents.Agents[0].State != "running" || agents.Agents[0].Title != "acptest fake agent" {
+		t.Fatalf("state once started: %+v", agents.Agents[0])
 	}
 }

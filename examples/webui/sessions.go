@@ -198,14 +198,15 @@ func (s *server) start(a *agent, key string, rec *bridge.Record) (*bridge.Sessio
 	if err != nil {
 		return nil, err
 	}
+	dir := s.cfg.Workspace.cwd
 	cfg := bridge.SessionConfig{Key: key, Policy: bridge.Policy{Mode: bridge.ModeBuild}, SkipJournaledReplay: true}
-	dir := ""
 	if rec != nil {
-		dir = rec.Cwd
+		if rec.Cwd != "" {
+			dir = rec.Cwd
+		}
 		cfg.Policy = bridge.Policy{Mode: bridge.ParseMode(rec.Mode), ReadOnly: rec.ReadOnly}
-	} else {
-		cfg.Cwd = s.cfg.Workspace.cwd
 	}
+	cfg.Cwd = dir
 	files, err := s.cfg.Workspace.files(ctx, dir)
 	if err != nil {
 		return nil, fmt.Errorf("the session's workspace: %w", err)
