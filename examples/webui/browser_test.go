@@ -82,6 +82,12 @@ func newBrowser(t *testing.T) *browser {
 // test instead of hanging it.
 func (b *browser) run(tab context.Context, actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
+	start := time.Now()
+	defer func() {
+		if d := time.Since(start); d > 3*time.Second {
+			b.t.Logf("browser actions took %v", d.Round(time.Millisecond))
+		}
+	}()
 	ctx, cancel := context.WithTimeout(tab, 30*time.Second)
 	defer cancel()
 	if err := chromedp.Do(ctx, actions...); err != nil {
@@ -95,6 +101,12 @@ func (b *browser) until(tab context.Context, what, expr string) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(tab, 30*time.Second)
 	defer cancel()
+	start := time.Now()
+	defer func() {
+		if d := time.Since(start); d > 3*time.Second {
+			b.t.Logf("waited %v for %s", d.Round(time.Millisecond), what)
+		}
+	}()
 	_, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingInterval(20*time.Millisecond)))
 	// A page that reloads drops the JavaScript context the poll ran in:
 	// poll again in the new one.
@@ -387,6 +399,11 @@ func TestBrowserStates(t *testing.T) {
 	// The safety state renders the library's authority event as it comes.
 	b.js(tab, `apply(app.current, {kind: "authority", authority: {state: "protected", reason: "the agent asks before it acts"}})`)
 	b.until(tab, "the safety state", `document.querySelector("#s-safety")?.dataset.state === "protected"`)
+	// The context meter, and "unknown" once the context was compacted.
+	b.js(tab, `apply(app.current, {kind: "usage", usage: {known: true, used: 50000, size: 200000, percent: 25}})`)
+	b.until(tab, "the context meter", `document.querySelector("#s-meter").textContent.includes("25%")`)
+	b.js(tab, `apply(app.current, {kind: "compaction", compaction: {status: "completed", summary: "older turns folded"}})`)
+	b.until(tab, "the meter after compaction", `document.querySelector("#s-meter").textContent === "context: unknown"`)
 	b.shot(tab, "answered")
 
 	// An agent that crashes: the page says so; the next prompt starts it
