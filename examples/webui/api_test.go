@@ -245,3 +245,19 @@ func TestAgentsListedWhileStarting(t *testing.T) {
 		t.Fatalf("state once started: %+v", agents.Agents[0])
 	}
 }
+
+// TestStreamFailureEndsIt checks that a cursor the stream cannot serve (one
+// ahead of every event, as a journal that was reset leaves a tab) ends the
+// stream with a failure event that says why, instead of hanging.
+func TestStreamFailureEndsIt(t *testing.T) {
+	ts := startServer(t)
+	ts.newSession(t, "demo")
+	s := ts.stream(t, "", http.Header{"Last-Event-ID": {"999999"}})
+	if f := s.next(t); f.Event != "ready" {
+		t.Fatalf("first frame %+v", f)
+	}
+	f := s.next(t)
+	if f.Event != "failure" || !strings.Contains(f.Data, "ahead") {
+		t.Fatalf("frame %+v, want a failure naming the cursor ahead", f)
+	}
+}

@@ -27,6 +27,30 @@
 // read and write only there), --ssh user@host[:port] runs the agents on that
 // host in the absolute remote --cwd, --terminals lets agents run commands
 // through the host, shown live under their tool rows.
+//
+// # API
+//
+// The page uses a small JSON API that another client may use too, with
+// the token as "Authorization: Bearer TOKEN" (POST bodies are JSON
+// objects; unknown fields are refused):
+//
+//	GET  /api/events?key=&bridge=&after=    the event stream (SSE)
+//	GET  /api/agents                        the agents and their state
+//	GET  /api/agents/{agent}/inspector      wire trace, stderr, initialize
+//	GET  /api/sessions                      the journal's sessions
+//	POST /api/sessions {"agent"}            a new session of an agent (name or index)
+//	GET  /api/sessions/{key}                one session's state
+//	POST /api/sessions/{key}/open           open a journaled session again
+//	POST /api/sessions/{key}/prompt {"text"}
+//	POST /api/sessions/{key}/cancel
+//	POST /api/sessions/{key}/permission {"id","answer":"allow"|"reject"}
+//	POST /api/sessions/{key}/elicitation {"id","action","content"}
+//	POST /api/sessions/{key}/policy {"mode":"ask"|"plan"|"build"|"full"}
+//	POST /api/sessions/{key}/agent-mode {"mode"}
+//	POST /api/sessions/{key}/config {"id","value"|"bool"}
+//	POST /api/sessions/{key}/compact
+//	POST /api/sessions/{key}/close
+//	POST /api/auth {"agent","id","method","env"|"decline"}
 package main
 
 import (

@@ -127,6 +127,11 @@ function connectGlobal() {
   const es = new EventSource("/api/events?after=now");
   es.addEventListener("ready", () => { $("conn").textContent = "connected"; $("conn").className = "conn"; });
   es.onerror = () => { $("conn").textContent = "reconnecting…"; $("conn").className = "conn bad"; };
+  es.addEventListener("failure", (m) => {
+    es.close();
+    $("conn").textContent = "disconnected: " + JSON.parse(m.data).error;
+    $("conn").className = "conn bad";
+  });
   es.onmessage = (m) => {
     const ev = JSON.parse(m.data);
     if (!ev.key) return agentWide(ev);
@@ -191,7 +196,12 @@ function openView(key) {
   // events follow; a reconnect resumes after Last-Event-ID.
   v.es = new EventSource("/api/events?key=" + encodeURIComponent(key));
   v.es.onmessage = (m) => { if (app.current === v) apply(v, JSON.parse(m.data)); };
-  v.es.addEventListener("failure", (m) => notice("Event stream: " + JSON.parse(m.data).error, "error"));
+  // A stream the server ended with a failure is not retried (it would fail
+  // the same way): the notice says so.
+  v.es.addEventListener("failure", (m) => {
+    v.es.close();
+    notice("The session's event stream failed: " + JSON.parse(m.data).error + ". Reload the page to try again.", "error");
+  });
   $("prompt").focus();
 }
 
