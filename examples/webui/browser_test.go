@@ -214,6 +214,10 @@ func TestBrowser(t *testing.T) {
 	b.prompt(tab, "Please write the demo file")
 	b.until(tab, "the streamed reply", `[...document.querySelectorAll(".msg.text")].some(m => m.textContent.includes("I'm the demo agent"))`)
 	b.until(tab, "the permission prompt", count(`.card[data-type="permission"]:not(.settled)`)+" === 1")
+	// The prompt's Enter, or the next key, must not land on Allow.
+	if got := b.js(tab, `document.activeElement.matches("[data-answer]")`); got != "false" {
+		t.Fatal("the permission prompt took the keyboard focus")
+	}
 	b.shot(tab, "permission")
 	b.run(tab, chromedp.Click(chromedp.CSS(`.card[data-type="permission"]:not(.settled) [data-answer="allow"]`)))
 	b.until(tab, "the allowed write completed", count(`.tool[data-tool="call_write"][data-status="completed"]`)+" === 1 && "+count(`.card[data-outcome="allowed"]`)+" === 1")

@@ -215,7 +215,8 @@ async function loadState() {
   if (app.current !== v || seq !== v.stateSeq) return;
   v.info = s;
   v.open = s.open;
-  v.busy = s.busy;
+  // Whether a turn runs comes from the session's own stream (turn_start,
+  // turn_end), which is ahead of this state.
   if (s.title) { $("s-title").textContent = s.title; v.titled = true; }
   if (!v.modeChanging) $("s-mode").value = s.policy.mode;
   renderCurrentBadges();
@@ -232,7 +233,7 @@ function renderCurrentBadges() {
   $("s-compact").hidden = !(v.open && a && a.canCompact);
   $("s-close").hidden = !v.open;
   $("s-mode").disabled = !v.open;
-  $("send").disabled = !v.open || v.busy;
+  $("send").disabled = !v.open || v.busy || !!v.sending;
   $("cancel").disabled = !v.open || !v.busy;
   const banner = $("s-banner");
   banner.replaceChildren();
@@ -290,11 +291,16 @@ function apply(v, ev) {
     case "text": case "thinking": case "user_text": return addText(v, ev);
     case "turn_start":
       v.busy = true;
+      v.sending = false;
       // Until the agent names the session, its first prompt does (as the list).
       if (!v.titled && ev.text) { $("s-title").textContent = shorten(ev.text); v.titled = true; }
       add(v, el("div", { class: "msg user" }, ev.text || ""), ev);
       return renderCurrentBadges();
     case "turn_end": return turnEnd(v, ev);
+    case "exited":
+      v.busy = false;
+      line(v, "The agent exited" + (ev.error ? ": " + ev.error.message : "") + ". It starts again with the next prompt.", "error", ev);
+      return renderCurrentBadges();
     case "tool_start": case "tool_update": case "tool_end": return toolEvent(v, ev);
     case "terminal": return terminalEvent(v, ev);
     case "permission": return permissionCard(v, ev);
@@ -321,7 +327,6 @@ function apply(v, ev) {
       line(v, "Session closed.", "", ev);
       return refreshSoon();
     case "error": return line(v, "Error: " + (ev.error ? ev.error.message : "unknown"), "error", ev);
-    case "exited": return line(v, "The agent exited" + (ev.error ? ": " + ev.error.message : "") + ". It starts again with the next prompt.", "error", ev);
     case "notice": return line(v, ev.text, "", ev);
     case "authority": return setSafety(ev.authority);
     default: return extEvent(v, ev);
@@ -346,6 +351,7 @@ function addText(v, ev) {
 
 function turnEnd(v, ev) {
   v.busy = false;
+  v.sending = false;
   for (const r of v.rows) if (r.turn === ev.turn && isOpen(r.tool)) { r.tool.status = "unfinished"; renderTool(r); }
   if (ev.error) line(v, "The turn failed: " + ev.error.message, "error", ev);
   else if (ev.stopReason && ev.stopReason !== "end_turn") line(v, "The turn ended: " + ev.stopReason.replace("_", " ") + ".", ev.stopReason === "cancelled" ? "error" : "", ev);
@@ -481,7 +487,8 @@ function permissionCard(v, ev) {
   reject.onclick = () => answer("reject");
   v.cards.set(p.id, card);
   add(v, card, ev);
-  if (!ev.replay) allow.focus({ preventScroll: true });
+  // No focus moves to Allow: a key pressed for something else (the Enter
+  // that sent the prompt) must never answer a permission request.
 }
 
 function elicitationCard(v, ev) {
@@ -602,7 +609,10 @@ function setSafety(a) {
 
 function sessionReady(v, ev) {
   const r = ev.sessionReady || {};
+  // A session that has just opened runs no turn, whatever its history
+  // shows of one a crash cut short.
   v.open = true;
+  v.busy = false;
   if (r.agentModes) { v.agentModes = r.agentModes; renderAgentModes(v); }
   renderConfig(r.configOptions);
   if (r.models) renderModels(r.models);
@@ -671,15 +681,20 @@ $("composer").addEventListener("submit", async (e) => {
   const v = app.current;
   const text = $("prompt").value.trim();
   if (!v || !text || $("send").disabled) return;
-  $("send").disabled = true;
+  // Sending holds the composer until the turn's start (or end) arrives on
+  // the stream, which may come before this call's answer does; a turn
+  // that never starts (its agent could not) frees it after a while.
+  v.sending = true;
+  renderCurrentBadges();
+  clearTimeout(v.sendingTimer);
+  v.sendingTimer = setTimeout(() => { v.sending = false; renderCurrentBadges(); }, 15000);
   try {
     await call("prompt", { text });
     $("prompt").value = "";
-    v.busy = true;
-    renderCurrentBadges();
   } catch (err) {
     notice("Sending the prompt: " + err.message, "error");
-    $("send").disabled = false;
+    v.sending = false;
+    renderCurrentBadges();
   }
 });
 $("prompt").addEventListener("keydown", (e) => {
