@@ -292,6 +292,7 @@ function apply(v, ev) {
     case "turn_start":
       v.busy = true;
       v.sending = false;
+      v.lastError = "";
       // Until the agent names the session, its first prompt does (as the list).
       if (!v.titled && ev.text) { $("s-title").textContent = shorten(ev.text); v.titled = true; }
       add(v, el("div", { class: "msg user" }, ev.text || ""), ev);
@@ -326,7 +327,9 @@ function apply(v, ev) {
       v.open = false; v.busy = false;
       line(v, "Session closed.", "", ev);
       return refreshSoon();
-    case "error": return line(v, "Error: " + (ev.error ? ev.error.message : "unknown"), "error", ev);
+    case "error":
+      v.lastError = ev.error ? ev.error.message : "";
+      return line(v, "Error: " + (ev.error ? ev.error.message : "unknown"), "error", ev);
     case "notice": return line(v, ev.text, "", ev);
     case "authority": return setSafety(ev.authority);
     default: return extEvent(v, ev);
@@ -352,8 +355,12 @@ function addText(v, ev) {
 function turnEnd(v, ev) {
   v.busy = false;
   v.sending = false;
+  const lastError = v.lastError;
+  v.lastError = "";
   for (const r of v.rows) if (r.turn === ev.turn && isOpen(r.tool)) { r.tool.status = "unfinished"; renderTool(r); }
-  if (ev.error) line(v, "The turn failed: " + ev.error.message, "error", ev);
+  // The failure was shown already when its error event came just before.
+  if (ev.error && ev.error.message !== lastError) line(v, "The turn failed: " + ev.error.message, "error", ev);
+  else if (ev.error) line(v, "The turn failed.", "error", ev);
   else if (ev.stopReason && ev.stopReason !== "end_turn") line(v, "The turn ended: " + ev.stopReason.replace("_", " ") + ".", ev.stopReason === "cancelled" ? "error" : "", ev);
   renderCurrentBadges();
   refreshSoon();
