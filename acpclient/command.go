@@ -413,7 +413,7 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		l.logger.Debug("agent stderr", "line", l.redactor.Redact(string(l.partial[:i])))
+		l.logger.Debug(StderrLine, "line", l.redactor.Redact(string(l.partial[:i])))
 		l.partial = l.partial[i+1:]
 	}
 	if len(l.partial) > 8<<10 {

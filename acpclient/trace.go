@@ -46,6 +46,12 @@ const (
 	WireTraceOut = "acpclient: wire out"
 )
 
+// StderrLine is the message of the debug record a transport's Logger
+// receives for each line the agent writes on stderr; its attribute "line"
+// is the line, redacted. An app that shows an agent's stderr (an
+// inspector) picks these records out of its logger by this message.
+const StderrLine = "agent stderr"
+
 // redacting is a stream that knows its own secrets (Process and
 // RemoteProcess: their transport's Redactor).
 type redacting interface{ Redact(s string) string }

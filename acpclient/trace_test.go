@@ -93,7 +93,7 @@ func TestLoggerCascadesToTheTransport(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { c.Close(); <-c.Done() }()
-	logs.waitFor(t, "agent stderr", "on stderr")
+	logs.waitFor(t, StderrLine, "on stderr")
 	logs.waitFor(t, WireTraceIn, "junk on stdout")
 	if rec := logs.waitFor(t, WireTraceIn, "_x/n"); strings.Contains(rec, secret) || !strings.Contains(rec, "[REDACTED]") {
 		t.Fatalf("trace record %s: the transport's secret is not masked", rec)

@@ -1,0 +1,808 @@
+// The acphost web UI: plain JavaScript, no build step. The server streams
+// the bridge's events (Server-Sent Events, one Event JSON per message, its
+// Pos as the id); this page folds them into what it shows with the rules
+// of bridge.SessionView, and answers through the JSON API.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") e.className = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+async function api(path, body) {
+  const init = body === undefined ? {} : {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  };
+  const res = await fetch(path, init);
+  const text = await res.text();
+  let data = {};
+  try { data = text ? JSON.parse(text) : {}; } catch { data = { error: text.trim() }; }
+  if (!res.ok) throw new Error(data.error || res.status + " " + res.statusText);
+  return data;
+}
+
+// ---- notices: failures of the page's own calls and agent-wide events ----
+
+function notice(text, kind, actions) {
+  const n = el("div", { class: "notice " + (kind || "") }, el("span", {}, text), actions || [],
+    el("button", { type: "button", onclick: () => n.remove(), "aria-label": "Dismiss" }, "×"));
+  $("notices").append(n);
+  return n;
+}
+
+async function attempt(fn) {
+  try { return await fn(); } catch (err) { notice(err.message, "error"); return undefined; }
+}
+
+// ---- agents and sessions ----
+
+const app = { agents: [], sessions: [], current: null };
+
+const stateText = {
+  running: "running", stopped: "stopped", starting: "starting…",
+  "not-installed": "not installed", "sign-in": "sign-in needed", failed: "failed to start",
+};
+
+async function loadAgents() {
+  const data = await api("/api/agents");
+  app.agents = data.agents;
+  $("cwd").textContent = (data.remote ? "remote: " : "") + data.cwd;
+  const list = $("agents");
+  list.replaceChildren();
+  if (!data.agents.length) list.append(el("li", { class: "empty" }, "No agents configured."));
+  for (const a of data.agents) {
+    list.append(el("li", { "data-agent": a.name },
+      el("div", { class: "name" }, a.title || a.name, a.title && !a.title.includes("(" + a.name + ")") && a.title !== a.name ? el("span", { class: "kind" }, " (" + a.name + ")") : ""),
+      el("div", { class: "row" },
+        el("span", { class: "badge " + a.state, title: a.state === "stopped" ? "Its process ended; the next prompt starts it again" : "" }, stateText[a.state] || a.state),
+        el("button", { type: "button", class: "primary", "data-new": a.name,
+          disabled: a.state === "starting", onclick: () => newSession(a.name) }, "New session"),
+        el("button", { type: "button", "data-inspect": a.name, onclick: () => inspector.open(a.name) }, "Inspect")),
+      a.error ? el("div", { class: "err" }, a.error) : null));
+  }
+  if (data.agents.some((a) => a.state === "starting")) setTimeout(loadAgents, 500);
+  if (app.current) renderCurrentBadges();
+}
+
+function ago(t) {
+  if (!t) return "";
+  const s = (Date.now() - new Date(t).getTime()) / 1000;
+  if (s < 60) return "just now";
+  if (s < 3600) return Math.floor(s / 60) + " min ago";
+  if (s < 86400) return Math.floor(s / 3600) + " h ago";
+  return new Date(t).toLocaleDateString();
+}
+
+async function loadSessions() {
+  const data = await api("/api/sessions");
+  app.sessions = data.sessions;
+  const list = $("sessions");
+  list.replaceChildren();
+  if (!data.sessions.length) list.append(el("li", { class: "empty" }, "No sessions yet: start one with an agent above."));
+  for (const s of data.sessions) {
+    const current = app.current && app.current.key === s.key;
+    list.append(el("li", {},
+      el("button", { type: "button", "data-key": s.key, "aria-current": current ? "true" : "false", onclick: () => openView(s.key) },
+        el("span", { class: "t" }, s.title || "Untitled session"),
+        el("span", { class: "m" }, s.agent, " · ", s.open ? (s.busy ? "working" : "open") : "closed",
+          s.turns ? " · " + s.turns + " turn" + (s.turns > 1 ? "s" : "") : "", s.updatedAt ? " · " + ago(s.updatedAt) : ""))));
+  }
+}
+
+let sessionsTimer = 0;
+function refreshSoon() {
+  clearTimeout(sessionsTimer);
+  sessionsTimer = setTimeout(() => { attempt(loadSessions); if (app.current) attempt(loadState); }, 150);
+}
+
+async function newSession(agent) {
+  const btn = document.querySelector(`[data-new="${CSS.escape(agent)}"]`);
+  if (btn) { btn.disabled = true; btn.textContent = "Starting…"; }
+  try {
+    const data = await api("/api/sessions", { agent });
+    await loadSessions();
+    openView(data.key);
+  } catch (err) {
+    notice("Could not start a session of " + agent + ": " + err.message, "error");
+  } finally {
+    await attempt(loadAgents);
+  }
+}
+
+// ---- the global stream: agent-wide events and list refreshes ----
+
+function connectGlobal() {
+  const es = new EventSource("/api/events?after=now");
+  es.addEventListener("ready", () => { $("conn").textContent = "connected"; $("conn").className = "conn"; });
+  es.onerror = () => { $("conn").textContent = "reconnecting…"; $("conn").className = "conn bad"; };
+  es.addEventListener("failure", (m) => {
+    es.close();
+    $("conn").textContent = "disconnected: " + JSON.parse(m.data).error;
+    $("conn").className = "conn bad";
+  });
+  es.onmessage = (m) => {
+    const ev = JSON.parse(m.data);
+    if (!ev.key) return agentWide(ev);
+    if (["session", "session_info", "turn_start", "turn_end", "session_closed"].includes(ev.kind)) refreshSoon();
+    // A session that opens may have started its agent (again).
+    if (ev.kind === "session") attempt(loadAgents);
+  };
+}
+
+function agentWide(ev) {
+  switch (ev.kind) {
+    case "exited":
+      notice(`Agent ${ev.bridge} exited${ev.error ? ": " + ev.error.message : ""}. It starts again with the next prompt.`, "error");
+      attempt(loadAgents);
+      break;
+    case "error":
+      notice(`Agent ${ev.bridge}: ${ev.error ? ev.error.message : "error"}`, "error");
+      break;
+    case "notice":
+      notice(`Agent ${ev.bridge}: ${ev.text}`);
+      break;
+    case "auth_required":
+      if (ev.auth) {
+        const box = el("div", { class: "notice" });
+        box.append(authCard(ev, null));
+        $("notices").append(box);
+        authCards.set(ev.bridge + "/" + ev.auth.id, box);
+      }
+      break;
+    case "decision": {
+      const k = ev.bridge + "/" + (ev.decision && ev.decision.request);
+      if (authCards.has(k)) { authCards.get(k).remove(); authCards.delete(k); }
+      break;
+    }
+  }
+}
+const authCards = new Map();
+
+// ---- one session's view ----
+
+function openView(key) {
+  if (app.current) app.current.es.close();
+  history.replaceState(null, "", location.pathname + "#session=" + encodeURIComponent(key));
+  const v = {
+    key, es: null, busy: false, open: false, lastBlock: null, rows: [], cards: new Map(), termHeld: new Map(),
+    agentModes: null, authority: null,
+  };
+  app.current = v;
+  $("welcome").hidden = true;
+  $("session").hidden = false;
+  $("transcript").replaceChildren();
+  $("plan").replaceChildren(el("li", { class: "empty" }, "No plan yet."));
+  $("commands").replaceChildren();
+  $("s-title").textContent = "Session";
+  $("s-agentmode-l").hidden = true;
+  $("s-config").replaceChildren();
+  setSafety(null);
+  setMeter(null);
+  for (const b of document.querySelectorAll(".sessions button")) b.setAttribute("aria-current", b.dataset.key === key ? "true" : "false");
+  attempt(loadState);
+  // The whole history of the session replays from the journal, then live
+  // events follow; a reconnect resumes after Last-Event-ID.
+  v.es = new EventSource("/api/events?key=" + encodeURIComponent(key));
+  v.es.onmessage = (m) => { if (app.current === v) apply(v, JSON.parse(m.data)); };
+  // A stream the server ended with a failure is not retried (it would fail
+  // the same way): the notice says so.
+  v.es.addEventListener("failure", (m) => {
+    v.es.close();
+    notice("The session's event stream failed: " + JSON.parse(m.data).error + ". Reload the page to try again.", "error");
+  });
+  $("prompt").focus();
+}
+
+// loadState fetches the session's state. Answers can cross: only the
+// newest request's is applied, and not over a mode change still on its way.
+async function loadState() {
+  const v = app.current;
+  if (!v) return;
+  const seq = (v.stateSeq = (v.stateSeq || 0) + 1);
+  const s = await api("/api/sessions/" + encodeURIComponent(v.key));
+  if (app.current !== v || seq !== v.stateSeq) return;
+  v.info = s;
+  v.open = s.open;
+  // Whether a turn runs comes from the session's own stream (turn_start,
+  // turn_end), which is ahead of this state.
+  if (s.title) { $("s-title").textContent = s.title; v.titled = true; }
+  if (!v.modeChanging) $("s-mode").value = s.policy.mode;
+  renderCurrentBadges();
+}
+
+function renderCurrentBadges() {
+  const v = app.current;
+  if (!v || !v.info) return;
+  const s = v.info;
+  const a = app.agents.find((x) => x.name === s.agent);
+  $("s-agent").textContent = s.agent;
+  $("s-state").textContent = v.open ? (v.busy ? "working" : "open") : "closed";
+  $("s-state").className = "badge " + (v.open ? (v.busy ? "busy" : "open") : "");
+  $("s-compact").hidden = !(v.open && a && a.canCompact);
+  $("s-close").hidden = !v.open;
+  $("s-mode").disabled = !v.open;
+  $("send").disabled = !v.open || v.busy || !!v.sending;
+  $("cancel").disabled = !v.open || !v.busy;
+  const banner = $("s-banner");
+  banner.replaceChildren();
+  banner.className = "banner";
+  if (!v.open) {
+    banner.hidden = false;
+    if (s.known) {
+      banner.append("This session is not running. Its history is shown from the journal.",
+        el("button", { type: "button", class: "primary", id: "s-resume", onclick: resume }, "Resume session"));
+    } else {
+      banner.append(`This session's agent (${s.agent}) is not one this server runs; its history is shown from the journal.`);
+    }
+  } else if (a && a.state !== "running" && a.state !== "stopped") {
+    banner.hidden = false;
+    banner.className = "banner error";
+    banner.append(`Agent ${a.name}: ${stateText[a.state] || a.state}${a.error ? ": " + a.error : ""}`);
+  } else {
+    banner.hidden = true;
+  }
+}
+
+async function resume() {
+  const v = app.current;
+  const btn = $("s-resume");
+  if (btn) { btn.disabled = true; btn.textContent = "Resuming…"; }
+  await attempt(() => api("/api/sessions/" + encodeURIComponent(v.key) + "/open", {}));
+  await attempt(loadState);
+  attempt(loadSessions);
+}
+
+function call(action, body) {
+  const v = app.current;
+  return api("/api/sessions/" + encodeURIComponent(v.key) + "/" + action, body || {});
+}
+
+// ---- folding events into the view ----
+
+function scrollDown() {
+  const t = $("transcript");
+  if (t.scrollHeight - t.scrollTop - t.clientHeight < 160) t.scrollTop = t.scrollHeight;
+}
+
+function add(v, node, ev) {
+  if (ev && ev.replay) node.classList.add("replay");
+  $("transcript").append(node);
+  v.lastBlock = null;
+  scrollDown();
+  return node;
+}
+
+function line(v, text, cls, ev) { return add(v, el("div", { class: "line " + (cls || "") }, text), ev); }
+
+function apply(v, ev) {
+  switch (ev.kind) {
+    case "text": case "thinking": case "user_text": return addText(v, ev);
+    case "turn_start":
+      v.busy = true;
+      v.sending = false;
+      v.lastError = "";
+      // Until the agent names the session, its first prompt does (as the list).
+      if (!v.titled && ev.text) { $("s-title").textContent = shorten(ev.text); v.titled = true; }
+      add(v, el("div", { class: "msg user" }, ev.text || ""), ev);
+      return renderCurrentBadges();
+    case "turn_end": return turnEnd(v, ev);
+    case "exited":
+      v.busy = false;
+      line(v, "The agent exited" + (ev.error ? ": " + ev.error.message : "") + ". It starts again with the next prompt.", "error", ev);
+      return renderCurrentBadges();
+    case "tool_start": case "tool_update": case "tool_end": return toolEvent(v, ev);
+    case "terminal": return terminalEvent(v, ev);
+    case "permission": return permissionCard(v, ev);
+    case "elicitation": return elicitationCard(v, ev);
+    case "auth_required": {
+      const c = add(v, authCard(ev, v), ev);
+      v.cards.set(ev.auth.id, c);
+      return;
+    }
+    case "decision": return decided(v, ev);
+    case "plan": case "todos": return renderPlan(ev);
+    case "usage": return setMeter(ev.usage);
+    case "compaction": return compaction(v, ev);
+    case "agent_mode": return setAgentMode(v, ev.agentMode);
+    case "session": return sessionReady(v, ev);
+    case "config": return renderConfig(ev.configOptions);
+    case "model": return renderModels(ev.models);
+    case "commands": return renderCommands(ev.commands);
+    case "session_info":
+      if (ev.sessionInfo && ev.sessionInfo.titleChanged) { $("s-title").textContent = ev.sessionInfo.title || "Untitled session"; v.titled = true; }
+      return;
+    case "session_closed":
+      v.open = false; v.busy = false;
+      line(v, "Session closed.", "", ev);
+      return refreshSoon();
+    case "error":
+      v.lastError = ev.error ? ev.error.message : "";
+      return line(v, "Error: " + (ev.error ? ev.error.message : "unknown"), "error", ev);
+    case "notice": return line(v, ev.text, "", ev);
+    case "authority": return setSafety(ev.authority);
+    default: return extEvent(v, ev);
+  }
+}
+
+function shorten(text) {
+  const t = text.split(/\s+/).join(" ").trim();
+  return t.length > 80 ? t.slice(0, 79) + "…" : t;
+}
+
+function addText(v, ev) {
+  const b = v.lastBlock;
+  if (b && b.kind === ev.kind && (b.messageId || "") === (ev.messageId || "")) {
+    b.node.append(ev.text);
+  } else if (ev.text.trim() !== "") {
+    const node = add(v, el("div", { class: "msg " + ev.kind }, ev.text.replace(/^\n+/, "")), ev);
+    v.lastBlock = { kind: ev.kind, messageId: ev.messageId || "", node };
+  }
+  scrollDown();
+}
+
+function turnEnd(v, ev) {
+  v.busy = false;
+  v.sending = false;
+  const lastError = v.lastError;
+  v.lastError = "";
+  for (const r of v.rows) if (r.turn === ev.turn && isOpen(r.tool)) { r.tool.status = "unfinished"; renderTool(r); }
+  // The failure was shown already when its error event came just before.
+  if (ev.error && ev.error.message !== lastError) line(v, "The turn failed: " + ev.error.message, "error", ev);
+  else if (ev.error) line(v, "The turn failed.", "error", ev);
+  else if (ev.stopReason && ev.stopReason !== "end_turn") line(v, "The turn ended: " + ev.stopReason.replace("_", " ") + ".", ev.stopReason === "cancelled" ? "error" : "", ev);
+  renderCurrentBadges();
+  refreshSoon();
+}
+
+// Tool rows follow SessionView.applyTool: one row per tool call id within
+// its turn; updates of turn 0 or late ones find the newest row of the id.
+function isOpen(t) { return !["completed", "failed", "cancelled", "unfinished"].includes(t.status); }
+
+function findRow(v, id, turn, anyTurn) {
+  for (let i = v.rows.length - 1; i >= 0; i--) {
+    const r = v.rows[i];
+    if (r.tool.id === id && (r.turn === turn || anyTurn)) return r;
+  }
+  return null;
+}
+
+function toolEvent(v, ev) {
+  if (!ev.tool) return;
+  let r = findRow(v, ev.tool.id, ev.turn || 0, ev.kind !== "tool_start" && (!ev.turn || ev.late));
+  if (!r) {
+    r = { turn: ev.turn || 0, tool: ev.tool, output: "", exit: null, node: el("div", { class: "tool" }) };
+    v.rows.push(r);
+    add(v, r.node, ev);
+  }
+  r.tool = ev.tool;
+  for (const c of r.tool.content || []) {
+    const held = c.type === "terminal" && v.termHeld.get(c.terminalId);
+    if (held) { addOutput(r, held); v.termHeld.delete(c.terminalId); }
+  }
+  renderTool(r);
+  scrollDown();
+}
+
+function terminalEvent(v, ev) {
+  const t = ev.terminal;
+  if (!t) return;
+  let r = t.toolCallId ? findRow(v, t.toolCallId, 0, true) : null;
+  if (!r) {
+    for (let i = v.rows.length - 1; i >= 0 && !r; i--) {
+      if ((v.rows[i].tool.content || []).some((c) => c.type === "terminal" && c.terminalId === t.id)) r = v.rows[i];
+    }
+  }
+  if (!r) {
+    // A fast command's output can come before the tool call that names
+    // its terminal: hold it for that row.
+    const held = v.termHeld.get(t.id) || { output: "", exit: null };
+    addOutput(held, t);
+    v.termHeld.set(t.id, held);
+    return;
+  }
+  addOutput(r, t);
+  renderTool(r);
+  scrollDown();
+}
+
+// addOutput adds a terminal event (or held output) to a row: the last
+// 64 KiB, as SessionView keeps.
+function addOutput(r, t) {
+  const data = t.data !== undefined ? t.data : t.output;
+  r.output = t.reset ? (data || "") : r.output + (data || "");
+  if (r.output.length > 65536) r.output = r.output.slice(-65536);
+  if (t.exit) r.exit = t.exit;
+}
+
+function renderTool(r) {
+  const t = r.tool;
+  const status = t.status || "pending";
+  const parts = [el("div", { class: "head" },
+    el("span", { class: "st " + status, "data-status": status }, status.replace("_", " ")),
+    el("span", { class: "ttl" }, t.title || t.name || t.id),
+    t.kind ? el("span", { class: "kind" }, t.kind) : null)];
+  const locs = (t.locations || []).map((l) => l.path + (l.line ? ":" + l.line : ""));
+  if (locs.length) parts.push(el("div", { class: "loc" }, locs.join("  ")));
+  for (const c of t.content || []) {
+    if (c.type === "diff") parts.push(diffView(c));
+    else if (c.type === "content" && c.content && c.content.text) parts.push(el("pre", {}, c.content.text));
+  }
+  if (r.output) parts.push(el("pre", { class: "out" }, r.output));
+  if (r.exit) {
+    const code = r.exit.exitCode;
+    const bad = (code !== undefined && code !== null && code !== 0) || r.exit.signal;
+    parts.push(el("div", { class: "exit" + (bad ? " bad" : "") }, r.exit.signal ? "killed by " + r.exit.signal : "exit status " + code));
+  }
+  r.node.dataset.tool = t.id;
+  r.node.dataset.status = status;
+  r.node.replaceChildren(...parts);
+}
+
+// diffView shows a diff content item as lines removed and added: the old
+// text's lines not kept in the new one, then the new lines, around their
+// common start and end.
+function diffView(c) {
+  // A text that ends with a newline has no last line after it.
+  const lines = (t) => (t === "" ? [] : t.replace(/\n$/, "").split("\n"));
+  const oldLines = c.oldText === undefined || c.oldText === null ? [] : lines(c.oldText);
+  const newLines = lines(c.newText || "");
+  let pre = 0;
+  while (pre < oldLines.length && pre < newLines.length && oldLines[pre] === newLines[pre]) pre++;
+  let post = 0;
+  while (post < oldLines.length - pre && post < newLines.length - pre &&
+    oldLines[oldLines.length - 1 - post] === newLines[newLines.length - 1 - post]) post++;
+  const rows = [];
+  const ctx = (l) => rows.push(el("div", { class: "l" }, "  " + l));
+  oldLines.slice(Math.max(0, pre - 2), pre).forEach(ctx);
+  oldLines.slice(pre, oldLines.length - post).forEach((l) => rows.push(el("div", { class: "l del" }, "- " + l)));
+  newLines.slice(pre, newLines.length - post).forEach((l) => rows.push(el("div", { class: "l add" }, "+ " + l)));
+  oldLines.slice(oldLines.length - post, oldLines.length - post + 2).forEach(ctx);
+  const label = (c.oldText === undefined || c.oldText === null ? "new file " : "") + (c.path || "");
+  return el("div", { class: "diff" }, el("div", { class: "path" }, label), rows);
+}
+
+function permissionCard(v, ev) {
+  const p = ev.permission;
+  if (!p) return;
+  const title = (p.tool && (p.tool.title || p.tool.id)) || "a tool";
+  const allow = el("button", { type: "button", class: "primary", "data-answer": "allow" }, "Allow");
+  const reject = el("button", { type: "button", class: "danger", "data-answer": "reject" }, "Reject");
+  const card = el("div", { class: "card", "data-request": p.id, "data-type": "permission" },
+    el("h4", {}, "The agent asks to run: " + title),
+    el("div", { class: "outcome" }, (p.options || []).map((o) => o.name).join(" · ")),
+    el("div", { class: "actions" }, allow, reject));
+  const answer = async (a) => {
+    allow.disabled = reject.disabled = true;
+    try { await call("permission", { id: p.id, answer: a }); } catch (err) {
+      notice("Answering the permission request: " + err.message, "error");
+      allow.disabled = reject.disabled = false;
+    }
+  };
+  allow.onclick = () => answer("allow");
+  reject.onclick = () => answer("reject");
+  v.cards.set(p.id, card);
+  add(v, card, ev);
+  // No focus moves to Allow: a key pressed for something else (the Enter
+  // that sent the prompt) must never answer a permission request.
+}
+
+function elicitationCard(v, ev) {
+  const q = ev.elicitation;
+  if (!q) return;
+  const fields = [];
+  const actions = el("div", { class: "actions" });
+  const card = el("div", { class: "card", "data-request": q.id, "data-type": "elicitation" }, el("h4", {}, q.message || "The agent asks"));
+  if (q.mode === "url" && q.url) {
+    card.append(el("p", {}, el("a", { href: q.url, target: "_blank", rel: "noopener noreferrer" }, q.url)));
+  }
+  const props = (q.schema && q.schema.properties) || {};
+  for (const [name, s] of Object.entries(props)) {
+    let input;
+    if (s.enum) input = el("select", { name }, s.enum.map((o) => el("option", { value: o }, o)));
+    else if (s.type === "boolean") input = el("input", { type: "checkbox", name });
+    else input = el("input", { type: s.type === "number" || s.type === "integer" ? "number" : "text", name });
+    fields.push({ name, s, input });
+    card.append(el("label", {}, (s.title || name) + (s.description ? " — " + s.description : ""), input));
+  }
+  const send = async (action) => {
+    const content = {};
+    for (const f of fields) {
+      if (f.s.type === "boolean") content[f.name] = f.input.checked;
+      else if (f.s.type === "number" || f.s.type === "integer") content[f.name] = Number(f.input.value);
+      else content[f.name] = f.input.value;
+    }
+    for (const b of actions.querySelectorAll("button")) b.disabled = true;
+    try { await call("elicitation", { id: q.id, action, content: action === "accept" ? content : undefined }); } catch (err) {
+      notice("Answering the question: " + err.message, "error");
+      for (const b of actions.querySelectorAll("button")) b.disabled = false;
+    }
+  };
+  actions.append(
+    el("button", { type: "button", class: "primary", onclick: () => send("accept") }, q.mode === "url" ? "Done" : "Answer"),
+    el("button", { type: "button", onclick: () => send("decline") }, "Decline"),
+    el("button", { type: "button", onclick: () => send("cancel") }, "Cancel"));
+  card.append(actions);
+  v.cards.set(q.id, card);
+  add(v, card, ev);
+}
+
+// authCard is a sign-in request: the methods the bridge can carry out, an
+// env_var method's variables as fields (their values go to the agent's
+// environment only).
+function authCard(ev, v) {
+  const a = ev.auth;
+  const card = el("div", { class: "card", "data-request": a.id, "data-type": "auth" },
+    el("h4", {}, `Agent ${ev.bridge} needs a sign-in`), a.message ? el("p", {}, a.message) : null);
+  const methods = a.methods || [];
+  if (!methods.length) card.append(el("p", {}, "It offered no way to sign in from here: sign in with the agent's own tool, then start the session again."));
+  for (const m of methods) {
+    const inputs = (m.vars || []).map((x) => ({ x, input: el("input", { type: x.secret ? "password" : "text", name: x.name, autocomplete: "off" }) }));
+    const box = el("div", {}, el("strong", {}, m.name), m.description ? " — " + m.description : "",
+      m.link ? [" ", el("a", { href: m.link, target: "_blank", rel: "noopener noreferrer" }, "get a key")] : "",
+      inputs.map((i) => el("label", {}, i.x.name, i.input)));
+    box.append(el("div", { class: "actions" }, el("button", { type: "button", class: "primary", onclick: async () => {
+      const env = {};
+      for (const i of inputs) env[i.x.name] = i.input.value;
+      await attempt(() => api("/api/auth", { agent: ev.bridge, id: a.id, method: m.id, env: inputs.length ? env : undefined }));
+    } }, "Sign in with " + m.name)));
+    card.append(box);
+  }
+  card.append(el("div", { class: "actions" }, el("button", { type: "button", onclick: () => attempt(() => api("/api/auth", { agent: ev.bridge, id: a.id, decline: true })) }, "Decline")));
+  return card;
+}
+
+const settledText = { app: "by you", policy: "by the host's policy", host: "by the host" };
+
+function decided(v, ev) {
+  const d = ev.decision;
+  if (!d) return;
+  const card = v.cards.get(d.request);
+  if (!card) return line(v, `${d.type} ${d.request}: ${d.outcome}`, "", ev);
+  card.classList.add("settled");
+  card.dataset.outcome = d.outcome;
+  for (const b of card.querySelectorAll(".actions")) b.remove();
+  for (const i of card.querySelectorAll("input, select")) i.disabled = true;
+  card.append(el("div", { class: "outcome " + d.outcome, "data-outcome": d.outcome },
+    d.outcome.replace("_", " ") + " " + (settledText[d.by] || "by " + d.by) + (d.rule ? ": " + d.rule : "")));
+}
+
+function renderPlan(ev) {
+  const list = $("plan");
+  list.replaceChildren();
+  const todos = ev.todos && ev.todos.length ? ev.todos : null;
+  const items = todos || ev.plan || [];
+  if (!items.length) list.append(el("li", { class: "empty" }, "No plan."));
+  for (const e of items) list.append(el("li", { class: e.status, title: e.status }, e.content + (e.status === "in_progress" ? " (in progress)" : "")));
+}
+
+function setMeter(u) {
+  const m = $("s-meter");
+  m.replaceChildren();
+  if (!u || !u.known) { m.append("context: unknown"); return; }
+  const pct = u.percent || (u.size ? (100 * u.used) / u.size : 0);
+  m.append("context:", el("span", { class: "bar", role: "meter", "aria-valuenow": Math.round(pct), "aria-valuemin": 0, "aria-valuemax": 100 },
+    el("i", { style: `width:${Math.min(100, pct)}%` })),
+    `${Math.round(pct)}%` + (u.used && u.size ? ` (${u.used.toLocaleString()} / ${u.size.toLocaleString()})` : "") +
+    (u.cost ? ` · ${u.cost.amount} ${u.cost.currency}` : ""));
+}
+
+function compaction(v, ev) {
+  const c = ev.compaction;
+  if (!c) return;
+  line(v, "Context compaction " + c.status + (c.summary ? ": " + c.summary : c.message ? ": " + c.message : ""), c.status === "failed" ? "error" : "", ev);
+  // The window's fill is not known again until the agent reports it.
+  if (c.status === "completed") setMeter(null);
+}
+
+function setSafety(a) {
+  const s = $("s-safety");
+  const state = (a && a.state) || "unknown";
+  s.className = "safety " + state;
+  s.replaceChildren("safety: ", el("b", {}, state), a && a.reason ? " — " + a.reason : "");
+  s.dataset.state = state;
+}
+
+function sessionReady(v, ev) {
+  const r = ev.sessionReady || {};
+  // A session that has just opened runs no turn, whatever its history
+  // shows of one a crash cut short.
+  v.open = true;
+  v.busy = false;
+  if (r.agentModes) { v.agentModes = r.agentModes; renderAgentModes(v); }
+  renderConfig(r.configOptions);
+  if (r.models) renderModels(r.models);
+  let text = r.resumed ? "Session resumed." : "Session started.";
+  if (r.replaced) text = `The agent could not resume its session ${r.replaced} (${r.reason || "unknown reason"}${r.resumeError ? ": " + r.resumeError : ""}); it started a new one. The history above is from the journal.`;
+  else if (r.resumeError) text = "The agent could not resume the session: " + r.resumeError + ". It started a new one.";
+  line(v, text, r.replaced || r.resumeError ? "error" : "ok", ev);
+  refreshSoon();
+}
+
+function renderAgentModes(v) {
+  const m = v.agentModes;
+  const sel = $("s-agentmode");
+  $("s-agentmode-l").hidden = !m || !(m.availableModes || []).length;
+  if (!m) return;
+  sel.replaceChildren(...(m.availableModes || []).map((x) => el("option", { value: x.id, title: x.description || "" }, x.name || x.id)));
+  sel.value = m.currentModeId;
+}
+
+function setAgentMode(v, id) {
+  if (v.agentModes) { v.agentModes = { ...v.agentModes, currentModeId: id }; renderAgentModes(v); }
+}
+
+function renderConfig(options) {
+  const box = $("s-config");
+  box.replaceChildren();
+  for (const o of options || []) {
+    if (o.type === "boolean") {
+      const input = el("input", { type: "checkbox", "data-config": o.id });
+      input.checked = !!o.currentValue;
+      input.onchange = () => attempt(() => call("config", { id: o.id, bool: input.checked }));
+      box.append(el("label", { title: o.description || "" }, o.name, input));
+    } else if (o.type === "select") {
+      const flat = [];
+      for (const x of o.options || []) (x.options ? x.options : [x]).forEach((y) => flat.push(y));
+      const sel = el("select", { "data-config": o.id }, flat.map((x) => el("option", { value: x.value }, x.name || x.value)));
+      sel.value = o.currentValue;
+      sel.onchange = () => attempt(() => call("config", { id: o.id, value: sel.value }));
+      box.append(el("label", { title: o.description || "" }, o.name, sel));
+    }
+  }
+}
+
+function renderModels(m) {
+  if (!m || $("s-config").querySelector("[data-config]")) return;
+  const cur = (m.availableModels || []).find((x) => x.modelId === m.currentModelId);
+  $("s-config").append(el("span", { class: "badge" }, "model: " + (cur ? cur.name : m.currentModelId)));
+}
+
+function renderCommands(cmds) {
+  const box = $("commands");
+  box.replaceChildren();
+  if (cmds && cmds.length) box.append(el("h3", {}, "Commands"), cmds.map((c) => el("div", { title: c.description || "" }, "/" + c.name)));
+}
+
+function extEvent(v, ev) {
+  const { pos, bridge, key, session, seq, turn, time, ...rest } = ev;
+  add(v, el("details", { class: "ext" }, el("summary", {}, ev.kind + (ev.method ? " " + ev.method : "")),
+    el("pre", { class: "json" }, JSON.stringify(rest, null, 2))), ev);
+}
+
+// ---- controls ----
+
+$("composer").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const v = app.current;
+  const text = $("prompt").value.trim();
+  if (!v || !text || $("send").disabled) return;
+  // Sending holds the composer until the turn's start (or end) arrives on
+  // the stream, which may come before this call's answer does; a turn
+  // that never starts (its agent could not) frees it after a while.
+  v.sending = true;
+  renderCurrentBadges();
+  clearTimeout(v.sendingTimer);
+  v.sendingTimer = setTimeout(() => { v.sending = false; renderCurrentBadges(); }, 15000);
+  try {
+    await call("prompt", { text });
+    $("prompt").value = "";
+  } catch (err) {
+    notice("Sending the prompt: " + err.message, "error");
+    v.sending = false;
+    renderCurrentBadges();
+  }
+});
+$("prompt").addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); $("composer").requestSubmit(); }
+});
+$("cancel").addEventListener("click", () => attempt(() => call("cancel")));
+$("s-mode").addEventListener("change", async () => {
+  const v = app.current;
+  v.modeChanging = true;
+  v.stateSeq = (v.stateSeq || 0) + 1; // answers already on their way are stale
+  try {
+    const p = await call("policy", { mode: $("s-mode").value });
+    $("s-mode").value = p.mode;
+  } catch (err) {
+    notice("Setting the host mode: " + err.message, "error");
+  } finally {
+    v.modeChanging = false;
+    attempt(loadState);
+  }
+});
+$("s-agentmode").addEventListener("change", () => attempt(() => call("agent-mode", { mode: $("s-agentmode").value })));
+$("s-compact").addEventListener("click", () => attempt(() => call("compact")));
+$("s-close").addEventListener("click", async () => { await attempt(() => call("close")); attempt(loadState); });
+
+// ---- the inspector: wire trace, stderr, initialize exchange ----
+
+const inspector = {
+  agent: "", tab: "wire", timer: 0,
+  open(agent) {
+    this.agent = agent;
+    $("inspector").hidden = false;
+    document.body.classList.add("inspecting");
+    $("insp-title").textContent = "Inspector: " + agent;
+    this.refresh();
+    $("insp-close").focus();
+  },
+  close() { $("inspector").hidden = true; document.body.classList.remove("inspecting"); clearTimeout(this.timer); this.agent = ""; },
+  async refresh() {
+    clearTimeout(this.timer);
+    if (!this.agent) return;
+    try {
+      const data = await api("/api/agents/" + encodeURIComponent(this.agent) + "/inspector");
+      this.render(data);
+    } catch (err) {
+      $("insp-body").replaceChildren(el("p", { class: "line error" }, err.message));
+    }
+    this.timer = setTimeout(() => this.refresh(), 1500);
+  },
+  render(d) {
+    const body = $("insp-body");
+    const atEnd = body.scrollHeight - body.scrollTop - body.clientHeight < 40;
+    const rows = [];
+    if (this.tab === "wire") {
+      if (!d.trace.length) rows.push(el("p", { class: "empty" }, "No wire traffic yet."));
+      for (const l of d.trace) rows.push(el("div", { class: "wire " + l.dir }, el("span", { class: "dir" }, l.dir === "out" ? "→ " : "← "),
+        l.line, l.truncated ? ` … (${l.size} bytes)` : ""));
+    } else if (this.tab === "stderr") {
+      if (!d.stderr.length) rows.push(el("p", { class: "empty" }, "Nothing on stderr (an in-process agent, such as the demo, has none)."));
+      rows.push(el("pre", { class: "json" }, d.stderr.join("\n")));
+    } else if (this.tab === "init") {
+      rows.push(el("h3", {}, "initialize request (→)"), el("pre", { class: "json" }, pretty(d.initializeRequest) || "not sent yet"));
+      rows.push(el("h3", {}, "initialize answer (←): capabilities, auth methods"), el("pre", { class: "json" },
+        pretty(d.initializeAnswer) || (d.initialize ? JSON.stringify(d.initialize, null, 2) : "no agent process runs")));
+    } else {
+      if (!d.logs.length) rows.push(el("p", { class: "empty" }, "No diagnostics."));
+      rows.push(el("pre", { class: "json" }, d.logs.join("\n")));
+    }
+    body.replaceChildren(...rows);
+    if (atEnd && this.tab !== "init") body.scrollTop = body.scrollHeight;
+  },
+};
+
+function pretty(s) {
+  if (!s) return "";
+  try { return JSON.stringify(JSON.parse(s), null, 2); } catch { return s; }
+}
+
+$("insp-close").addEventListener("click", () => inspector.close());
+for (const b of document.querySelectorAll(".tabs button")) {
+  b.addEventListener("click", () => {
+    for (const x of document.querySelectorAll(".tabs button")) x.setAttribute("aria-selected", x === b ? "true" : "false");
+    inspector.tab = b.dataset.tab;
+    inspector.refresh();
+  });
+}
+document.addEventListener("keydown", (e) => { if (e.key === "Escape" && !$("inspector").hidden) inspector.close(); });
+
+// ---- start ----
+
+window.addEventListener("hashchange", () => {
+  const m = location.hash.match(/session=([^&]+)/);
+  if (m && (!app.current || app.current.key !== decodeURIComponent(m[1]))) openView(decodeURIComponent(m[1]));
+});
+
+(async function start() {
+  // The token now travels in the page's cookie: keep it out of the address
+  // bar, where a screen share or a copied link would show it.
+  if (new URLSearchParams(location.search).has("token")) history.replaceState(null, "", location.pathname + location.hash);
+  connectGlobal();
+  await attempt(loadAgents);
+  await attempt(loadSessions);
+  const m = location.hash.match(/session=([^&]+)/);
+  if (m) openView(decodeURIComponent(m[1]));
+})();

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/acphost/acphost/bridge"
+	"github.com/acphost/acphost/fsroot"
+	"github.com/acphost/acphost/sshconn"
+)
+
+// workspace is where the agents run and what their sessions may touch: a
+// local directory, or a directory on an SSH host whose one connection
+// carries the agents and their files.
+type workspace struct {
+	cwd   string           // absolute; on the SSH host when remote
+	hosts *bridge.SSHHosts // nil when local
+	ws    bridge.Workspace // the remote workspace, when hosts is set
+}
+
+func newWorkspace(o *options) (*workspace, error) {
+	if o.ssh == "" {
+		dir := o.cwd
+		if dir == "" {
+			dir = "."
+		}
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return nil, fmt.Errorf("--cwd %q: %w", dir, err)
+		}
+		if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("--cwd %q: not a directory", dir)
+		}
+		return &workspace{cwd: abs}, nil
+	}
+	if !strings.HasPrefix(o.cwd, "/") {
+		return nil, errors.New("--ssh needs --cwd with the absolute workspace path on the remote host")
+	}
+	target, err := sshTarget(o.ssh)
+	if err != nil {
+		return nil, fmt.Errorf("--ssh %q: %w", o.ssh, err)
+	}
+	dial, err := dialConfig(o.sshKey, o.knownHosts)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.ToSlash(filepath.Clean(o.cwd))
+	return &workspace{cwd: path, hosts: bridge.NewSSHHosts(dial), ws: bridge.Workspace{Path: path, SSH: &target}}, nil
+}
+
+// files returns a root for a session in dir (the workspace when empty).
+func (w *workspace) files(ctx context.Context, dir string) (fsroot.Root, error) {
+	if w.hosts != nil {
+		ws := w.ws
+		if dir != "" {
+			ws.Path = dir
+		}
+		return w.hosts.Files(ctx, ws)
+	}
+	if dir == "" {
+		dir = w.cwd
+	}
+	return fsroot.NewLocal(dir, nil)
+}
+
+// Close ends the SSH connection, if any.
+func (w *workspace) Close() error {
+	if w.hosts == nil {
+		return nil
+	}
+	return w.hosts.Close()
+}
+
+// sshTarget reads user@host[:port]; the user defaults to the local one.
+func sshTarget(dest string) (sshconn.Destination, error) {
+	d, err := sshconn.Parse(dest)
+	if err != nil {
+		return sshconn.Destination{}, err
+	}
+	if d.User == "" {
+		u, err := user.Current()
+		if err != nil {
+			return sshconn.Destination{}, fmt.Errorf("no user given and the local one is unknown: %w", err)
+		}
+		d.User = u.Username
+	}
+	return d, nil
+}
+
+// dialConfig offers the key file given, or else the unencrypted default
+// keys in ~/.ssh, besides those of a running ssh-agent; host keys are
+// verified against knownHosts, or ~/.ssh/known_hosts.
+func dialConfig(keyFile, knownHosts string) (sshconn.Config, error) {
+	var cfg sshconn.Config
+	if knownHosts != "" {
+		cfg.KnownHostsFiles = []string{knownHosts}
+	}
+	if keyFile != "" {
+		cfg.KeyFiles = []string{keyFile}
+		return cfg, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return cfg, nil
+	}
+	for _, name := range []string{"id_ed25519", "id_ecdsa", "id_rsa"} {
+		pem, err := os.ReadFile(filepath.Join(home, ".ssh", name))
+		if err != nil {
+			continue
+		}
+		if signer, err := ssh.ParsePrivateKey(pem); err == nil {
+			cfg.Signers = append(cfg.Signers, signer)
+		}
+	}
+	return cfg, nil
+}
