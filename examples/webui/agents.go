@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -24,8 +25,10 @@ type agentSpec struct {
 	// neither, the built-in demo agent runs, labelled Name.
 	Profile *bridge.Profile
 	Argv    []string
-	// Env, for an Argv command, is its complete environment when local
-	// (nil: this process's), the variables set for it when on an SSH host.
+	// Env is the agent's complete environment when local (nil: this
+	// process's), the variables set for it when on an SSH host. A local
+	// agent gets a minimal one (acpclient.MinimalEnv, with a profile's
+	// vendor variables), so nothing unrelated of the user's reaches it.
 	Env []string
 }
 
@@ -47,7 +50,11 @@ func agentSpecs(o *options) ([]agentSpec, error) {
 		if !ok {
 			return nil, fmt.Errorf("--provider %q: no such profile", name)
 		}
-		specs = append(specs, agentSpec{Name: unique(p.Name), Profile: p})
+		spec := agentSpec{Name: unique(p.Name), Profile: p}
+		if o.ssh == "" {
+			spec.Env = p.MinimalEnv(os.Environ())
+		}
+		specs = append(specs, spec)
 	}
 	for _, line := range o.agents {
 		argv, err := cmdline.Split(line)
@@ -57,7 +64,11 @@ func agentSpecs(o *options) ([]agentSpec, error) {
 		if len(argv) == 0 {
 			return nil, fmt.Errorf("--agent %q: no command", line)
 		}
-		specs = append(specs, agentSpec{Name: unique(filepath.Base(argv[0])), Argv: argv})
+		spec := agentSpec{Name: unique(filepath.Base(argv[0])), Argv: argv}
+		if o.ssh == "" {
+			spec.Env = acpclient.MinimalEnv(os.Environ())
+		}
+		specs = append(specs, spec)
 	}
 	if len(specs) == 0 {
 		specs = append(specs, agentSpec{Name: "demo"})
@@ -133,7 +144,7 @@ func (s *server) startBridge(ctx context.Context, a *agent) (*bridge.Bridge, err
 	ws := s.cfg.Workspace
 	switch {
 	case a.spec.Profile != nil:
-		launch := bridge.LaunchOptions{Cwd: ws.cwd}
+		launch := bridge.LaunchOptions{Cwd: ws.cwd, Env: a.spec.Env}
 		if ws.hosts != nil {
 			launch.SSH = &bridge.SSHLaunch{Hosts: ws.hosts, Target: *ws.ws.SSH}
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -113,4 +114,38 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// TestLocalAgentsGetAMinimalEnvironment: an unrelated variable of the
+// user's never reaches a local agent, a profile's vendor variables do, and
+// an SSH agent is sent nothing of this process's environment.
+func TestLocalAgentsGetAMinimalEnvironment(t *testing.T) {
+	t.Setenv("ACPHOST_WEBUI_UNRELATED", "x")
+	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1")
+	o, err := parseArgs([]string{"--provider", "claude", "--agent", "my-agent --acp"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, err := agentSpecs(o)
+	if err != nil || len(specs) != 2 {
+		t.Fatalf("specs %v, %v", specs, err)
+	}
+	for _, s := range specs {
+		if s.Env == nil || slices.Contains(s.Env, "ACPHOST_WEBUI_UNRELATED=x") {
+			t.Errorf("%s: env %q: want a minimal one", s.Name, s.Env)
+		}
+		if !slices.ContainsFunc(s.Env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }) {
+			t.Errorf("%s: env %q has no PATH", s.Name, s.Env)
+		}
+	}
+	if !slices.Contains(specs[0].Env, "ANTHROPIC_BASE_URL=http://127.0.0.1:1") {
+		t.Errorf("claude's env %q lacks its vendor variable", specs[0].Env)
+	}
+	o, err = parseArgs([]string{"--ssh", "me@host", "--agent", "my-agent"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if specs, err = agentSpecs(o); err != nil || specs[0].Env != nil {
+		t.Errorf("ssh agent env %q, %v: want none sent", specs[0].Env, err)
+	}
 }
