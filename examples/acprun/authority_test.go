@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 
+	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge"
 )
 
@@ -25,15 +27,25 @@ func TestHumanReportsAuthority(t *testing.T) {
 	}
 }
 
-// TestDemoReportsAuthority: the demo agent has no mode table, and acprun
-// says so when the session opens instead of calling it protected.
+// TestDemoReportsAuthority: the demo agent's mode table says both its
+// modes ask, so its session is protected; an --agent without a table is
+// unknown, and acprun says so instead of calling it protected.
 func TestDemoReportsAuthority(t *testing.T) {
 	t.Parallel()
 	r := runAcprun(t, "--mode", "ask", "--cwd", t.TempDir(), "Add", "a", "note")
 	if r.code != exitOK {
 		t.Fatalf("exit status %d, want 0; stderr:\n%s", r.code, r.stderr)
 	}
+	if !strings.Contains(r.stderr, `authority protected (agent mode "default" asks before acting)`) {
+		t.Errorf("stderr does not report the demo as protected: %q", r.stderr)
+	}
+	script := acptest.WriteScript(t, acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{{Text: "hi"}}}}})
+	agent := fmt.Sprintf("'%s' -script '%s'", acptest.BuildBinary(t), script)
+	r = runAcprun(t, "--mode", "ask", "--agent", agent, "--cwd", t.TempDir(), "hi")
+	if r.code != exitOK {
+		t.Fatalf("--agent: exit status %d, want 0; stderr:\n%s", r.code, r.stderr)
+	}
 	if !strings.Contains(r.stderr, "authority unknown (no mode table for this agent)") {
-		t.Errorf("stderr does not report the authority: %q", r.stderr)
+		t.Errorf("--agent: stderr does not report the authority as unknown: %q", r.stderr)
 	}
 }

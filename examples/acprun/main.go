@@ -532,6 +532,7 @@ func startLocal(ctx context.Context, o *options, host *bridge.Host, cfg bridge.C
 	default:
 		cfg.ID = "demo"
 		cfg.Transport = &demoagent.Transport{Cwd: files.Cwd(), ResumeID: o.resume}
+		cfg.AgentModes = demoagent.Modes()
 		b, err = host.Start(ctx, cfg)
 	}
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/bridge"
 )
 
 // FileName is the file the demo agent writes in its workspace.
@@ -156,6 +157,16 @@ func Script(cwd, name, resumeID string, pace time.Duration) acptest.Script {
 			Steps: steps,
 			Usage: update(map[string]any{"totalTokens": 1536, "inputTokens": 1024, "outputTokens": 512}),
 		}},
+	}
+}
+
+// Modes is the demo agent's mode table: both its modes ask before every
+// write, so a host that knows it reports its sessions as protected.
+func Modes() *bridge.ModeTable {
+	return &bridge.ModeTable{
+		Asking: "default",
+		Safe:   []string{"careful"},
+		Source: "examples/internal/demoagent (our own script: it asks before it writes, in every mode)",
 	}
 }
 
