@@ -168,6 +168,9 @@ func (h *human) terminal(ev bridge.Event) {
 	row := "terminal:" + t.ID // output of a terminal no tool call names
 	if t.ToolCallID != "" {
 		row = toolRow(ev.Turn, t.ToolCallID)
+		// Output held while no row named the terminal comes again, in
+		// the bridge's Reset for this row: forget it so it shows once.
+		delete(h.tails, "terminal:"+t.ID)
 	}
 	tail := h.tails[row]
 	if tail == nil {
@@ -178,7 +181,16 @@ func (h *human) terminal(ev bridge.Event) {
 		tail.reset()
 	}
 	done := tail.add(t.Data)
-	if t.Exit != nil {
+	if t.ToolCallID == "" {
+		// A tool call may still name the terminal, and its output then
+		// goes under that row: until the exit only the tail's last lines
+		// are kept, then shown.
+		if t.Exit == nil {
+			return
+		}
+		tail.end(t.Exit)
+		done = tail.lines
+	} else if t.Exit != nil {
 		done = append(done, tail.end(t.Exit)...)
 	}
 	if h.tty {

@@ -239,3 +239,31 @@ func TestTerminalsFlagRunsTheAgentsCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestHumanHoldsOutputOfAnUnnamedTerminal: output that comes before a tool
+// call names its terminal is not shown on its own (the bridge sends it
+// again, as a Reset, for the row that names it), so it shows once, under
+// that row; a terminal no row ever names shows its last lines at its exit.
+func TestHumanHoldsOutputOfAnUnnamedTerminal(t *testing.T) {
+	for _, tty := range []bool{true, false} {
+		var out bytes.Buffer
+		h := newHuman(&out, io.Discard, tty, palette{})
+		tool := &bridge.ToolCall{ID: "c1", Title: "make", Kind: "execute", Status: "in_progress"}
+		h.event(bridge.Event{Kind: bridge.KindToolStart, Turn: 1, Tool: tool})
+		h.event(bridge.Event{Kind: bridge.KindTerminal, Turn: 1, Terminal: &bridge.TerminalOutput{ID: "term-1", Source: "client", Data: "line-1\n"}})
+		h.event(bridge.Event{Kind: bridge.KindTerminal, Turn: 1, Terminal: &bridge.TerminalOutput{ID: "term-1", ToolCallID: "c1", Source: "client", Reset: true, Data: "line-1\n"}})
+		h.event(bridge.Event{Kind: bridge.KindTerminal, Turn: 1, Terminal: &bridge.TerminalOutput{ID: "term-1", ToolCallID: "c1", Source: "client", Data: "line-2\n",
+			Exit: &acpclient.TerminalExitStatus{ExitCode: new(0)}}})
+		h.event(bridge.Event{Kind: bridge.KindTerminal, Turn: 1, Terminal: &bridge.TerminalOutput{ID: "term-2", Source: "client", Data: "a\nb\n"}})
+		h.event(bridge.Event{Kind: bridge.KindTerminal, Turn: 1, Terminal: &bridge.TerminalOutput{ID: "term-2", Source: "client", Data: "c",
+			Exit: &acpclient.TerminalExitStatus{ExitCode: new(3)}}})
+		h.finish()
+		got := strings.Join(screen(t, out.String()), "\n")
+		if strings.Count(got, "line-1") != 1 || !strings.Contains(got, "▶ make (execute) in progress\n    │ line-1\n    │ line-2") {
+			t.Errorf("tty=%v: screen:\n%s\nwant line-1 once, under the row", tty, got)
+		}
+		if !strings.Contains(got, "    │ a\n    │ b\n    │ c\n    │ exit 3") {
+			t.Errorf("tty=%v: screen:\n%s\nwant the unnamed terminal's lines and exit at its end", tty, got)
+		}
+	}
+}
