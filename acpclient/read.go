@@ -58,8 +58,8 @@ func (c *Conn) endRead(err error) {
 // malformed request whose id can be recovered is skipped and answered with
 // an error (see salvage).
 func (c *Conn) handleLine(line []byte) []byte {
-	if n := decodeChunk(line, c.lines.lineOwned()); n != nil {
-		c.queue.push(&inbound{method: methodSessionUpdate, update: n, size: len(line)}, !c.lines.lineBuffered())
+	if m := decodeChunkInbound(line, c.lines.lineOwned()); m != nil {
+		c.queue.push(m, !c.lines.lineBuffered())
 		return nil
 	}
 	if n := decodeToolLine(line, c.lines.lineOwned()); n != nil {

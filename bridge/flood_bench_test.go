@@ -35,7 +35,7 @@ func BenchmarkHostFlood(b *testing.B) {
 	b.ReportMetric(pipe.wall.Seconds()/host.wall.Seconds(), "x-pipe")
 	b.ReportMetric(float64(host.wall.Nanoseconds())/chunks, "ns/chunk")
 	b.ReportMetric(float64(host.cpu.Nanoseconds())/chunks, "cpu-ns/chunk")
-	b.ReportMetric(float64((host.cpu - pipe.cpu).Nanoseconds())/chunks, "client-cpu-ns/chunk")
+	b.ReportMetric(float64((host.cpu-pipe.cpu).Nanoseconds())/chunks, "client-cpu-ns/chunk")
 }
 
 // floodRun is the wall and process CPU time of floods.
