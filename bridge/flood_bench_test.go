@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 
@@ -46,18 +45,15 @@ func (r *floodRun) add(o floodRun) { r.wall, r.cpu = r.wall+o.wall, r.cpu+o.cpu 
 // measureFlood times run, in wall clock and in the process's CPU.
 func measureFlood(b *testing.B, run func()) floodRun {
 	b.Helper()
-	cpu0, start := processCPU(b), time.Now()
-	run()
-	return floodRun{wall: time.Since(start), cpu: processCPU(b) - cpu0}
-}
-
-// processCPU is the user and system time this process has used.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
+	cpu0, err := floodagent.ProcessCPU()
+	if err != nil {
+		b.Skip(err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	start := time.Now()
+	run()
+	wall := time.Since(start)
+	cpu1, _ := floodagent.ProcessCPU()
+	return floodRun{wall: wall, cpu: cpu1 - cpu0}
 }
 
 // floodHostOnce runs one flood turn through a new Host, from the prompt to
@@ -115,31 +111,14 @@ func checkFloodText(b *testing.B, text []byte) {
 // a sink that counts newlines until the prompt's answer.
 func floodPipeOnce(b *testing.B) floodRun {
 	b.Helper()
-	agent, err := (&floodagent.Transport{Chunks: hostFloodChunks}).Connect(context.Background())
+	sink, err := floodagent.NewSink(context.Background(), &floodagent.Transport{Chunks: hostFloodChunks})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer agent.Close()
-	buf := make([]byte, 64<<10)
-	readLines := func(n int) {
-		for n > 0 {
-			k, err := agent.Read(buf)
-			if err != nil {
-				b.Fatal(err)
-			}
-			n -= bytes.Count(buf[:k], []byte{'\n'})
-		}
-	}
-	send := func(id int, method string) {
-		if _, err := fmt.Fprintf(agent, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":{"sessionId":"flood-1"}}`+"\n", id, method); err != nil {
+	defer sink.Close()
+	return measureFlood(b, func() {
+		if err := sink.Flood(); err != nil {
 			b.Fatal(err)
 		}
-	}
-	send(1, "initialize")
-	send(2, "session/new")
-	readLines(2)
-	return measureFlood(b, func() {
-		send(3, "session/prompt")
-		readLines(hostFloodChunks + 1)
 	})
 }
