@@ -120,15 +120,12 @@ func NewConn(rwc io.ReadWriteCloser, client Client, opts *ConnOptions) *Conn {
 	c.queue = newQueue(c.opts.MaxQueuedBytes, c.opts.Budget)
 	c.nextID.Store(0)
 	c.rpc = jsonrpc2.NewConn(c.ctx, rpcStream{c}, noHandler{}, jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
-	dispatched := make(chan struct{})
 	go func() {
-		defer close(dispatched)
 		c.dispatchLoop()
-	}()
-	go func() {
+		// The dispatcher, once drained, is also what waits for the rest of
+		// the connection to end: a goroutine of its own would only wait.
 		<-c.rpc.DisconnectNotify()
 		<-c.readEnd
-		<-dispatched
 		c.queue.finish()
 		<-c.rwcClosed
 		close(c.done)
