@@ -212,7 +212,7 @@ func (s *chunkScan) build(owned bool) *inbound {
 	if s.hasParamsMeta {
 		n.Meta = copyRaw(s.b, s.paramsMeta)
 	}
-	in.size = len(s.b)
+	in.size = queuedSize(len(s.b), false) // its strings refer into the kept bytes
 	return in
 }
 

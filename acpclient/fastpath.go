@@ -54,7 +54,7 @@ func decodeChunkInbound(line []byte, owned bool) *inbound {
 		return in
 	case chunkScanFallback:
 		if n := decodeChunkLineJSON(line, owned); n != nil {
-			return &inbound{method: methodSessionUpdate, update: n, size: len(line)}
+			return &inbound{method: methodSessionUpdate, update: n, size: queuedSize(len(line), true)}
 		}
 	}
 	return nil

@@ -19,6 +19,21 @@ type inbound struct {
 	seq    uint64          // its place in the stream, from 1
 }
 
+// queuedOverhead is what a queued message holds besides its line's bytes:
+// the inbound entry and, for a session/update, the notification and its
+// update values (a chunk's box, see chunkBox, is 512 bytes).
+const queuedOverhead = 512
+
+// queuedSize is the memory a queued message of a line of n bytes holds,
+// as the budgets count it: the bytes kept, plus decoded copies of them
+// when decoding copied strings (decodedCopy), plus queuedOverhead.
+func queuedSize(n int, decodedCopy bool) int {
+	if decodedCopy {
+		n *= 2
+	}
+	return n + queuedOverhead
+}
+
 // queue is the ordered hand-off between the read loop and the dispatch
 // goroutine. The read loop only waits on it when more than maxBytes are
 // queued (the host is not keeping up): that is backpressure onto the agent's
