@@ -23,7 +23,8 @@ type ConnOptions struct {
 	// MaxQueuedBytes is how much received but undelivered data may pile up
 	// while the Client is slow before the Conn stops reading from the agent
 	// (default 64 MiB). The agent then blocks on its stdout: backpressure,
-	// never loss.
+	// never loss. A queued message counts what it holds: its line's bytes,
+	// decoded copies of them, and a few hundred bytes of decoded values.
 	MaxQueuedBytes int
 	// Budget, when set, also bounds this Conn's queued data together with
 	// that of every other Conn sharing it (see QueueBudget for the

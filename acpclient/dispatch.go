@@ -128,7 +128,8 @@ func (c *Conn) dispatchLoop() {
 		case len(run) > 1 && batcher != nil:
 			updates = c.deliverRun(ctx, batcher, run, updates[:0])
 		case isFileCall(m):
-			c.handOff(ctx, m)
+			c.handOff(ctx, m) // accounted for when answered
+			clear(run)
 			continue
 		default:
 			for _, m := range run {
