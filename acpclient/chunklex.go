@@ -1,6 +1,7 @@
 package acpclient
 
 import (
+	"encoding/binary"
 	"strings"
 	"unicode"
 	"unicode/utf16"
@@ -34,6 +35,17 @@ var strSafe = func() (t [256]bool) {
 	return t
 }()
 
+// strWordSpecial reports whether any of the 8 bytes in x needs str's
+// attention (is not strSafe), so that str can pass over long runs of text
+// 8 bytes at a time. A byte with its high bit set is caught by "| x"; for
+// the others, subtracting 0x20, or 1 after xor with '"' or '\\', sets the
+// high bit exactly when the byte is a control character, '"' or '\\'
+// (a borrow only spreads upwards from a byte that is already caught).
+func strWordSpecial(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	return ((x-ones*0x20)|((x^(ones*'"'))-ones)|((x^(ones*'\\'))-ones)|x)&highs != 0
+}
+
 // str reads the string whose '"' is next, validating its escapes and that it
 // has no control characters.
 func (s *chunkScan) str() (span, bool) {
@@ -42,6 +54,9 @@ func (s *chunkScan) str() (span, bool) {
 	start := i
 	plain, high := true, false
 	for {
+		for i+8 <= len(b) && !strWordSpecial(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
 		for i < len(b) && strSafe[b[i]] {
 			i++
 		}
@@ -51,7 +66,7 @@ func (s *chunkScan) str() (span, bool) {
 		switch c := b[i]; {
 		case c == '"':
 			s.i = i + 1
-			sp := span{start: start, end: i, plain: plain}
+			sp := span{start: start, end: i, plain: plain, ascii: plain && !high}
 			if plain && high {
 				sp.plain = utf8.Valid(b[start:i])
 			}

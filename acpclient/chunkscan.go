@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
-	"unicode/utf8"
 	"unsafe"
 )
 
@@ -71,10 +70,10 @@ var (
 
 // span is the position of a value in the line: for strings, the bytes
 // between the quotes; plain means no escapes and valid UTF-8, so the bytes
-// are the decoded string.
+// are the decoded string, and ascii that they are plain ASCII as well.
 type span struct {
-	start, end int
-	plain      bool
+	start, end   int
+	plain, ascii bool
 }
 
 // rawValue skips one value and returns where it lies.
@@ -110,6 +109,16 @@ type chunkScan struct {
 // With chunkScanOK it returns the notification; otherwise nil.
 // owned says the line is the caller's to keep (see build).
 func scanChunkLine(line []byte, owned bool) (*SessionNotification, chunkScanResult) {
+	in, res := scanChunkInbound(line, owned)
+	if in == nil {
+		return nil, res
+	}
+	return in.update, res
+}
+
+// scanChunkInbound is scanChunkLine returning the notification as the
+// queue entry that carries it.
+func scanChunkInbound(line []byte, owned bool) (*inbound, chunkScanResult) {
 	s := chunkScan{b: line}
 	s.ws()
 	if !s.envelope() {
@@ -125,13 +134,50 @@ func scanChunkLine(line []byte, owned bool) (*SessionNotification, chunkScanResu
 	return s.build(owned), chunkScanOK
 }
 
-// build makes the notification from the extracted spans. The notification
-// keeps the line for RawUpdate: the line itself when owned (the caller's to
-// keep, never overwritten), else a copy of its params. Strings without
-// escapes refer into those kept bytes rather than being copied again, so a
-// plain text chunk costs at most the one copy out of the read buffer.
-func (s *chunkScan) build(owned bool) *SessionNotification {
-	n := &SessionNotification{rawShared: true}
+// chunkBox is everything a decoded chunk line needs besides its bytes, in
+// one allocation: the queue entry, the notification, its update and the
+// message id the update points to. Allocating them apart cost three
+// allocations per streamed chunk where one does.
+type chunkBox[T any] struct {
+	in inbound
+	n  SessionNotification
+	u  T
+	id string
+}
+
+// newChunkBox returns a box whose update is the kind s found, and that
+// update's chunk to fill.
+func (s *chunkScan) newChunkBox() (*inbound, *ContentChunk) {
+	switch s.kind {
+	case UpdateAgentMessageChunk:
+		box := &chunkBox[AgentMessageChunk]{}
+		return box.link(&box.u, &box.u.ContentChunk)
+	case UpdateAgentThoughtChunk:
+		box := &chunkBox[AgentThoughtChunk]{}
+		return box.link(&box.u, &box.u.ContentChunk)
+	default:
+		box := &chunkBox[UserMessageChunk]{}
+		return box.link(&box.u, &box.u.ContentChunk)
+	}
+}
+
+// link points the box's parts at each other; u and chunk are its update.
+func (b *chunkBox[T]) link(u SessionUpdate, chunk *ContentChunk) (*inbound, *ContentChunk) {
+	b.n.Update, b.n.rawShared = u, true
+	b.in.method, b.in.update = methodSessionUpdate, &b.n
+	chunk.MessageID = &b.id
+	return &b.in, chunk
+}
+
+// build makes the notification from the extracted spans, queued as one
+// inbound message. The notification keeps the line for RawUpdate: the line
+// itself when owned (the caller's to keep, never overwritten), else a copy
+// of its params. Strings without escapes refer into those kept bytes rather
+// than being copied again, so a plain text chunk costs at most the one copy
+// out of the read buffer.
+func (s *chunkScan) build(owned bool) *inbound {
+	in, chunk := s.newChunkBox()
+	n := in.update
 	keep, base := s.b, 0
 	if owned {
 		n.rawLine = keep
@@ -150,60 +196,36 @@ func (s *chunkScan) build(owned bool) *SessionNotification {
 		}
 		return unsafe.String(&keep[sp.start-base], sp.end-sp.start)
 	}
-	chunk := ContentChunk{Content: ContentBlock{Type: s.ctype, Text: str(s.text)}}
+	chunk.Content.Type, chunk.Content.Text = s.ctype, str(s.text)
 	if s.hasContentMeta {
 		chunk.Content.Meta = copyRaw(s.b, s.contentMeta)
 	}
 	if s.hasUpdateMeta {
 		chunk.Meta = copyRaw(s.b, s.updateMeta)
 	}
-	var id string
 	if s.hasMsgID {
-		id = str(s.messageID)
+		*chunk.MessageID = str(s.messageID)
+	} else {
+		chunk.MessageID = nil
 	}
-	var u SessionUpdate
-	switch s.kind {
-	case UpdateAgentMessageChunk:
-		box := &struct {
-			u  AgentMessageChunk
-			id string
-		}{u: AgentMessageChunk{chunk}, id: id}
-		if s.hasMsgID {
-			box.u.MessageID = &box.id
-		}
-		u = &box.u
-	case UpdateAgentThoughtChunk:
-		box := &struct {
-			u  AgentThoughtChunk
-			id string
-		}{u: AgentThoughtChunk{chunk}, id: id}
-		if s.hasMsgID {
-			box.u.MessageID = &box.id
-		}
-		u = &box.u
-	default:
-		box := &struct {
-			u  UserMessageChunk
-			id string
-		}{u: UserMessageChunk{chunk}, id: id}
-		if s.hasMsgID {
-			box.u.MessageID = &box.id
-		}
-		u = &box.u
-	}
-	n.SessionID, n.Update = str(s.sessionID), u
+	n.SessionID = str(s.sessionID)
 	if s.hasParamsMeta {
 		n.Meta = copyRaw(s.b, s.paramsMeta)
 	}
-	return n
+	in.size = queuedSize(len(s.b), false) // its strings refer into the kept bytes
+	return in
 }
 
 func copyRaw(b []byte, sp span) json.RawMessage {
 	return append(json.RawMessage(nil), b[sp.start:sp.end]...)
 }
 
-// ws skips JSON whitespace.
+// ws skips JSON whitespace. Compact JSON has none, so the first test,
+// one comparison, is all it usually costs.
 func (s *chunkScan) ws() {
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return
+	}
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
@@ -254,7 +276,7 @@ func (s *chunkScan) object(field func(key []byte, simple bool) bool) bool {
 		if !ok {
 			return false
 		}
-		simple := sp.plain && asciiOnly(s.b[sp.start:sp.end])
+		simple := sp.ascii
 		if !s.consume(':') {
 			return false
 		}
@@ -273,15 +295,6 @@ func (s *chunkScan) object(field func(key []byte, simple bool) bool) bool {
 			return false
 		}
 	}
-}
-
-func asciiOnly(b []byte) bool {
-	for _, c := range b {
-		if c >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }
 
 // foldsToAny reports whether encoding/json could match key (plain ASCII) to

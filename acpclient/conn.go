@@ -23,7 +23,8 @@ type ConnOptions struct {
 	// MaxQueuedBytes is how much received but undelivered data may pile up
 	// while the Client is slow before the Conn stops reading from the agent
 	// (default 64 MiB). The agent then blocks on its stdout: backpressure,
-	// never loss.
+	// never loss. A queued message counts what it holds: its line's bytes,
+	// decoded copies of them, and a few hundred bytes of decoded values.
 	MaxQueuedBytes int
 	// Budget, when set, also bounds this Conn's queued data together with
 	// that of every other Conn sharing it (see QueueBudget for the
@@ -120,15 +121,12 @@ func NewConn(rwc io.ReadWriteCloser, client Client, opts *ConnOptions) *Conn {
 	c.queue = newQueue(c.opts.MaxQueuedBytes, c.opts.Budget)
 	c.nextID.Store(0)
 	c.rpc = jsonrpc2.NewConn(c.ctx, rpcStream{c}, noHandler{}, jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
-	dispatched := make(chan struct{})
 	go func() {
-		defer close(dispatched)
 		c.dispatchLoop()
-	}()
-	go func() {
+		// The dispatcher, once drained, is also what waits for the rest of
+		// the connection to end: a goroutine of its own would only wait.
 		<-c.rpc.DisconnectNotify()
 		<-c.readEnd
-		<-dispatched
 		c.queue.finish()
 		<-c.rwcClosed
 		close(c.done)

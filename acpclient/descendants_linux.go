@@ -28,44 +28,50 @@ type procEntry struct {
 // orphans are re-parented and the parent links that lead to them are gone;
 // only what was recorded before can be found.
 type descendants struct {
-	root      procEntry
-	mu        sync.Mutex
-	seen      map[int]uint64 // pid → start time
-	stopWatch chan struct{}
-	watchDone chan struct{}
+	root procEntry
+	mu   sync.Mutex
+	seen map[int]uint64 // pid → start time
+	// Sampling runs on a timer, not on a goroutine of its own that would
+	// wait between samples for the agent's whole life.
+	interval time.Duration
+	exited   <-chan struct{}
+	timer    *time.Timer // nil when not sampling
+	ended    bool
 }
 
 // newDescendants starts recording the descendants of pid every interval
 // (none when interval is negative) until the process has exited or end is
 // called.
 func newDescendants(pid int, interval time.Duration, exited <-chan struct{}) *descendants {
-	d := &descendants{seen: map[int]uint64{}, stopWatch: make(chan struct{}), watchDone: make(chan struct{})}
+	d := &descendants{seen: map[int]uint64{}, interval: interval, exited: exited}
 	d.root = procEntry{pid: pid}
 	if e, ok := readProcStat(pid, make([]byte, 512)); ok {
 		d.root = e
 	}
-	if interval < 0 {
-		close(d.watchDone)
-		return d
+	if interval >= 0 {
+		d.mu.Lock()
+		d.timer = time.AfterFunc(interval, d.tick)
+		d.mu.Unlock()
 	}
-	go d.watch(interval, exited)
 	return d
 }
 
-func (d *descendants) watch(interval time.Duration, exited <-chan struct{}) {
-	defer close(d.watchDone)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			d.sample()
-		case <-d.stopWatch:
-			return
-		case <-exited:
-			return
-		}
+// tick takes one sample and arms the next, until the process has exited
+// or end was called.
+func (d *descendants) tick() {
+	select {
+	case <-d.exited:
+		return
+	default:
 	}
+	procs := scanProcs()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ended {
+		return
+	}
+	d.record(procs)
+	d.timer.Reset(d.interval)
 }
 
 // sample adds every live descendant of the agent, or of a process recorded
@@ -113,10 +119,12 @@ func (d *descendants) record(procs []procEntry) {
 // sampled again until no new member turns up, so children born meanwhile
 // are caught; then all are killed. The agent itself is the caller's to end.
 func (d *descendants) end() {
-	close(d.stopWatch)
-	<-d.watchDone
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.ended = true // a tick under way records nothing more
+	if d.timer != nil {
+		d.timer.Stop()
+	}
 	stopped := map[int]uint64{}
 	for round := 0; round < 32; round++ {
 		d.record(scanProcs())

@@ -116,18 +116,50 @@ func (c *Conn) failInflight() {
 func (c *Conn) dispatchLoop() {
 	defer c.files.wait()
 	ctx := context.WithValue(c.ctx, dispatchKey{}, true)
+	batcher, _ := c.client.(SessionUpdateBatcher)
+	var run []*inbound
+	var updates []*SessionNotification
 	for {
-		m, ok := c.queue.pop()
-		if !ok {
+		var ok bool
+		if run, ok = c.queue.popRun(run[:0], maxUpdateRun); !ok {
 			return
 		}
-		if isFileCall(m) {
-			c.handOff(ctx, m)
+		switch m := run[0]; {
+		case len(run) > 1 && batcher != nil:
+			updates = c.deliverRun(ctx, batcher, run, updates[:0])
+		case isFileCall(m):
+			c.handOff(ctx, m) // accounted for when answered
+			clear(run)
 			continue
+		default:
+			for _, m := range run {
+				c.deliver(ctx, m)
+			}
 		}
-		c.deliver(ctx, m)
-		c.queue.done(m)
+		c.queue.doneRun(run)
+		clear(run)
 	}
+}
+
+// maxUpdateRun bounds a run of notifications delivered in one call, so the
+// bytes of a run are given back to the queue's budget soon.
+const maxUpdateRun = 64
+
+// deliverRun hands a run of session/update notifications to the Client in
+// one call, turning a panic in it into a log entry as deliver does. It
+// returns buf for reuse.
+func (c *Conn) deliverRun(ctx context.Context, batcher SessionUpdateBatcher, run []*inbound, buf []*SessionNotification) []*SessionNotification {
+	for _, m := range run {
+		buf = append(buf, m.update)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			c.logger.Error("acpclient: client method panicked", "method", methodSessionUpdate, "panic", p, "run", len(run))
+		}
+	}()
+	batcher.SessionUpdates(ctx, buf)
+	clear(buf)
+	return buf
 }
 
 // deliver hands one message to the Client, turning a panic in it into an

@@ -36,6 +36,13 @@
 // a byte budget: a host that falls behind slows the agent down (it blocks on
 // its stdout) and loses nothing.
 //
+// Throughput. A streaming agent sends mostly message chunks; each is
+// decoded in one pass by a hand-written scanner into one allocation, and
+// when chunks arrive faster than the Client takes them, the dispatcher
+// takes the queued ones together and hands a Client that implements
+// SessionUpdateBatcher up to 64 in one call, so per-delivery costs (locks,
+// the clock) are paid per run rather than per chunk.
+//
 // Robustness. A line that is not JSON, is truncated, is not a JSON-RPC
 // message or answers nobody costs that one line: it is reported through
 // ConnOptions.OnBadLine and skipped. A malformed request whose id and

@@ -39,12 +39,23 @@ func decodeChunkLine(line []byte) *SessionNotification { return decodeChunk(line
 // decodeChunk is decodeChunkLine for a line that is the caller's to keep
 // when owned: the notification then refers to it instead of a copy.
 func decodeChunk(line []byte, owned bool) *SessionNotification {
-	n, res := scanChunkLine(line, owned)
+	if in := decodeChunkInbound(line, owned); in != nil {
+		return in.update
+	}
+	return nil
+}
+
+// decodeChunkInbound is decodeChunk returning the notification as the
+// queue entry that carries it, or nil.
+func decodeChunkInbound(line []byte, owned bool) *inbound {
+	in, res := scanChunkInbound(line, owned)
 	switch res {
 	case chunkScanOK:
-		return n
+		return in
 	case chunkScanFallback:
-		return decodeChunkLineJSON(line, owned)
+		if n := decodeChunkLineJSON(line, owned); n != nil {
+			return &inbound{method: methodSessionUpdate, update: n, size: queuedSize(len(line), true)}
+		}
 	}
 	return nil
 }

@@ -19,6 +19,21 @@ type inbound struct {
 	seq    uint64          // its place in the stream, from 1
 }
 
+// queuedOverhead is what a queued message holds besides its line's bytes:
+// the inbound entry and, for a session/update, the notification and its
+// update values (a chunk's box, see chunkBox, is 512 bytes).
+const queuedOverhead = 512
+
+// queuedSize is the memory a queued message of a line of n bytes holds,
+// as the budgets count it: the bytes kept, plus decoded copies of them
+// when decoding copied strings (decodedCopy), plus queuedOverhead.
+func queuedSize(n int, decodedCopy bool) int {
+	if decodedCopy {
+		n *= 2
+	}
+	return n + queuedOverhead
+}
+
 // queue is the ordered hand-off between the read loop and the dispatch
 // goroutine. The read loop only waits on it when more than maxBytes are
 // queued (the host is not keeping up): that is backpressure onto the agent's
@@ -127,21 +142,65 @@ func (q *queue) mark() uint64 {
 
 // pop returns the next message, or false once the queue is closed and empty.
 func (q *queue) pop() (*inbound, bool) {
+	run, ok := q.popRun(nil, 1)
+	if !ok {
+		return nil, false
+	}
+	return run[0], true
+}
+
+// popRun waits for the next message and appends it to buf; when it is a
+// session/update notification, so are those right behind it that are
+// too, up to max in all. Any other message comes alone. It returns false
+// once the queue is closed and empty.
+func (q *queue) popRun(buf []*inbound, max int) ([]*inbound, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for q.head == len(q.items) {
 		if q.closed {
-			return nil, false
+			return buf, false
 		}
 		q.nonEmpty.Wait()
 	}
-	m := q.items[q.head]
-	q.items[q.head] = nil
-	q.head++
+	first := len(buf)
+	for len(buf)-first < max && q.head < len(q.items) {
+		m := q.items[q.head]
+		if len(buf) > first && !m.isUpdate() {
+			break
+		}
+		buf = append(buf, m)
+		q.items[q.head] = nil
+		q.head++
+		if !m.isUpdate() {
+			break
+		}
+	}
 	if q.head == len(q.items) {
 		q.items, q.head = q.items[:0], 0
 	}
-	return m, true
+	return buf, true
+}
+
+// isUpdate reports whether m is a decoded session/update notification.
+func (m *inbound) isUpdate() bool { return m.update != nil && m.req == nil && m.settle == nil }
+
+// doneRun records that a run from popRun has been handled: done for each
+// message, under one lock.
+func (q *queue) doneRun(run []*inbound) {
+	size := 0
+	for _, m := range run {
+		size += m.size
+	}
+	q.mu.Lock()
+	held, budget := q.bytes, q.budget
+	q.bytes -= size
+	q.handled += uint64(len(run))
+	q.release()
+	q.mu.Unlock()
+	q.hasRoom.Signal()
+	if budget != nil {
+		budget.give(held, size)
+	}
 }
 
 // done records that m has been handled.

@@ -58,12 +58,12 @@ func (c *Conn) endRead(err error) {
 // malformed request whose id can be recovered is skipped and answered with
 // an error (see salvage).
 func (c *Conn) handleLine(line []byte) []byte {
-	if n := decodeChunk(line, c.lines.lineOwned()); n != nil {
-		c.queue.push(&inbound{method: methodSessionUpdate, update: n, size: len(line)}, !c.lines.lineBuffered())
+	if m := decodeChunkInbound(line, c.lines.lineOwned()); m != nil {
+		c.queue.push(m, !c.lines.lineBuffered())
 		return nil
 	}
 	if n := decodeToolLine(line, c.lines.lineOwned()); n != nil {
-		c.queue.push(&inbound{method: methodSessionUpdate, update: n, size: len(line)}, !c.lines.lineBuffered())
+		c.queue.push(&inbound{method: methodSessionUpdate, update: n, size: queuedSize(len(line), true)}, !c.lines.lineBuffered())
 		return nil
 	}
 	var env envelope
@@ -110,7 +110,7 @@ func (c *Conn) inboundMessage(method string, id, params json.RawMessage, size in
 		}
 		return
 	}
-	m := &inbound{method: method, params: params, size: size}
+	m := &inbound{method: method, params: params, size: queuedSize(size, false)}
 	if id != nil {
 		m.id = compactID(id)
 		m.req = c.newInboundRequest(m.id)
@@ -120,7 +120,7 @@ func (c *Conn) inboundMessage(method string, id, params json.RawMessage, size in
 			c.badLine("session/update params: "+err.Error(), params)
 			return
 		}
-		m.update, m.params = &n, nil
+		m.update, m.params, m.size = &n, nil, queuedSize(size, true)
 	}
 	c.queue.push(m, !c.lines.lineBuffered())
 }

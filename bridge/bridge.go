@@ -339,12 +339,15 @@ func (b *Bridge) kill(conn *acpclient.Conn) {
 }
 
 // emit stamps an event with the bridge's id and time and queues it.
-func (b *Bridge) emit(ev Event) {
+func (b *Bridge) emit(ev Event) { b.emitPtr(&ev) }
+
+// emitPtr is emit for the hot path: ev is changed and not kept.
+func (b *Bridge) emitPtr(ev *Event) {
 	ev.Bridge = b.cfg.ID
 	if ev.Time.IsZero() {
 		ev.Time = b.clock.Now()
 	}
-	b.host.events.push(ev)
+	b.host.events.pushPtr(ev)
 }
 
 // session returns a known session.
@@ -408,7 +411,7 @@ func (b *Bridge) register(s *Session) {
 	early := b.claimEarlyLocked(s.id)
 	b.mu.Unlock()
 	for _, n := range early {
-		s.handleUpdate(n)
+		s.handleUpdate(n, b.clock.Now())
 	}
 }
 
@@ -432,6 +435,26 @@ func (c *agentClient) SessionUpdate(ctx context.Context, n *acpclient.SessionNot
 	// interleave with it, and the app can still query the bridge meanwhile.
 	b.routeMu.Lock()
 	defer b.routeMu.Unlock()
+	b.route(n, b.clock.Now())
+}
+
+// SessionUpdates delivers a run of updates that arrived back to back as
+// SessionUpdate does, reading the clock once for the run: its text events
+// share the run's time, which is also the watchdog's sign of life. A run
+// is what the connection had queued, so the time is that of its delivery.
+func (c *agentClient) SessionUpdates(ctx context.Context, ns []*acpclient.SessionNotification) {
+	b := c.b
+	b.routeMu.Lock()
+	defer b.routeMu.Unlock()
+	now := b.clock.Now()
+	for _, n := range ns {
+		b.route(n, now)
+	}
+}
+
+// route hands an update received at now to its session, or holds it until
+// the session is known. Called with routeMu held.
+func (b *Bridge) route(n *acpclient.SessionNotification, now time.Time) {
 	b.mu.Lock()
 	s := b.sessions[n.SessionID]
 	if s == nil {
@@ -443,7 +466,7 @@ func (c *agentClient) SessionUpdate(ctx context.Context, n *acpclient.SessionNot
 		return
 	}
 	b.mu.Unlock()
-	s.handleUpdate(n)
+	s.handleUpdate(n, now)
 }
 
 func (c *agentClient) RequestPermission(ctx context.Context, req *acpclient.RequestPermissionRequest, reply func(*acpclient.RequestPermissionResponse, error)) {

@@ -257,8 +257,11 @@
 // # Event JSON
 //
 // An Event has one JSON form, the one json.Marshal writes; json.Unmarshal
-// reads it back into an equal Event. The journal stores it, subscribers
-// receive it and acprun --events prints it, one object per line:
+// reads it back into an equal Event. Event.AppendJSON writes the same bytes
+// encoding the event once (json.Marshal checks and copies what a
+// MarshalJSON returns), as the journal does. The journal stores it,
+// subscribers receive it and acprun --events prints it, one object per
+// line:
 //
 //	{"pos":42,"bridge":"agent-1","key":"x4dq3xw2ohnx5m7ke2pjflqtyu","session":"sess_1","seq":5,"turn":2,"kind":"text","time":"2026-03-01T10:00:00Z","text":"Hello","messageId":"m1"}
 //

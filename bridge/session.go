@@ -386,7 +386,10 @@ func (s *Session) markUnusable(err error) {
 
 // emit queues an event of this session, stamped with its key, native id
 // and running turn.
-func (s *Session) emit(ev Event) {
+func (s *Session) emit(ev Event) { s.emitPtr(&ev) }
+
+// emitPtr is emit for the hot path: ev is changed and not kept.
+func (s *Session) emitPtr(ev *Event) {
 	ev.Key, ev.Session = s.key, s.id
 	if ev.Turn == 0 {
 		ev.Turn = s.curTurn.Load()
@@ -396,12 +399,23 @@ func (s *Session) emit(ev Event) {
 		// anyone sees the turn end (and may read the record).
 		s.saveProgress()
 	}
-	s.b.emit(ev)
+	s.b.emitPtr(ev)
 }
 
 // emitFromAgent queues an event caused by the agent: it counts as activity
 // for the watchdog and carries the replay and late flags.
-func (s *Session) emitFromAgent(ev Event) {
+func (s *Session) emitFromAgent(ev Event) { s.emitFromAgentAt(&ev, time.Time{}) }
+
+// emitFromAgentAt is emitFromAgent for an event the agent caused at now
+// (zero: read the clock), which is its time unless it has one, and the
+// watchdog's sign of life. ev is changed and not kept.
+func (s *Session) emitFromAgentAt(ev *Event, now time.Time) {
+	if now.IsZero() {
+		now = s.b.clock.Now()
+	}
+	if ev.Time.IsZero() {
+		ev.Time = now
+	}
 	s.mu.Lock()
 	if s.replaying && s.skipReplay && isHistory(ev.Kind) {
 		s.replaySkipped++
@@ -417,11 +431,11 @@ func (s *Session) emitFromAgent(ev Event) {
 		ev.Turn = s.ctl.lastTurn // late updates belong to the turn that ended
 	}
 	if s.turn != nil {
-		s.turn.watchdog.kick()
+		s.turn.watchdog.kick(now)
 		s.turn.emitted = s.turn.emitted || isOutput(ev.Kind)
 	}
 	s.mu.Unlock()
-	s.emit(ev)
+	s.emitPtr(ev)
 }
 
 // turnOutput records that the running turn has produced output (see
@@ -439,7 +453,7 @@ func (s *Session) turnOutput() {
 func (s *Session) activity() {
 	s.mu.Lock()
 	if s.turn != nil {
-		s.turn.watchdog.kick()
+		s.turn.watchdog.kick(s.b.clock.Now())
 	}
 	s.mu.Unlock()
 }

@@ -61,20 +61,24 @@ func newEventQueue(max, maxBytes int) *eventQueue {
 
 // push appends ev, merging deltas and waiting for room as described above.
 // It reports false when the queue is closed.
-func (q *eventQueue) push(ev Event) bool {
+func (q *eventQueue) push(ev Event) bool { return q.pushPtr(&ev) }
+
+// pushPtr is push taking the event by pointer, which spares the hot path a
+// copy of the whole Event per call; ev is not kept.
+func (q *eventQueue) pushPtr(ev *Event) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for !q.closed {
 		waiting := len(q.events) - q.head
 		if last := q.mergeTarget(ev); last != nil {
-			if q.bytes+mergeGrowth(last, &ev) <= q.maxBytes {
+			if q.bytes+mergeGrowth(last, ev) <= q.maxBytes {
 				before := eventBytes(last)
 				q.mergeLocked(last, ev)
 				q.bytes += eventBytes(last) - before
 				return true
 			}
-		} else if size := eventBytes(&ev); waiting == 0 || waiting < q.max && q.bytes+size <= q.maxBytes {
-			q.events = append(q.events, ev)
+		} else if size := eventBytes(ev); waiting == 0 || waiting < q.max && q.bytes+size <= q.maxBytes {
+			q.events = append(q.events, *ev)
 			q.bytes += size
 			q.changed.Broadcast()
 			return true
@@ -103,7 +107,7 @@ func eventBytes(ev *Event) int {
 // queue, so they are never changed. A lone waiting event is left alone: the
 // pump is about to take it, and a stream that keeps up should show the
 // agent's deltas as sent.
-func (q *eventQueue) mergeTarget(ev Event) *Event {
+func (q *eventQueue) mergeTarget(ev *Event) *Event {
 	if ev.Kind != KindText && ev.Kind != KindThinking && ev.Kind != KindTerminal || len(q.events)-q.head < 2 {
 		return nil
 	}
@@ -112,7 +116,7 @@ func (q *eventQueue) mergeTarget(ev Event) *Event {
 		last.Turn != ev.Turn || last.MessageID != ev.MessageID || last.Replay != ev.Replay || last.Late != ev.Late {
 		return nil
 	}
-	if ev.Kind == KindTerminal && !terminalMerges(last, &ev) {
+	if ev.Kind == KindTerminal && !terminalMerges(last, ev) {
 		return nil
 	}
 	return last
@@ -135,9 +139,9 @@ func mergeGrowth(last, ev *Event) int {
 }
 
 // mergeLocked folds ev into last, its mergeTarget.
-func (q *eventQueue) mergeLocked(last *Event, ev Event) {
+func (q *eventQueue) mergeLocked(last, ev *Event) {
 	if ev.Kind == KindTerminal {
-		mergeTerminal(last, &ev)
+		mergeTerminal(last, ev)
 		return
 	}
 	// Appending to a buffer keeps a long run of merges linear; the text is
@@ -278,7 +282,10 @@ func newStream(o HostOptions) *stream {
 	return s
 }
 
-func (s *stream) push(ev Event) bool { return s.queue.push(ev) }
+func (s *stream) push(ev Event) bool { return s.queue.pushPtr(&ev) }
+
+// pushPtr is push for the hot path: ev is not kept.
+func (s *stream) pushPtr(ev *Event) bool { return s.queue.pushPtr(ev) }
 
 // pump runs the pipeline until the queue is closed and drained, or until
 // abandon.

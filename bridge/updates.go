@@ -3,13 +3,14 @@ package bridge
 import (
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/acphost/acphost/acpclient"
 )
 
-// handleUpdate maps one session/update to events. It runs on the
-// connection's dispatch goroutine, in the agent's order.
-func (s *Session) handleUpdate(n *acpclient.SessionNotification) {
+// handleUpdate maps one session/update, received at now, to events. It
+// runs on the connection's dispatch goroutine, in the agent's order.
+func (s *Session) handleUpdate(n *acpclient.SessionNotification, now time.Time) {
 	var ev Event
 	switch n.Update.(type) {
 	case *acpclient.AgentMessageChunk, *acpclient.AgentThoughtChunk, *acpclient.UserMessageChunk:
@@ -20,11 +21,11 @@ func (s *Session) handleUpdate(n *acpclient.SessionNotification) {
 	}
 	switch u := n.Update.(type) {
 	case *acpclient.AgentMessageChunk:
-		s.emitChunk(ev, KindText, &u.ContentChunk)
+		s.emitChunk(&ev, KindText, &u.ContentChunk, now)
 	case *acpclient.AgentThoughtChunk:
-		s.emitChunk(ev, KindThinking, &u.ContentChunk)
+		s.emitChunk(&ev, KindThinking, &u.ContentChunk, now)
 	case *acpclient.UserMessageChunk:
-		s.emitChunk(ev, KindUserText, &u.ContentChunk)
+		s.emitChunk(&ev, KindUserText, &u.ContentChunk, now)
 	case *acpclient.ToolCallStart:
 		s.mu.Lock()
 		snap, kinds := s.tools.announce(&u.ToolCall)
@@ -182,18 +183,19 @@ func (s *Session) emitTerminals(ev Event, terms []*TerminalOutput, err error, n 
 	}
 }
 
-func (s *Session) emitChunk(ev Event, kind Kind, c *acpclient.ContentChunk) {
+// emitChunk reports a message chunk received at now: the hot path of a
+// streaming agent, so ev goes by pointer and the clock is not read again.
+func (s *Session) emitChunk(ev *Event, kind Kind, c *acpclient.ContentChunk, now time.Time) {
 	if c.Content.Type != acpclient.ContentText {
 		ev.Kind = KindExt // images and resources in a message: pass them on whole
 		ev.Raw, _ = json.Marshal(c)
-		s.emitFromAgent(ev)
-		return
+	} else {
+		ev.Kind, ev.Text = kind, c.Content.Text
+		if c.MessageID != nil {
+			ev.MessageID = *c.MessageID
+		}
 	}
-	ev.Kind, ev.Text = kind, c.Content.Text
-	if c.MessageID != nil {
-		ev.MessageID = *c.MessageID
-	}
-	s.emitFromAgent(ev)
+	s.emitFromAgentAt(ev, now)
 }
 
 func (s *Session) emitTool(ev Event, snap *ToolCall, kinds []Kind) {

@@ -61,10 +61,14 @@ func (w *watchdog) check() {
 	w.onExpire()
 }
 
-// kick records activity.
-func (w *watchdog) kick() {
+// kick records activity seen at the time at. A time before the last
+// activity (a run of updates read the clock once, before a resume did)
+// changes nothing.
+func (w *watchdog) kick(at time.Time) {
 	w.mu.Lock()
-	w.last = w.clock.Now()
+	if at.After(w.last) {
+		w.last = at
+	}
 	w.mu.Unlock()
 }
 

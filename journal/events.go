@@ -92,15 +92,16 @@ func (db *DB) Append(ctx context.Context, events []bridge.Event) error {
 	// Encoding happens before the transaction, which then holds the write
 	// lock only for the inserts.
 	docs := make([]string, len(events)) // text: the column is TEXT, a []byte would bind as a BLOB
+	var buf []byte
 	for i := range events {
 		if events[i].Pos == 0 {
 			return fmt.Errorf("journal: appending a %s event of %q: %w", events[i].Kind, events[i].Key, ErrNoPos)
 		}
-		doc, err := json.Marshal(events[i])
-		if err != nil {
+		var err error
+		if buf, err = events[i].AppendJSON(buf[:0]); err != nil {
 			return fmt.Errorf("journal: encoding event %d: %w", events[i].Pos, err)
 		}
-		docs[i] = string(doc)
+		docs[i] = string(buf)
 	}
 	if err := db.appendTx(ctx, events, docs, touches(events)); err != nil {
 		return fmt.Errorf("journal: appending events %d-%d: %w", events[0].Pos, events[len(events)-1].Pos, err)

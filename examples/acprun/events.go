@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
 
 	"github.com/acphost/acphost/bridge"
@@ -12,7 +11,8 @@ import (
 // bridge package doc, "Event JSON"). How a permission request was answered
 // is not added here: the bridge reports it as a decision event of its own.
 type jsonOutput struct {
-	w io.Writer
+	w    io.Writer
+	line []byte // reused: one line per event
 }
 
 func newJSONOutput(w io.Writer) *jsonOutput { return &jsonOutput{w: w} }
@@ -29,12 +29,17 @@ func (o *jsonOutput) permission(ev bridge.Event, decide func() string) {
 func (o *jsonOutput) finish() {}
 
 func (o *jsonOutput) write(ev bridge.Event) {
-	line, err := json.Marshal(ev)
+	line, err := ev.AppendJSON(o.line[:0]) // the bytes of json.Marshal, encoded once
 	if err != nil {
 		// An Event always encodes; say so on the line rather than drop it.
-		line, _ = json.Marshal(bridge.Event{Bridge: ev.Bridge, Key: ev.Key, Session: ev.Session, Seq: ev.Seq, Pos: ev.Pos,
-			Kind: bridge.KindError, Time: ev.Time, Err: err})
+		failed := bridge.Event{Bridge: ev.Bridge, Key: ev.Key, Session: ev.Session, Seq: ev.Seq, Pos: ev.Pos,
+			Kind: bridge.KindError, Time: ev.Time, Err: err}
+		line, _ = failed.AppendJSON(o.line[:0])
 	}
+	o.line = append(line, '\n')
 	// A closed stdout is noticed by the exit status of whoever reads it.
-	_, _ = o.w.Write(append(line, '\n'))
+	_, _ = o.w.Write(o.line)
+	if cap(o.line) > 64<<10 {
+		o.line = nil // one huge event does not pin its line
+	}
 }

@@ -48,3 +48,21 @@ func TestFloodsAndEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A Sink reads a whole flood, tool lines included, and is ready for the
+// next one.
+func TestSinkCountsFloods(t *testing.T) {
+	k, err := NewSink(context.Background(), &Transport{Chunks: 5000, ToolEvery: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	for range 2 {
+		if err := k.Flood(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cpu, err := ProcessCPU(); err != nil || cpu <= 0 {
+		t.Fatalf("ProcessCPU = %v, %v", cpu, err)
+	}
+}

@@ -1,0 +1,124 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/internal/floodagent"
+)
+
+// hostFloodChunks is the size of the flood.
+const hostFloodChunks = 200_000
+
+// BenchmarkHostFlood floods one Host with hostFloodChunks text chunks from
+// an in-process agent on OS pipes (internal/floodagent) and a consumer that
+// only counts events, and in the same iteration runs the floor: the same
+// agent's output read by a sink that only counts newlines (the pipe limit).
+// It reports the floor's time over the Host's ("x-pipe"), the Host's wall
+// time per chunk, and CPU per chunk from getrusage around each run: the
+// whole process's during the Host's flood ("cpu-ns/chunk"), and that less
+// the floor's ("client-cpu-ns/chunk"), which leaves out the agent's own
+// writing since agent and client share this process.
+func BenchmarkHostFlood(b *testing.B) {
+	var host, pipe floodRun
+	floodHostOnce(b) // the first flood of a process is slower: warm up
+	for b.Loop() {
+		host.add(floodHostOnce(b))
+		pipe.add(floodPipeOnce(b))
+	}
+	chunks := float64(b.N * hostFloodChunks)
+	b.ReportMetric(pipe.wall.Seconds()/host.wall.Seconds(), "x-pipe")
+	b.ReportMetric(float64(host.wall.Nanoseconds())/chunks, "ns/chunk")
+	b.ReportMetric(float64(host.cpu.Nanoseconds())/chunks, "cpu-ns/chunk")
+	b.ReportMetric(float64((host.cpu-pipe.cpu).Nanoseconds())/chunks, "client-cpu-ns/chunk")
+}
+
+// floodRun is the wall and process CPU time of floods.
+type floodRun struct{ wall, cpu time.Duration }
+
+func (r *floodRun) add(o floodRun) { r.wall, r.cpu = r.wall+o.wall, r.cpu+o.cpu }
+
+// measureFlood times run, in wall clock and in the process's CPU.
+func measureFlood(b *testing.B, run func()) floodRun {
+	b.Helper()
+	cpu0, err := floodagent.ProcessCPU()
+	if err != nil {
+		b.Skip(err)
+	}
+	start := time.Now()
+	run()
+	wall := time.Since(start)
+	cpu1, _ := floodagent.ProcessCPU()
+	return floodRun{wall: wall, cpu: cpu1 - cpu0}
+}
+
+// floodHostOnce runs one flood turn through a new Host, from the prompt to
+// the turn's end on Events, and checks every chunk arrived in order.
+func floodHostOnce(b *testing.B) floodRun {
+	b.Helper()
+	ctx := context.Background()
+	h := NewHost(nil)
+	turnEnded := make(chan struct{})
+	var text bytes.Buffer
+	go func() {
+		for ev := range h.Events() {
+			switch ev.Kind {
+			case KindText:
+				text.WriteString(ev.Text)
+			case KindTurnEnd:
+				close(turnEnded)
+			}
+		}
+	}()
+	br, err := h.Start(ctx, Config{Transport: &floodagent.Transport{Chunks: hostFloodChunks}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := br.OpenSession(ctx, SessionConfig{Cwd: "/w"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := measureFlood(b, func() {
+		if _, err := s.Prompt(ctx, acpclient.TextBlock("flood")); err != nil {
+			b.Fatal(err)
+		}
+		<-turnEnded
+	})
+	if err := h.Shutdown(ctx); err != nil {
+		b.Fatal(err)
+	}
+	checkFloodText(b, text.Bytes())
+	return r
+}
+
+// checkFloodText checks the text of a flood is every chunk, in order.
+func checkFloodText(b *testing.B, text []byte) {
+	b.Helper()
+	var want bytes.Buffer
+	for i := range hostFloodChunks {
+		fmt.Fprintf(&want, "chunk %d ", i)
+	}
+	if !bytes.Equal(text, want.Bytes()) {
+		b.Fatalf("flood delivered %d bytes of text, want %d in order: chunks lost or reordered", len(text), want.Len())
+	}
+}
+
+// floodPipeOnce is the floor: the same agent flooding one prompt, read by
+// a sink that counts newlines until the prompt's answer.
+func floodPipeOnce(b *testing.B) floodRun {
+	b.Helper()
+	sink, err := floodagent.NewSink(context.Background(), &floodagent.Transport{Chunks: hostFloodChunks})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sink.Close()
+	return measureFlood(b, func() {
+		if err := sink.Flood(); err != nil {
+			b.Fatal(err)
+		}
+	})
+}

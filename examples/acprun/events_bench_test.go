@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/bridge"
+	"github.com/acphost/acphost/internal/floodagent"
+	"github.com/acphost/acphost/journal"
+)
+
+// eventsFloodChunks is the size of the issue's flood.
+const eventsFloodChunks = 200_000
+
+// BenchmarkEventsFlood is acprun --events under a flood of
+// eventsFloodChunks text chunks, in process: a Host with its journal, as
+// acprun runs it, every event written by the --events writer as a line to
+// a pipe whose reader only counts lines, the agent on OS pipes
+// (internal/floodagent). The same iteration runs the floor, the same
+// agent's output read by a newline counter (the pipe limit), and reports
+// the floor's time over acprun's ("x-pipe") and acprun's time per chunk.
+func BenchmarkEventsFlood(b *testing.B) {
+	var events, pipe time.Duration
+	eventsFloodOnce(b) // the first flood of a process is slower: warm up
+	for b.Loop() {
+		events += eventsFloodOnce(b)
+		pipe += eventsFloorOnce(b)
+	}
+	b.ReportMetric(pipe.Seconds()/events.Seconds(), "x-pipe")
+	b.ReportMetric(float64(events.Nanoseconds())/float64(b.N*eventsFloodChunks), "ns/chunk")
+}
+
+// eventsFloodOnce floods one prompt through acprun's event path and
+// returns the time from the prompt to the last line read; it checks the
+// lines carry every chunk's text.
+func eventsFloodOnce(b *testing.B) time.Duration {
+	b.Helper()
+	ctx := context.Background()
+	db, err := journal.Open(ctx, filepath.Join(b.TempDir(), "j.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	host := bridge.NewHost(&bridge.HostOptions{Journal: db})
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := newJSONOutput(pw)
+	shown := make(chan struct{})
+	go func() {
+		defer close(shown)
+		defer pw.Close()
+		for ev := range host.Events() {
+			out.event(ev)
+		}
+	}()
+	turnEnded, text := make(chan struct{}), make(chan int, 1)
+	go func() { text <- readEventLines(b, pr, turnEnded) }()
+	br, err := host.Start(ctx, bridge.Config{Transport: &floodagent.Transport{Chunks: eventsFloodChunks}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := br.OpenSession(ctx, bridge.SessionConfig{Cwd: "/w"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := s.Prompt(ctx, acpclient.TextBlock("flood")); err != nil {
+		b.Fatal(err)
+	}
+	<-turnEnded
+	elapsed := time.Since(start)
+	if err := host.Shutdown(ctx); err != nil {
+		b.Fatal(err)
+	}
+	<-shown
+	if got, want := <-text, floodText(); got != want {
+		b.Fatalf("the lines carried %d bytes of text, want %d", got, want)
+	}
+	return elapsed
+}
+
+// readEventLines reads event lines until r ends, closing turnEnded at the
+// turn's end, and returns the length of the text they carried. It finds
+// the text without decoding the line (a flood's text has no escapes): the
+// consumer of the lines is not what is measured, and it shares the
+// process's cores.
+func readEventLines(b *testing.B, r io.ReadCloser, turnEnded chan struct{}) int {
+	defer r.Close()
+	in := bufio.NewScanner(r)
+	in.Buffer(make([]byte, 64<<10), 64<<20)
+	text := 0
+	for in.Scan() {
+		line := in.Bytes()
+		head := line[:min(len(line), 200)]
+		switch {
+		case bytes.Contains(head, []byte(`"kind":"text"`)):
+			_, rest, ok := bytes.Cut(line, []byte(`,"text":"`))
+			end := bytes.IndexByte(rest, '"')
+			if !ok || end < 0 {
+				b.Errorf("a text event without its text: %s", line)
+				continue
+			}
+			text += end
+		case bytes.Contains(head, []byte(`"kind":"turn_end"`)):
+			close(turnEnded)
+		}
+	}
+	return text
+}
+
+// floodText is how much text a flood carries.
+func floodText() int {
+	n := 0
+	for i := range eventsFloodChunks {
+		n += len("chunk  ") + len(strconv.Itoa(i))
+	}
+	return n
+}
+
+// eventsFloorOnce is the floor: the same agent's flood read by a newline
+// counter.
+func eventsFloorOnce(b *testing.B) time.Duration {
+	b.Helper()
+	sink, err := floodagent.NewSink(context.Background(), &floodagent.Transport{Chunks: eventsFloodChunks})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sink.Close()
+	start := time.Now()
+	if err := sink.Flood(); err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(start)
+}
