@@ -19,22 +19,26 @@ var (
 	Claude = &bridge.Profile{
 		Name: "claude", Aliases: []string{"claude-agent-acp", "claude-code-acp", "claude-code"}, Title: "Claude Code",
 		Binaries: []string{"claude-agent-acp", "claude-code-acp"},
+		Modes:    claudeModes,
 	}
 	// Codex runs Zed's codex-acp adapter for OpenAI Codex.
 	Codex = &bridge.Profile{
 		Name: "codex", Aliases: []string{"codex-acp"}, Title: "Codex",
 		Binaries: []string{"codex-acp"},
+		Modes:    codexModes,
 	}
 	// Gemini runs Gemini CLI with --acp (--experimental-acp on
 	// older builds).
 	Gemini = &bridge.Profile{
 		Name: "gemini", Aliases: []string{"gemini-cli"}, Title: "Gemini CLI",
 		Binaries: []string{"gemini"}, Args: fixed("--acp"), LegacyArgs: fixed("--experimental-acp"),
+		Modes: geminiModes,
 	}
 	// OpenCode runs "opencode acp".
 	OpenCode = &bridge.Profile{
 		Name: "opencode", Title: "OpenCode",
 		Binaries: []string{"opencode"}, Args: fixed("acp"),
+		Modes: openCodeModes,
 	}
 	// Qwen runs Qwen Code with --acp (--experimental-acp on older
 	// builds). Its own mode and model notifications become agent_mode and
@@ -43,11 +47,13 @@ var (
 		Name: "qwen", Aliases: []string{"qwen-code"}, Title: "Qwen Code",
 		Binaries: []string{"qwen"}, Args: fixed("--acp"), LegacyArgs: fixed("--experimental-acp"),
 		NewProvider: newQwenProvider,
+		Modes:       qwenModes,
 	}
 	// Copilot runs GitHub Copilot CLI with --acp.
 	Copilot = &bridge.Profile{
 		Name: "copilot", Aliases: []string{"copilot-cli", "github-copilot"}, Title: "GitHub Copilot CLI",
 		Binaries: []string{"copilot"}, Args: fixed("--acp"),
+		Modes: copilotModes,
 	}
 )
 
