@@ -3,6 +3,7 @@ package codey
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/acphost/acphost/acpclient"
@@ -20,6 +21,7 @@ var Profile = &bridge.Profile{
 	NewProvider: func(*bridge.Launch) *bridge.Provider {
 		return &bridge.Provider{Name: "codey", ModelsFromInitialize: models}
 	},
+	Modes: modes,
 }
 
 // Options are Codey's own launch options, given as
@@ -42,19 +44,22 @@ func args(lo bridge.LaunchOptions) ([]string, error) {
 		return nil, err
 	}
 	args := []string{"agent"}
-	mode := "default"
-	for _, m := range PermissionModes {
-		if o.PermissionMode == m {
-			mode = m
-		}
-	}
-	if mode != "default" {
+	if mode := permissionMode(o); mode != "default" {
 		args = append(args, "--permission-mode", mode)
 	}
 	if o.AlwaysApprove {
 		args = append(args, "--always-approve")
 	}
 	return append(args, "stdio"), nil
+}
+
+// permissionMode returns the --permission-mode to pass: one of
+// PermissionModes, anything else being "default".
+func permissionMode(o Options) string {
+	if slices.Contains(PermissionModes, o.PermissionMode) {
+		return o.PermissionMode
+	}
+	return "default"
 }
 
 // models reads initialize._meta.modelState.

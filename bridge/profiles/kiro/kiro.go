@@ -58,6 +58,7 @@ var Profile = &bridge.Profile{
 	AgentModeAtLaunch: func(string) bool { return true },
 	NewProvider:       newProvider,
 	BeforeSpawn:       WriteOverlay,
+	Modes:             modes,
 }
 
 func args(o bridge.LaunchOptions) ([]string, error) {
