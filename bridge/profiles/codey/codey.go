@@ -14,6 +14,8 @@ import (
 // stdio" with Options. Codey lists its models in initialize's
 // _meta.modelState as well as in session/new, and "codey models" prints the
 // sign-in state and the models for health checks (ParseModels).
+// Its mode table reports --always-approve and the acceptEdits and auto
+// permission modes as launch escalations.
 var Profile = &bridge.Profile{
 	Name: "codey", Title: "Codey",
 	Binaries: []string{"codey"}, Args: args,

@@ -65,8 +65,8 @@ func AgentProfile(v string) string {
 // gate for what the approval policy still asks. Change the profile or the
 // approval policy with bridge.Bridge.Relaunch. Its mode table reports
 // Never, FullAccess and Sandboxed as launch escalations: they send no
-// approval requests, so the host's policy cannot interpose. CrewCoder's vendor protocol is
-// mapped as follows: usage from _meta["crewcoder/usage"], tool identity from
+// approval requests, so the host's policy cannot interpose.
+// CrewCoder's vendor protocol is mapped as follows: usage from _meta["crewcoder/usage"], tool identity from
 // _meta["crewcoder/tool"].name (then ACP's name, then a title that is a bare
 // identifier, see bridge.IdentifierTitle), _crewcoder/compaction_update (a session
 // update kind, and a notification in older builds) as the only source of
