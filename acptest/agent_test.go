@@ -762,3 +762,19 @@ func TestQuietReportsSilencesOutcomeChunks(t *testing.T) {
 		t.Fatalf("texts %q (%s)", texts, reason)
 	}
 }
+
+// TestSetModeScript: set_mode refuses the listed modes and confirms the
+// others with a current_mode_update before its answer.
+func TestSetModeScript(t *testing.T) {
+	c := start(t, acptest.Script{SetMode: acptest.SetModeScript{Refuse: []string{"yolo"}, Report: true}})
+	c.initialize()
+	c.newSession()
+	before, resp := c.until(c.call("session/set_mode", `{"sessionId":"sess_1","modeId":"default"}`))
+	if resp.Error != nil || len(before) != 1 || !strings.Contains(string(before[0].Params), `"currentModeId":"default"`) {
+		t.Errorf("accepted mode: %v then %s", before, resp.line)
+	}
+	before, resp = c.until(c.call("session/set_mode", `{"sessionId":"sess_1","modeId":"yolo"}`))
+	if resp.Error == nil || resp.Error.Code != -32602 || len(before) != 0 {
+		t.Errorf("refused mode: %v then %s", before, resp.line)
+	}
+}

@@ -66,7 +66,9 @@ func (c *conn) handleRequest(m Message) {
 	switch m.Method {
 	case "initialize":
 		answer("", s.Initialize.Steps, fixed(c.initializeResult(), s.Initialize.Error))
-	case "authenticate", "logout", "session/set_mode", "session/set_model":
+	case "session/set_mode":
+		answer(params.SessionID, c.modeReport(m.Params), func() (any, *Error) { return c.setMode(m.Params) })
+	case "authenticate", "logout", "session/set_model":
 		answer(params.SessionID, nil, fixed(nil, nil))
 	case "session/new":
 		if rpcErr := c.authError(); rpcErr != nil {
@@ -244,6 +246,34 @@ func (c *conn) listSessions() []sessionInfo {
 	}
 	slices.SortFunc(list, func(a, b sessionInfo) int { return strings.Compare(a.SessionID, b.SessionID) })
 	return list
+}
+
+// modeParams are session/set_mode's params.
+type modeParams struct {
+	SessionID string `json:"sessionId"`
+	ModeID    string `json:"modeId"`
+}
+
+// setMode accepts a mode unless the script refuses it.
+func (c *conn) setMode(raw json.RawMessage) (any, *Error) {
+	var p modeParams
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, &Error{Code: -32602, Message: "Invalid params"}
+	}
+	if slices.Contains(c.script.SetMode.Refuse, p.ModeID) {
+		return nil, &Error{Code: -32602, Message: "Invalid params: mode " + strconv.Quote(p.ModeID) + " refused"}
+	}
+	return nil, nil
+}
+
+// modeReport is the current_mode_update sent before an accepted mode's
+// answer, when the script asks for it.
+func (c *conn) modeReport(raw json.RawMessage) []Step {
+	var p modeParams
+	if json.Unmarshal(raw, &p) != nil || !c.script.SetMode.Report || slices.Contains(c.script.SetMode.Refuse, p.ModeID) {
+		return nil
+	}
+	return []Step{{Update: mustJSON(map[string]string{"sessionUpdate": "current_mode_update", "currentModeId": p.ModeID})}}
 }
 
 // setConfigOption updates the current value of one option and returns the

@@ -24,6 +24,8 @@ type Script struct {
 	LoadSession LoadSessionScript `json:"loadSession,omitzero"`
 	// SessionList shapes session/list.
 	SessionList SessionListScript `json:"sessionList,omitzero"`
+	// SetMode shapes session/set_mode.
+	SetMode SetModeScript `json:"setMode,omitzero"`
 	// Methods gives canned replies by method name. An entry here replaces
 	// the built-in handling of any method except session/prompt: use it for
 	// vendor methods (session/compact, _vendor/thing) or to make a standard
@@ -112,6 +114,17 @@ type LoadSessionScript struct {
 	// UnknownError is the error for unknown ids; default -32002
 	// "Resource not found".
 	UnknownError *Error `json:"unknownError,omitempty"`
+}
+
+// SetModeScript shapes session/set_mode, which otherwise accepts any mode
+// silently.
+type SetModeScript struct {
+	// Refuse lists the mode ids the agent refuses, with -32602 "Invalid
+	// params".
+	Refuse []string `json:"refuse,omitempty"`
+	// Report makes the agent confirm an accepted mode with a
+	// current_mode_update before it answers, as most real agents do.
+	Report bool `json:"report,omitempty"`
 }
 
 // Reply is a canned answer to a request.

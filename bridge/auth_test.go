@@ -260,7 +260,7 @@ func TestSignInRetriesAFailedPrompt(t *testing.T) {
 		t.Fatalf("Prompt = %q, %v", stop, err)
 	}
 	rec.waitFor("turn end", func(ev Event) bool { return ev.Kind == KindTurnEnd })
-	got := kinds(rec.of("auth", "s1"), KindSession, KindExited)
+	got := kinds(rec.of("auth", "s1"), KindSession, KindAuthority, KindExited)
 	want := []string{"turn_start:hi", "auth_required", "decision", "text:Hello", "turn_end:end_turn"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %q, want %q", got, want)

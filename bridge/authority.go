@@ -1,5 +1,11 @@
 package bridge
 
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
 // Authority says whether the host can interpose on what a session's agent
 // does: whether the host's policy answers before the agent acts. An agent's
 // own tools write files and run commands without fs/* or terminal/* calls,
@@ -67,4 +73,138 @@ type OptionRule struct {
 	// Auto lists the values that act without asking; for a boolean option,
 	// "true" when true auto-approves.
 	Auto []string
+}
+
+// AuthorityState is what a session reports about its authority
+// (Session.Authority, the authority event): the state, why, and what
+// decided it.
+type AuthorityState struct {
+	// State is protected, agent-autonomous or unknown.
+	State Authority `json:"state"`
+	// Reason says why, in words for the user ("agent mode \"default\" asks
+	// before acting", "no mode table for this agent").
+	Reason string `json:"reason,omitempty"`
+	// HostMode and ReadOnly are the session's policy the state was judged
+	// under.
+	HostMode Mode `json:"hostMode"`
+	ReadOnly bool `json:"readOnly,omitempty"`
+	// AgentMode is the agent's current session mode ("" when it reports
+	// none).
+	AgentMode string `json:"agentMode,omitempty"`
+	// Option and Value name the config option whose value decided the
+	// state, when one did.
+	Option string `json:"option,omitempty"`
+	Value  string `json:"value,omitempty"`
+	// Flag is the launch flag that makes the agent act without asking
+	// (ModeTable.LaunchEscalation), when the launch has one.
+	Flag string `json:"flag,omitempty"`
+	// Blocked: the host's policy does not allow this state and the agent
+	// could not be moved out of it, so the session refuses prompts (with an
+	// *AuthorityError) until a change makes it safe.
+	Blocked bool `json:"blocked,omitempty"`
+}
+
+// Errors an *AuthorityError wraps, for errors.Is.
+var (
+	// ErrAgentAutonomous: the agent's mode, a config option or a launch
+	// flag lets it act without asking, which the host's mode does not
+	// allow.
+	ErrAgentAutonomous = errors.New("bridge: the agent would act without asking")
+	// ErrAgentModeUnknown: the agent's mode or an option's value is not in
+	// its mode table, so the host cannot tell whether it asks; outside
+	// ModeFull that is refused like an autonomous one.
+	ErrAgentModeUnknown = errors.New("bridge: the agent's mode is not in its mode table")
+)
+
+// AuthorityError is why a session refuses a prompt, an agent mode or a
+// config option, or why a launch is refused: the host's mode does not
+// allow what the agent would do unasked. It wraps ErrAgentAutonomous or
+// ErrAgentModeUnknown, and Cause when the agent could not be moved.
+type AuthorityError struct {
+	// HostMode and ReadOnly are the session's policy.
+	HostMode Mode
+	ReadOnly bool
+	// AgentMode, Option and Value, or Flag, name what is not allowed.
+	AgentMode string
+	Option    string
+	Value     string
+	Flag      string
+	// Err is ErrAgentAutonomous or ErrAgentModeUnknown.
+	Err error
+	// Cause is why the agent could not be moved to a mode that asks (no
+	// such mode, or the agent refused), when it was tried.
+	Cause error
+}
+
+// Error names the host mode, what the agent would use, and why it could not
+// be moved.
+func (e *AuthorityError) Error() string {
+	why := "it acts without asking"
+	if errors.Is(e.Err, ErrAgentModeUnknown) {
+		why = "its mode table does not list it"
+	}
+	msg := fmt.Sprintf("bridge: %s does not allow %s (%s)", hostLabel(e.HostMode, e.ReadOnly),
+		subjectLabel(e.AgentMode, e.Option, e.Value, e.Flag), why)
+	if e.Cause != nil {
+		msg += "; the agent could not be moved: " + e.Cause.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the sentinel and the cause.
+func (e *AuthorityError) Unwrap() []error {
+	if e.Cause == nil {
+		return []error{e.Err}
+	}
+	return []error{e.Err, e.Cause}
+}
+
+// hostLabel names a policy in messages: "host mode ask", "the read-only
+// tool policy".
+func hostLabel(m Mode, readOnly bool) string {
+	if readOnly {
+		return "the read-only tool policy"
+	}
+	return "host mode " + string(ParseMode(string(m)))
+}
+
+// subjectLabel names what decided a state in messages.
+func subjectLabel(mode, option, value, flag string) string {
+	switch {
+	case flag != "":
+		return fmt.Sprintf("launch flag %q", flag)
+	case option != "":
+		return fmt.Sprintf("config option %q = %q", option, value)
+	case mode == "":
+		return "an agent that reports no mode"
+	}
+	return fmt.Sprintf("agent mode %q", mode)
+}
+
+// Check reports a table that contradicts itself: a mode or option value
+// listed both as auto-approving and as asking, planning or safe.
+func (t *ModeTable) Check() error {
+	var errs []error
+	if dup := overlap(t.Auto, append([]string{t.Asking, t.Plan}, t.Safe...)); dup != "" {
+		errs = append(errs, fmt.Errorf("mode %q is both auto and asking", dup))
+	}
+	for _, r := range t.Options {
+		if dup := overlap(r.Auto, append([]string{r.Asking, r.Plan}, r.Safe...)); dup != "" {
+			errs = append(errs, fmt.Errorf("option %q: value %q is both auto and asking", r.ID, dup))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("bridge: mode table %s: %w", t.Source, errors.Join(errs...))
+	}
+	return nil
+}
+
+// overlap returns the first non-empty value of auto that safe also holds.
+func overlap(auto, safe []string) string {
+	for _, a := range auto {
+		if a != "" && slices.Contains(safe, a) {
+			return a
+		}
+	}
+	return ""
 }

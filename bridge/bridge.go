@@ -90,6 +90,12 @@ type Config struct {
 	// returns nil when the command exited 0. Nil means the app cannot run
 	// them, and they are not offered.
 	TerminalLogin func(ctx context.Context, cmd TerminalLogin) error
+	// AgentModes is the table of the agent's own modes and config options
+	// (see ModeTable and Authority), for an agent without a profile; a
+	// profile launch (Host.StartProfile) uses the profile's Modes unless
+	// this is set. Nil: the host does not know whether the agent asks
+	// before it acts, and its sessions report AuthorityUnknown.
+	AgentModes *ModeTable
 	// Terminals, when set, lets the agent run commands through terminal/*
 	// (see TerminalOptions and the package doc's Terminals): the
 	// capability is then advertised, and each session's policy decides per

@@ -59,7 +59,7 @@ func TestTurnEventsArriveInAgentOrder(t *testing.T) {
 	rec.waitFor("late usage", func(ev Event) bool { return ev.Kind == KindUsage })
 	got := kinds(rec.of("a1", "sess_A"))
 	want := []string{
-		"commands", "session",
+		"commands", "session", "authority",
 		"turn_start:go", "text:Let me ", "text:edit.",
 		"tool_start:t1:pending", "permission:t1", "decision",
 		"text:permission: selected allow",
@@ -302,7 +302,7 @@ func TestAgentDeathMidTurnThenNativeResume(t *testing.T) {
 	if all := h.Bridges(); len(all) != 1 || all[0] != b {
 		t.Errorf("Bridges() = %v: want the dead bridge listed", all)
 	}
-	got := kinds(rec.snapshot(), KindSession, KindCommands)
+	got := kinds(rec.snapshot(), KindSession, KindAuthority, KindCommands)
 	want := []string{"turn_start:crash now", "text:partial", "error", "turn_end:cancelled", "exited"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %q, want %q", got, want)
@@ -352,9 +352,9 @@ func TestReplayIsTagged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec.waitFor("ready", func(ev Event) bool { return ev.Kind == KindSession })
+	rec.waitFor("authority", func(ev Event) bool { return ev.Kind == KindAuthority })
 	got := kinds(rec.of("r", s.ID()))
-	want := []string{"user_text:question(replay)", "text:answer(replay)", "tool_start:r1:completed(replay)", "tool_end:r1:completed(replay)", "session"}
+	want := []string{"user_text:question(replay)", "text:answer(replay)", "tool_start:r1:completed(replay)", "tool_end:r1:completed(replay)", "session", "authority"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %q, want %q", got, want)
 	}
@@ -384,7 +384,7 @@ func TestUsageAndCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.waitFor("turn end", func(ev Event) bool { return ev.Kind == KindTurnEnd })
-	got := kinds(rec.of("u", s.ID()), KindSession, KindTurnStart, KindTurnEnd)
+	got := kinds(rec.of("u", s.ID()), KindSession, KindAuthority, KindTurnStart, KindTurnEnd)
 	want := []string{
 		"usage:true:50000/200000",
 		"compaction:started", "compaction:completed", "usage:false:0/200000",

@@ -118,17 +118,21 @@ func (s *Session) claim(ctx context.Context, duringTurn func() error, take func(
 // is recorded (AgentMode) and reported as an agent_mode event, unless the
 // agent reported the change itself meanwhile: some agents confirm only in
 // their own words (a text chunk) or a vendor notification.
+//
+// Outside host Full, a mode the agent's table lists as acting without
+// asking, or does not list, is refused with an *AuthorityError before
+// anything is sent (see Authority).
 func (s *Session) SetAgentMode(ctx context.Context, modeID string) error {
+	if err := s.allowAgentMode(modeID); err != nil {
+		return err
+	}
 	_, err := withControl(s, ctx, func(conn *acpclient.Conn) (struct{}, error) {
 		before := s.AgentMode()
 		if err := conn.SetMode(ctx, &acpclient.SetModeRequest{SessionID: s.id, ModeID: modeID}); err != nil {
 			return struct{}{}, err
 		}
-		if before != modeID && s.AgentMode() == modeID {
-			return struct{}{}, nil // the agent's own current_mode_update said so
-		}
-		s.setAgentMode(modeID)
-		s.emit(Event{Kind: KindAgentMode, AgentMode: modeID})
+		s.noteAgentMode(before, modeID) // unless the agent's own current_mode_update said so
+		s.settleAuthority(nil, false)
 		return struct{}{}, nil
 	})
 	return err
@@ -150,8 +154,14 @@ func (s *Session) setAgentMode(modeID string) {
 }
 
 // SetConfigOption sets a session config option, also during a turn, and
-// returns the complete new list (also reported as a config event).
+// returns the complete new list (also reported as a config event). Outside
+// host Full, a value the agent's table lists as acting without asking, or
+// does not list, is refused with an *AuthorityError before anything is
+// sent.
 func (s *Session) SetConfigOption(ctx context.Context, req acpclient.SetConfigOptionRequest) ([]acpclient.ConfigOption, error) {
+	if err := s.allowConfigOption(req); err != nil {
+		return nil, err
+	}
 	return withControl(s, ctx, func(conn *acpclient.Conn) ([]acpclient.ConfigOption, error) {
 		req.SessionID = s.id
 		resp, err := conn.SetConfigOption(ctx, &req)
@@ -160,6 +170,7 @@ func (s *Session) SetConfigOption(ctx context.Context, req acpclient.SetConfigOp
 		}
 		s.rememberOptions(resp.ConfigOptions)
 		s.emit(Event{Kind: KindConfig, ConfigOptions: resp.ConfigOptions})
+		s.settleAuthority(nil, false)
 		return resp.ConfigOptions, nil
 	})
 }

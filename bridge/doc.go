@@ -272,6 +272,7 @@
 //	elicitation    "elicitation":{"id":"ask-2","message":"Which branch?","mode":"form","schema":{"type":"object","properties":{"branch":{"type":"string"}}}}
 //	auth_required  "auth":{"id":"auth-3","call":"session/new","methods":[{"id":"key","name":"API key","type":"env_var","vars":[{"name":"OPENAI_API_KEY","secret":true}]}]}
 //	notice         "text":"Recovered from a backend failure"
+//	authority      "authority":{"state":"protected","reason":"agent mode \"default\" asks before acting","hostMode":"build","agentMode":"default"}
 //
 // # Remote workspaces
 //

@@ -57,6 +57,9 @@ const (
 	// (terminal/create), or the agent's own command reported in tool call
 	// _meta or terminal session updates.
 	KindTerminal Kind = "terminal"
+	// KindAuthority: whether the host can interpose on what the agent
+	// does changed (Authority); the first comes when the session opens.
+	KindAuthority Kind = "authority"
 )
 
 // Event is everything a host shows about its agents, in one type. Events of
@@ -119,6 +122,9 @@ type Event struct {
 	Terminal *TerminalOutput `json:"terminal,omitempty"`
 	// Decision says how a request was settled, in a decision event.
 	Decision *Decision `json:"decision,omitempty"`
+	// Authority is the session's new authority state, in an authority
+	// event.
+	Authority *AuthorityState `json:"authority,omitempty"`
 	// Err is the failure of an error, turn_end or exited event. In JSON it
 	// is the object {"message", "code"} (see EventError), and decodes as an
 	// *EventError.

@@ -127,6 +127,11 @@ func filledEvents() map[Kind]Event {
 			e.Plan = []acpclient.PlanEntry{{Content: "Fix", Priority: "medium", Status: "in_progress"}}
 		}),
 		KindNotice: with(KindNotice, func(e *Event) { e.Text = "Recovered from a backend failure" }),
+		KindAuthority: with(KindAuthority, func(e *Event) {
+			e.Turn = 0
+			e.Authority = &AuthorityState{State: AuthorityAgentAutonomous, Reason: `launch flag "--approval full-access" acts without asking`,
+				HostMode: ModeAsk, ReadOnly: true, AgentMode: "code", Option: "approval", Value: "never", Flag: "--approval full-access", Blocked: true}
+		}),
 		KindDecision: with(KindDecision, func(e *Event) {
 			e.Decision = &Decision{Request: "perm-1", Type: "permission", Outcome: "cancelled", OptionID: "", By: "policy", Rule: "Ask mode cancels permission requests"}
 		}),

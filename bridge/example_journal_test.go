@@ -60,7 +60,8 @@ func ExampleHost_Subscribe() {
 	host.Shutdown(ctx)
 	// Output:
 	// 1 session
-	// 2 turn_start Hi
-	// 3 text Hello
-	// 4 turn_end
+	// 2 authority
+	// 3 turn_start Hi
+	// 4 text Hello
+	// 5 turn_end
 }

@@ -59,6 +59,10 @@ func (b *Bridge) Relaunch(ctx context.Context, change func(*LaunchOptions)) erro
 	}
 	opts := l.Options()
 	change(&opts)
+	if err := b.refuseRelaunchFlag(opts, sessions); err != nil {
+		unlock()
+		return err
+	}
 	tr, path, res, err := l.Profile.transport(ctx, opts)
 	if err != nil {
 		unlock()

@@ -342,6 +342,9 @@ func (h *Host) startProfile(ctx context.Context, p *Profile, o LaunchOptions, cf
 	}
 	l := &Launch{Profile: p, opts: o, res: res}
 	cfg.Transport = &profileTransport{launch: l, inner: tr, path: path}
+	if cfg.AgentModes == nil {
+		cfg.AgentModes = p.Modes
+	}
 	if cfg.Provider == nil {
 		cfg.Provider = &Provider{Name: p.Name}
 		if p.NewProvider != nil {

@@ -55,6 +55,7 @@ func (s *Session) emitProviderEvent(ev Event) {
 	case ev.Kind == KindAgentMode && ev.AgentMode != "":
 		s.setAgentMode(ev.AgentMode)
 		s.emitFromAgent(ev)
+		s.recheckAuthority(false)
 	case ev.Kind == KindModel && ev.Models != nil:
 		ev.Models = s.setCurrentModel(ev.Models.CurrentModelID)
 		s.emitFromAgent(ev)

@@ -116,6 +116,8 @@ type Session struct {
 	closing       bool // Close has begun: calls fail with ErrSessionClosed
 	closed        bool // Close has finished: nothing is saved any more
 
+	auth sessionAuthority // the agent's authority; see authority_enforce.go
+
 	closeMu sync.Mutex // one Close at a time
 	saveMu  sync.Mutex // orders record writes
 	lastRec *Record    // the record last written; guarded by saveMu
@@ -165,7 +167,10 @@ func (s *Session) Policy() Policy {
 
 // SetPolicy changes the execution policy. It applies to the next permission
 // request and file write, also in a running turn; Files with a write gate
-// of their own (ReadOnlySetter) are switched with it.
+// of their own (ReadOnlySetter) are switched with it. The agent's own mode
+// follows (see Authority): an agent that would act unasked under the new
+// policy is moved to a mode that asks (in Plan to its plan mode), or the
+// session refuses prompts until it can be.
 func (s *Session) SetPolicy(p Policy) {
 	p = s.b.lockPolicy(p)
 	s.mu.Lock()
@@ -173,6 +178,7 @@ func (s *Session) SetPolicy(p Policy) {
 	s.applyWriteGateLocked()
 	s.mu.Unlock()
 	s.save()
+	s.recheckAuthority(true)
 }
 
 // OpenSession opens a session on the agent, starting the agent if needed, in
@@ -183,6 +189,9 @@ func (s *Session) SetPolicy(p Policy) {
 // A key can be open once per Host (ErrSessionOpen). Session.Ready and a
 // SessionReady event report how it opened.
 func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, error) {
+	if err := refuseLaunchFlag(b.lockPolicy(cfg.Policy), b.launchFlag()); err != nil {
+		return nil, err // before the agent starts: the launch itself acts unasked
+	}
 	conn, err := b.ensure(ctx)
 	if err != nil {
 		return nil, err
@@ -302,6 +311,7 @@ func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID str
 			ready.ConfigOptions = opts
 		}
 	}
+	s.enforceAtAttach(ctx, conn, ready)
 	return ready, nil
 }
 
@@ -364,6 +374,7 @@ func (s *Session) emitReady(ready *SessionReady) {
 	}
 	s.mu.Unlock()
 	s.emit(Event{Kind: KindSession, SessionReady: ready})
+	s.settleAuthority(nil, false)
 }
 
 func (s *Session) markUnusable(err error) {

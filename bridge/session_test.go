@@ -230,12 +230,12 @@ func TestJournaledReplayIsSkippedOnRequest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec.waitFor("ready", func(ev Event) bool { return ev.Kind == KindSession })
+			rec.waitFor("authority", func(ev Event) bool { return ev.Kind == KindAuthority })
 			got := kinds(rec.of("sk", s.ID()))
-			want := []string{"user_text:question(replay)", "text:answer(replay)", "tool_start:r1:pending(replay)", "commands(replay)", "session"}
+			want := []string{"user_text:question(replay)", "text:answer(replay)", "tool_start:r1:pending(replay)", "commands(replay)", "session", "authority"}
 			ready := s.Ready()
 			if skip {
-				want = []string{"commands(replay)", "session"}
+				want = []string{"commands(replay)", "session", "authority"}
 				if ready.ReplaySkipped != 3 {
 					t.Errorf("ReplaySkipped %d, want 3", ready.ReplaySkipped)
 				}

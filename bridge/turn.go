@@ -109,6 +109,9 @@ func (s *Session) beginTurn(ctx context.Context, content []acpclient.ContentBloc
 	if err != nil {
 		return nil, err
 	}
+	if err := s.authorityGate(ctx); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	left := s.tools.beginTurn()
 	s.mu.Unlock()

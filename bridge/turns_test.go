@@ -123,7 +123,7 @@ func TestRejectedAndAutoCancelledRowsCloseAtTurnEnd(t *testing.T) {
 				t.Fatalf("Prompt = %q, %v", stop, err)
 			}
 			rec.waitFor("turn end", func(ev Event) bool { return ev.Kind == KindTurnEnd })
-			got := kinds(rec.of("rej", s.ID()), KindCommands, KindSession, KindText, KindPermission, KindDecision)
+			got := kinds(rec.of("rej", s.ID()), KindCommands, KindSession, KindAuthority, KindText, KindPermission, KindDecision)
 			want := []string{"turn_start:x", "tool_start:call_1:pending", "tool_end:call_1:unfinished", "turn_end:end_turn"}
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("events %q, want %q", got, want)
@@ -152,7 +152,7 @@ func TestEventsCarryTheirTurn(t *testing.T) {
 	for _, ev := range rec.of("num", s.ID()) {
 		var want uint64
 		switch {
-		case ev.Kind == KindSession || ev.Kind == KindCommands:
+		case ev.Kind == KindSession || ev.Kind == KindCommands || ev.Kind == KindAuthority:
 			want = 0
 		case ev.Kind == KindUsage && !ev.Late:
 			t.Errorf("usage not late: %+v", ev)

@@ -53,10 +53,12 @@ func (s *Session) handleUpdate(n *acpclient.SessionNotification) {
 		s.setAgentMode(u.CurrentModeID)
 		ev.Kind, ev.AgentMode = KindAgentMode, u.CurrentModeID
 		s.emitFromAgent(ev)
+		s.recheckAuthority(false)
 	case *acpclient.ConfigOptionUpdate:
 		s.rememberOptions(u.ConfigOptions)
 		ev.Kind, ev.ConfigOptions = KindConfig, u.ConfigOptions
 		s.emitFromAgent(ev)
+		s.recheckAuthority(false)
 	case *acpclient.SessionInfoUpdate:
 		info := &SessionInfo{}
 		info.Title, info.TitleChanged = u.Title()

@@ -40,6 +40,9 @@ type SessionView struct {
 	Plan          []acpclient.PlanEntry        `json:"plan,omitempty"`
 	Todos         []Todo                       `json:"todos,omitempty"`
 	Commands      []acpclient.AvailableCommand `json:"commands,omitempty"`
+	// Authority is the session's authority state as last reported (see
+	// Session.Authority).
+	Authority *AuthorityState `json:"authority,omitempty"`
 	// Closed: the session was closed (session_closed) and not opened
 	// again; the Host's Snapshot leaves closed sessions out.
 	Closed bool `json:"closed,omitempty"`
@@ -188,6 +191,8 @@ func (v *SessionView) applyState(ev *Event) {
 		}
 	case KindConfig:
 		v.ConfigOptions = ev.ConfigOptions
+	case KindAuthority:
+		v.Authority = ev.Authority
 	case KindUsage:
 		v.Usage = ev.Usage
 	case KindSessionInfo:

@@ -222,7 +222,7 @@ func TestCrewCoderPromptErrorPrefersDataMessage(t *testing.T) {
 		t.Fatalf("Prompt error %v", err)
 	}
 	rec.WaitFor("turn end", func(ev bridge.Event) bool { return ev.Kind == bridge.KindTurnEnd })
-	got := bridgetest.Kinds(rec.Of("cc", s.ID()), bridge.KindSession)
+	got := bridgetest.Kinds(rec.Of("cc", s.ID()), bridge.KindSession, bridge.KindAuthority)
 	want := []string{"turn_start:go", "text:Trying", "error", "turn_end:cancelled"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %q, want %q", got, want)
@@ -244,7 +244,7 @@ func TestCrewCoderNativeCompactKeepsSession(t *testing.T) {
 	if s.ID() != "cc_1" {
 		t.Errorf("session id changed to %s", s.ID())
 	}
-	got := bridgetest.Kinds(rec.Of("cc", "cc_1"), bridge.KindSession)
+	got := bridgetest.Kinds(rec.Of("cc", "cc_1"), bridge.KindSession, bridge.KindAuthority)
 	want := []string{"compaction:started", "compaction:completed", "usage:false:0/0"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %q, want %q (no turn_start, one report per update)", got, want)
@@ -476,7 +476,7 @@ func TestCrewCoderNativeCompactUpdateFormCarriesSummary(t *testing.T) {
 		t.Fatalf("Compact = %q, %v", summary, err)
 	}
 	rec.WaitFor("meter reset", func(ev bridge.Event) bool { return ev.Kind == bridge.KindUsage })
-	if got, want := bridgetest.Kinds(rec.Of("cc", "cc_1"), bridge.KindSession), []string{"compaction:started", "compaction:completed", "usage:false:0/0"}; !reflect.DeepEqual(got, want) {
+	if got, want := bridgetest.Kinds(rec.Of("cc", "cc_1"), bridge.KindSession, bridge.KindAuthority), []string{"compaction:started", "compaction:completed", "usage:false:0/0"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %q, want %q", got, want)
 	}
 	for _, ev := range rec.Of("cc", "cc_1") {
@@ -504,7 +504,7 @@ func TestVendorUpdateKindWithoutProviderIsExt(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.WaitFor("turn end", func(ev bridge.Event) bool { return ev.Kind == bridge.KindTurnEnd })
-	if got, want := bridgetest.Kinds(rec.Of("plain", s.ID()), bridge.KindSession), []string{"turn_start:go", "ext:", "turn_end:end_turn"}; !reflect.DeepEqual(got, want) {
+	if got, want := bridgetest.Kinds(rec.Of("plain", s.ID()), bridge.KindSession, bridge.KindAuthority), []string{"turn_start:go", "ext:", "turn_end:end_turn"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %q, want %q", got, want)
 	}
 }
