@@ -1,9 +1,12 @@
 package crewcoder
 
 import (
+	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/acphost/acphost/bridge"
+	"github.com/acphost/acphost/internal/bridgetest"
 )
 
 func TestLaunchEscalation(t *testing.T) {
@@ -36,4 +39,37 @@ func TestLaunchEscalation(t *testing.T) {
 	if err != nil || argv[1] != "--approval" || argv[2] != FullAccess {
 		t.Fatalf("args = %q, %v", argv, err)
 	}
+}
+
+// An escalating approval policy is a launch flag the host allows only in
+// host Full; there the session reports the agent as autonomous.
+func TestCrewCoderEscalatingRelaunchNeedsFull(t *testing.T) {
+	h, _ := bridgetest.NewHost(t, nil)
+	b, in := startCrewCoder(t, h, crewCoderScript(), bridge.LaunchOptions{})
+	s, err := b.OpenSession(bridgetest.Context(t), bridge.SessionConfig{Cwd: "/w", Policy: bridge.Policy{Mode: bridge.ModeBuild}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Authority(); st.State != bridge.AuthorityProtected {
+		t.Fatalf("authority under review: %+v", st)
+	}
+	fullAccess := func(o *bridge.LaunchOptions) { o.Vendor = Options{Approval: FullAccess} }
+	if err := b.Relaunch(bridgetest.Context(t), fullAccess); !errors.Is(err, bridge.ErrAgentAutonomous) {
+		t.Fatalf("Relaunch to full-access in Build: %v, want ErrAgentAutonomous", err)
+	}
+	if got := len(in.Launches(t)); got != 1 {
+		t.Fatalf("%d launches; the refused relaunch must not start the agent", got)
+	}
+	s.SetPolicy(bridge.Policy{Mode: bridge.ModeFull})
+	if err := b.Relaunch(bridgetest.Context(t), fullAccess); err != nil {
+		t.Fatalf("Relaunch to full-access in Full: %v", err)
+	}
+	want := [][]string{{"acp", "--approval", "review"}, {"acp", "--approval", "full-access"}}
+	if got := in.Launches(t); !reflect.DeepEqual(got, want) {
+		t.Fatalf("launches %q, want %q", got, want)
+	}
+	bridgetest.Eventually(t, "autonomous", func() bool {
+		st := s.Authority()
+		return st.State == bridge.AuthorityAgentAutonomous && st.Flag == "--approval full-access"
+	})
 }
