@@ -27,28 +27,6 @@ import (
 	"github.com/acphost/acphost/internal/peertest"
 )
 
-// diskFiles serves the agent's file reads and writes from the disk.
-type diskFiles struct{}
-
-func (diskFiles) ReadTextFile(_ context.Context, path string, line, limit int) (string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	lines := strings.SplitAfter(string(data), "\n")
-	if line > 1 {
-		lines = lines[min(line-1, len(lines)):]
-	}
-	if limit > 0 && limit < len(lines) {
-		lines = lines[:limit]
-	}
-	return strings.Join(lines, ""), nil
-}
-
-func (diskFiles) WriteTextFile(_ context.Context, path, content string) error {
-	return os.WriteFile(path, []byte(content), 0o644)
-}
-
 // peerProfile is a plain ACP profile for a real agent started by path (the
 // built-in profiles live in bridge/profiles, which imports this package).
 func peerProfile(name string) *Profile { return &Profile{Name: name} }
@@ -284,7 +262,7 @@ func TestInteropClaudeAgentACP(t *testing.T) {
 	b := startPeer(t, h, peerProfile("claude"), argv, env, cwd, Config{ID: "claude"})
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	s, err := b.OpenSession(ctx, SessionConfig{Cwd: cwd, Files: diskFiles{}, Policy: Policy{Mode: ModeBuild}})
+	s, err := b.OpenSession(ctx, SessionConfig{Cwd: cwd, Files: peertest.DiskFiles{}, Policy: Policy{Mode: ModeBuild}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +331,7 @@ func TestInteropCodexACP(t *testing.T) {
 		b := startPeer(t, h, peerProfile("codex"), argv, peertest.Env(t, "OPENAI_API_KEY=x"), cwd, Config{ID: "codex"})
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 		defer cancel()
-		s, err := b.OpenSession(ctx, SessionConfig{Cwd: cwd, Files: diskFiles{}, Policy: Policy{Mode: ModeBuild}})
+		s, err := b.OpenSession(ctx, SessionConfig{Cwd: cwd, Files: peertest.DiskFiles{}, Policy: Policy{Mode: ModeBuild}})
 		if err != nil {
 			t.Fatalf("OpenSession: %v; events %s", err, rec.summary())
 		}

@@ -10,6 +10,7 @@ package peertest
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -181,4 +182,29 @@ func MockModel(t testing.TB) int {
 		t.Fatalf("mock model printed %q: %v %v", line, err, serr)
 	}
 	return port
+}
+
+// DiskFiles serves an agent's file reads and writes from the disk, as
+// bridge.Files: the interop tests check what the agents really wrote.
+type DiskFiles struct{}
+
+// ReadTextFile reads limit lines of path from line (1-based; 0 means all).
+func (DiskFiles) ReadTextFile(_ context.Context, path string, line, limit int) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	if line > 1 {
+		lines = lines[min(line-1, len(lines)):]
+	}
+	if limit > 0 && limit < len(lines) {
+		lines = lines[:limit]
+	}
+	return strings.Join(lines, ""), nil
+}
+
+// WriteTextFile writes content to path.
+func (DiskFiles) WriteTextFile(_ context.Context, path, content string) error {
+	return os.WriteFile(path, []byte(content), 0o644)
 }

@@ -1,0 +1,192 @@
+//go:build interop
+
+package bridge_test
+
+// The authority interop suite: real agents in their own auto-approving
+// modes, through the built-in profiles and their mode tables, against the
+// offline fake model (internal/peertest). In host Ask, Plan and Build the
+// agent must not change the disk through its own tools; in host Full it
+// does, and the session says the agent is autonomous.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/bridge"
+	"github.com/acphost/acphost/bridge/profiles"
+	"github.com/acphost/acphost/internal/bridgetest"
+	"github.com/acphost/acphost/internal/peertest"
+)
+
+// autoAgent is a real agent that can be put in an auto-approving mode and
+// prompted to write a file with its own tools.
+type autoAgent struct {
+	profile *bridge.Profile
+	// launch returns the command and the environment, starting the agent
+	// in its auto mode when started is set.
+	launch func(t *testing.T, port int, cwd string, started bool) (argv, env []string)
+	// autoMode is the agent mode to switch to.
+	autoMode string
+	// prompt has the fake model call the agent's write tool; the file it
+	// writes is <cwd>/hello.txt with "hello\n".
+	prompt func(file string) string
+}
+
+var claudeAuto = autoAgent{
+	profile: profiles.Claude,
+	launch: func(t *testing.T, port int, cwd string, started bool) ([]string, []string) {
+		if started {
+			// claude-agent-acp starts in the project settings' default mode.
+			writeFile(t, filepath.Join(cwd, ".claude", "settings.json"), `{"permissions":{"defaultMode":"acceptEdits"}}`)
+		}
+		return peertest.Command(t, "ACP_PEER_CLAUDE_AGENT_ACP_ZED"), peertest.Env(t,
+			fmt.Sprintf("ANTHROPIC_BASE_URL=http://127.0.0.1:%d", port), "ANTHROPIC_API_KEY=x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+	},
+	autoMode: "acceptEdits",
+	prompt: func(file string) string {
+		return `MOCK_TOOL:Write:{"file_path":"` + file + `","content":"hello\n"}`
+	},
+}
+
+var codexAuto = autoAgent{
+	profile: profiles.Codex,
+	launch: func(t *testing.T, port int, cwd string, started bool) ([]string, []string) {
+		argv := append(slices.Clone(peertest.Command(t, "ACP_PEER_CODEX_ACP_ZED")), "-c", `model_provider="mock"`, "-c",
+			fmt.Sprintf(`model_providers.mock={name="mock",base_url="http://127.0.0.1:%d/v1",wire_api="responses",env_key="OPENAI_API_KEY"}`, port))
+		if started {
+			// codex-acp reports these settings as its full-access mode.
+			argv = append(argv, "-c", `sandbox_mode="danger-full-access"`, "-c", `approval_policy="never"`)
+		}
+		return argv, peertest.Env(t, "OPENAI_API_KEY=x")
+	},
+	autoMode: "full-access",
+	// A plain command: in read-only codex runs it in its sandbox, which
+	// refuses the write; full-access runs it as it is. (One that asks to
+	// escalate is refused outright under full-access's approval "never".)
+	prompt: func(string) string { return `MOCK_TOOL:exec_command:{"cmd":"echo hello > hello.txt"}` },
+}
+
+func TestInteropAuthorityClaude(t *testing.T) { testAuthority(t, claudeAuto) }
+
+func TestInteropAuthorityCodex(t *testing.T) { testAuthority(t, codexAuto) }
+
+// testAuthority runs the agent started in, and switched to, its auto mode
+// under every host mode.
+func testAuthority(t *testing.T, agent autoAgent) {
+	peertest.Peers(t)
+	for _, started := range []bool{true, false} {
+		for _, mode := range []bridge.Mode{bridge.ModeAsk, bridge.ModePlan, bridge.ModeBuild, bridge.ModeFull} {
+			name := fmt.Sprintf("switched/%s", mode)
+			if started {
+				name = fmt.Sprintf("started/%s", mode)
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				authorityTurn(t, agent, started, mode)
+			})
+		}
+	}
+}
+
+func authorityTurn(t *testing.T, agent autoAgent, started bool, mode bridge.Mode) {
+	port := peertest.MockModel(t)
+	h, rec := bridgetest.NewHost(t, nil)
+	// The app declines what it is asked: in Build a write happens only if
+	// the agent acts unasked.
+	rec.SetPermissionAnswer(func(p *bridge.PermissionRequest) { p.Reject() })
+	cwd := t.TempDir()
+	argv, env := agent.launch(t, port, cwd, started)
+	b := startProfile(t, h, agent.profile, argv, env, cwd)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	s, err := b.OpenSession(ctx, bridge.SessionConfig{Cwd: cwd, Files: peertest.DiskFiles{}, Policy: bridge.Policy{Mode: mode}})
+	if err != nil {
+		t.Fatalf("OpenSession: %v; events %s", err, rec.Summary())
+	}
+	full := mode == bridge.ModeFull
+	if !started {
+		err := s.SetAgentMode(ctx, agent.autoMode)
+		var refusal *bridge.AuthorityError
+		switch {
+		case full && err != nil:
+			t.Fatalf("SetAgentMode %s in Full: %v", agent.autoMode, err)
+		case !full && (!errors.As(err, &refusal) || !errors.Is(err, bridge.ErrAgentAutonomous)):
+			t.Fatalf("SetAgentMode %s in %s: %v, want an *AuthorityError wrapping ErrAgentAutonomous", agent.autoMode, mode, err)
+		}
+	}
+	file := filepath.Join(cwd, "hello.txt")
+	stop, err := s.Prompt(ctx, acpclient.TextBlock(agent.prompt(file)))
+	if err != nil && (full || !errors.Is(err, bridge.ErrAgentAutonomous) && !errors.Is(err, bridge.ErrAgentModeUnknown)) {
+		t.Fatalf("Prompt: %v; events %s", err, rec.Summary())
+	}
+	t.Logf("prompt: stop %q, err %v", stop, err)
+	data, rerr := os.ReadFile(file)
+	switch {
+	case full && (rerr != nil || string(data) != "hello\n"):
+		t.Errorf("host Full: file %q, %v; want the agent's write; events %s", data, rerr, rec.Summary())
+	case !full && rerr == nil:
+		t.Errorf("host %s: the agent wrote %q unasked; events %s", mode, data, rec.Summary())
+	}
+	checkAuthority(t, rec, b, s, agent.profile.Modes, mode)
+}
+
+// checkAuthority checks the state the session reports, in Authority and
+// in its last authority event.
+func checkAuthority(t *testing.T, rec *bridgetest.Recorder, b *bridge.Bridge, s *bridge.Session, table *bridge.ModeTable, mode bridge.Mode) {
+	t.Helper()
+	want := bridge.AuthorityProtected
+	if mode == bridge.ModeFull {
+		want = bridge.AuthorityAgentAutonomous
+	}
+	st := s.Authority()
+	if st.State != want || st.Blocked || st.HostMode != mode {
+		t.Errorf("Authority %+v, want %s in %s, not blocked", st, want, mode)
+	}
+	if want == bridge.AuthorityProtected && st.AgentMode != table.Asking && st.AgentMode != table.Plan {
+		t.Errorf("agent mode %q, want its asking (%q) or plan (%q) mode", st.AgentMode, table.Asking, table.Plan)
+	}
+	var last *bridge.AuthorityState
+	for _, ev := range rec.Of(b.ID(), s.ID()) {
+		if ev.Kind == bridge.KindAuthority {
+			last = ev.Authority
+		}
+	}
+	if last == nil || last.State != want {
+		t.Errorf("last authority event %+v, want %s; events %s", last, want, rec.Summary())
+	}
+}
+
+// startProfile starts a real agent through a built-in profile: the program
+// is the first word of its command, the rest are extra arguments.
+func startProfile(t *testing.T, h *bridge.Host, p *bridge.Profile, argv, env []string, cwd string) *bridge.Bridge {
+	t.Helper()
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b, err := h.StartProfile(ctx, p, bridge.LaunchOptions{Binary: path, ExtraArgs: argv[1:], Env: env, Cwd: cwd}, bridge.Config{ID: p.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
