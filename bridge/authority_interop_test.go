@@ -33,11 +33,16 @@ type autoAgent struct {
 	// launch returns the command and the environment, starting the agent
 	// in its auto mode when started is set.
 	launch func(t *testing.T, port int, cwd string, started bool) (argv, env []string)
-	// autoMode is the agent mode to switch to.
+	// autoMode is the agent mode to switch to; switchTo, when set,
+	// switches instead (a config option).
 	autoMode string
+	switchTo func(ctx context.Context, s *bridge.Session) error
 	// prompt has the fake model call the agent's write tool; the file it
 	// writes is <cwd>/hello.txt with "hello\n".
 	prompt func(file string) string
+	// overwrite: the file exists before the turn, with "old\n" (Gemini
+	// CLI fails a write_file whose read of a missing file is refused).
+	overwrite bool
 }
 
 var claudeAuto = autoAgent{
@@ -98,70 +103,93 @@ func testAuthority(t *testing.T, agent autoAgent) {
 
 func authorityTurn(t *testing.T, agent autoAgent, started bool, mode bridge.Mode) {
 	port := peertest.MockModel(t)
+	cwd := t.TempDir()
+	argv, env := agent.launch(t, port, cwd, started)
+	// The host after the temporary dirs: cleanups run last first, so the
+	// agent is gone before its HOME and cwd are removed.
 	h, rec := bridgetest.NewHost(t, nil)
 	// The app declines what it is asked: in Build a write happens only if
 	// the agent acts unasked.
 	rec.SetPermissionAnswer(func(p *bridge.PermissionRequest) { p.Reject() })
-	cwd := t.TempDir()
-	argv, env := agent.launch(t, port, cwd, started)
 	b := startProfile(t, h, agent.profile, argv, env, cwd)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
+	full := mode == bridge.ModeFull
 	s, err := b.OpenSession(ctx, bridge.SessionConfig{Cwd: cwd, Files: peertest.DiskFiles{}, Policy: bridge.Policy{Mode: mode}})
+	if !full && errors.Is(err, bridge.ErrAgentAutonomous) {
+		t.Logf("OpenSession refused: %v", err)
+		return
+	}
 	if err != nil {
 		t.Fatalf("OpenSession: %v; events %s", err, rec.Summary())
 	}
-	full := mode == bridge.ModeFull
 	if !started {
-		err := s.SetAgentMode(ctx, agent.autoMode)
-		var refusal *bridge.AuthorityError
-		switch {
-		case full && err != nil:
-			t.Fatalf("SetAgentMode %s in Full: %v", agent.autoMode, err)
-		case !full && (!errors.As(err, &refusal) || !errors.Is(err, bridge.ErrAgentAutonomous)):
-			t.Fatalf("SetAgentMode %s in %s: %v, want an *AuthorityError wrapping ErrAgentAutonomous", agent.autoMode, mode, err)
-		}
+		switchAuto(t, ctx, agent, s, mode)
 	}
-	file := filepath.Join(cwd, "hello.txt")
+	file, before := filepath.Join(cwd, "hello.txt"), ""
+	if agent.overwrite {
+		before = "old\n"
+		writeFile(t, file, before)
+	}
 	stop, err := s.Prompt(ctx, acpclient.TextBlock(agent.prompt(file)))
-	if err != nil && (full || !errors.Is(err, bridge.ErrAgentAutonomous) && !errors.Is(err, bridge.ErrAgentModeUnknown)) {
+	refused := errors.Is(err, bridge.ErrAgentAutonomous) || errors.Is(err, bridge.ErrAgentModeUnknown)
+	if err != nil && (full || !refused) {
 		t.Fatalf("Prompt: %v; events %s", err, rec.Summary())
 	}
-	t.Logf("prompt: stop %q, err %v", stop, err)
+	t.Logf("prompt: stop %q, err %v; authority %+v", stop, err, s.Authority())
 	data, rerr := os.ReadFile(file)
 	switch {
 	case full && (rerr != nil || string(data) != "hello\n"):
 		t.Errorf("host Full: file %q, %v; want the agent's write; events %s", data, rerr, rec.Summary())
-	case !full && rerr == nil:
+	case !full && (before == "" && rerr == nil || before != "" && string(data) != before):
 		t.Errorf("host %s: the agent wrote %q unasked; events %s", mode, data, rec.Summary())
 	}
-	checkAuthority(t, rec, b, s, agent.profile.Modes, mode)
+	checkAuthority(t, rec, b, s, agent.profile.Modes, mode, refused)
+}
+
+// switchAuto has the app put the agent in its auto mode, which only host
+// Full allows.
+func switchAuto(t *testing.T, ctx context.Context, agent autoAgent, s *bridge.Session, mode bridge.Mode) {
+	t.Helper()
+	var err error
+	if agent.switchTo != nil {
+		err = agent.switchTo(ctx, s)
+	} else {
+		err = s.SetAgentMode(ctx, agent.autoMode)
+	}
+	var refusal *bridge.AuthorityError
+	switch {
+	case mode == bridge.ModeFull && err != nil:
+		t.Fatalf("switching to the auto mode in Full: %v", err)
+	case mode != bridge.ModeFull && (!errors.As(err, &refusal) || !errors.Is(err, bridge.ErrAgentAutonomous)):
+		t.Fatalf("switching to the auto mode in %s: %v, want an *AuthorityError wrapping ErrAgentAutonomous", mode, err)
+	}
 }
 
 // checkAuthority checks the state the session reports, in Authority and
-// in its last authority event.
-func checkAuthority(t *testing.T, rec *bridgetest.Recorder, b *bridge.Bridge, s *bridge.Session, table *bridge.ModeTable, mode bridge.Mode) {
+// in its last authority event: in host Full agent-autonomous; otherwise
+// protected, or, when the prompt was refused, blocked.
+func checkAuthority(t *testing.T, rec *bridgetest.Recorder, b *bridge.Bridge, s *bridge.Session, table *bridge.ModeTable, mode bridge.Mode, refused bool) {
 	t.Helper()
 	want := bridge.AuthorityProtected
 	if mode == bridge.ModeFull {
 		want = bridge.AuthorityAgentAutonomous
 	}
 	st := s.Authority()
-	if st.State != want || st.Blocked || st.HostMode != mode {
+	switch {
+	case refused && (st.State == bridge.AuthorityProtected || !st.Blocked):
+		t.Errorf("the prompt was refused but Authority is %+v, want blocked", st)
+	case refused:
+		want = st.State
+	case st.State != want || st.Blocked || st.HostMode != mode:
 		t.Errorf("Authority %+v, want %s in %s, not blocked", st, want, mode)
-	}
-	if want == bridge.AuthorityProtected && st.AgentMode != table.Asking && st.AgentMode != table.Plan {
+	case want == bridge.AuthorityProtected && st.AgentMode != "" && st.AgentMode != table.Asking && st.AgentMode != table.Plan:
 		t.Errorf("agent mode %q, want its asking (%q) or plan (%q) mode", st.AgentMode, table.Asking, table.Plan)
 	}
-	var last *bridge.AuthorityState
-	for _, ev := range rec.Of(b.ID(), s.ID()) {
-		if ev.Kind == bridge.KindAuthority {
-			last = ev.Authority
-		}
-	}
-	if last == nil || last.State != want {
-		t.Errorf("last authority event %+v, want %s; events %s", last, want, rec.Summary())
-	}
+	// Events arrive asynchronously: wait for the one reporting this state.
+	rec.WaitFor("authority event "+string(want), func(ev bridge.Event) bool {
+		return ev.Kind == bridge.KindAuthority && ev.Bridge == b.ID() && ev.Session == s.ID() && ev.Authority.State == want
+	})
 }
 
 // startProfile starts a real agent through a built-in profile: the program

@@ -1,6 +1,11 @@
 package profiles
 
-import "github.com/acphost/acphost/bridge"
+import (
+	"slices"
+	"strings"
+
+	"github.com/acphost/acphost/bridge"
+)
 
 // The mode tables of the plain ACP agents, learned by probing each real
 // agent (initialize and session/new with a fresh HOME, a minimal
@@ -55,9 +60,13 @@ var (
 		Source:  "@qwen-code/qwen-code 0.15.10, probed",
 	}
 	// copilotModes: Copilot CLI names its modes by URL; autopilot turns
-	// allow_all on, and allow_all on approves every tool in any mode.
+	// allow_all on, and allow_all on approves every tool in any mode. Its
+	// permission flags are launch escalations: with --allow-all-tools it
+	// reports allow_all "off" and still writes unasked (probed), and with
+	// --allow-all it keeps allow_all "on" whatever the client sets.
 	copilotModes = &bridge.ModeTable{
-		Asking: copilotMode + "agent", Plan: copilotMode + "plan",
+		LaunchEscalation: copilotLaunchEscalation,
+		Asking:           copilotMode + "agent", Plan: copilotMode + "plan",
 		Auto: []string{copilotMode + "autopilot"},
 		Options: []bridge.OptionRule{
 			{ID: "mode", Asking: copilotMode + "agent", Plan: copilotMode + "plan", Auto: []string{copilotMode + "autopilot"}},
@@ -69,3 +78,20 @@ var (
 
 // copilotMode is the prefix of Copilot CLI's mode ids.
 const copilotMode = "https://agentclientprotocol.com/protocol/session-modes#"
+
+// copilotEscalations are Copilot CLI's flags that approve tools, paths or
+// URLs without asking.
+var copilotEscalations = []string{"--allow-all", "--allow-all-tools", "--allow-all-paths", "--allow-all-urls", "--yolo"}
+
+// copilotLaunchEscalation returns the first flag in the launch's extra
+// arguments with which Copilot CLI acts unasked: one of
+// copilotEscalations, or --allow-tool (each allowed tool runs unasked).
+func copilotLaunchEscalation(o bridge.LaunchOptions) string {
+	for _, a := range o.ExtraArgs {
+		name, _, _ := strings.Cut(a, "=")
+		if slices.Contains(copilotEscalations, name) || name == "--allow-tool" {
+			return a
+		}
+	}
+	return ""
+}

@@ -204,3 +204,25 @@ func TestModeTableProblems(t *testing.T) {
 		})
 	}
 }
+
+func TestCopilotLaunchEscalation(t *testing.T) {
+	tests := []struct {
+		extra []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"--allow-all-tools"}, "--allow-all-tools"},
+		{[]string{"--model", "gpt-5", "--allow-all"}, "--allow-all"},
+		{[]string{"--yolo"}, "--yolo"},
+		{[]string{"--allow-all-paths"}, "--allow-all-paths"},
+		{[]string{"--allow-tool=shell(git:*)"}, "--allow-tool=shell(git:*)"},
+		{[]string{"--allow-tool", "write"}, "--allow-tool"},
+		{[]string{"--allow-all-mcp-server-instructions"}, ""},
+		{[]string{"--deny-tool", "shell"}, ""},
+	}
+	for _, tt := range tests {
+		if got := Copilot.Modes.LaunchEscalation(bridge.LaunchOptions{ExtraArgs: tt.extra}); got != tt.want {
+			t.Errorf("LaunchEscalation(%q) = %q, want %q", tt.extra, got, tt.want)
+		}
+	}
+}
