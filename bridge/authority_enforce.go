@@ -17,9 +17,20 @@ import (
 // such a mode; and makes the session fail closed when the agent cannot be
 // moved. The judging itself is in authority_judge.go.
 
+// maxAgentReverts bounds how often the bridge moves an agent back after it
+// switched itself to a mode that acts unasked, between two prompts: an
+// agent that keeps switching back is not chased forever, the session is
+// blocked instead.
+const maxAgentReverts = 8
+
 // sessionAuthority is a session's authority state and its enforcement.
-// Guarded by Session.mu, except wg.
+// Guarded by Session.mu, except wg and settleMu.
 type sessionAuthority struct {
+	// settleMu orders judging with reporting, so the last authority event
+	// is the state Authority returns.
+	settleMu   sync.Mutex
+	reverts    int             // moves after the agent's own changes since the last prompt
+	reports    uint64          // modes the agent reported itself, counted
 	opened     bool            // the session has opened: changes are enforced
 	state      *AuthorityState // the state last reported
 	refusal    error           // non-nil while blocked: what Prompt returns
@@ -114,16 +125,20 @@ func (s *Session) enforceAtAttach(ctx context.Context, conn *acpclient.Conn, rea
 // or config event.
 func (s *Session) sendMove(ctx context.Context, conn *acpclient.Conn, m authorityMove, ready *SessionReady) error {
 	if m.mode != "" {
-		before := s.AgentMode()
+		before := s.modeReports()
 		if err := conn.SetMode(ctx, &acpclient.SetModeRequest{SessionID: s.id, ModeID: m.mode}); err != nil {
 			return err
 		}
 		if ready != nil {
+			mode := m.mode
+			if s.modeReports() != before {
+				mode = s.AgentMode() // what the agent said meanwhile stands
+			}
 			modes := acpclient.ModeState{}
 			if ready.AgentModes != nil {
 				modes = *ready.AgentModes // shared with the agent's answer: never changed in place
 			}
-			modes.CurrentModeID = m.mode
+			modes.CurrentModeID = mode
 			ready.AgentModes = &modes
 			return nil
 		}
@@ -145,10 +160,27 @@ func (s *Session) sendMove(ctx context.Context, conn *acpclient.Conn, m authorit
 	return nil
 }
 
+// modeReports counts the modes the agent has reported itself.
+func (s *Session) modeReports() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.auth.reports
+}
+
+// agentReportedMode records a mode the agent reported itself (an update, a
+// vendor notification).
+func (s *Session) agentReportedMode(modeID string) {
+	s.mu.Lock()
+	s.agentMode = modeID
+	s.auth.reports++
+	s.mu.Unlock()
+}
+
 // noteAgentMode records a mode the agent accepted and reports it, unless
-// the agent's own current_mode_update already did.
-func (s *Session) noteAgentMode(before, modeID string) {
-	if before != modeID && s.AgentMode() == modeID {
+// the agent reported a mode itself while it was asked (reports was the
+// count before): its own word, this one or another, stands.
+func (s *Session) noteAgentMode(reports uint64, modeID string) {
+	if s.modeReports() != reports {
 		return
 	}
 	s.setAgentMode(modeID)
@@ -160,6 +192,8 @@ func (s *Session) noteAgentMode(before, modeID string) {
 // when it changed. With stopTurn a running turn of a blocked session is
 // cancelled: the agent acts unasked and the host cannot stop it otherwise.
 func (s *Session) settleAuthority(cause error, stopTurn bool) {
+	s.auth.settleMu.Lock()
+	defer s.auth.settleMu.Unlock()
 	flag := s.b.launchFlag()
 	s.mu.Lock()
 	if cause == nil {
@@ -284,6 +318,12 @@ func (s *Session) enforceLocked(ctx context.Context, stopTurn bool) {
 	prefer := s.auth.preferPlan
 	s.auth.dirty, s.auth.preferPlan = false, false
 	moves, stuck := s.authorityInputLocked(flag).plan(prefer)
+	if len(moves) > 0 && stopTurn && !prefer {
+		if s.auth.reverts++; s.auth.reverts > maxAgentReverts {
+			moves = nil
+			stuck = append(stuck, fmt.Errorf("the agent switched itself back %d times", maxAgentReverts))
+		}
+	}
 	s.mu.Unlock()
 	for _, m := range moves {
 		if err := s.sendMove(ctx, conn, m, nil); err != nil && m.required {
@@ -299,6 +339,9 @@ func (s *Session) authorityGate(ctx context.Context) error {
 	if err := s.ctl.sem.LockCtx(ctx); err != nil {
 		return err
 	}
+	s.mu.Lock()
+	s.auth.reverts = 0
+	s.mu.Unlock()
 	s.enforceLocked(ctx, false)
 	s.ctl.sem.Unlock()
 	s.mu.Lock()

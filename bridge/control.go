@@ -116,8 +116,9 @@ func (s *Session) claim(ctx context.Context, duringTurn func() error, take func(
 // SessionReady.AgentModes), also during a turn (the protocol allows it). It
 // is unrelated to the host's policy Mode (SetPolicy). On success the mode
 // is recorded (AgentMode) and reported as an agent_mode event, unless the
-// agent reported the change itself meanwhile: some agents confirm only in
-// their own words (a text chunk) or a vendor notification.
+// agent reported a mode itself meanwhile (its word stands, whichever mode
+// it names): some agents confirm only in their own words (a text chunk) or
+// a vendor notification.
 //
 // Outside host Full, a mode the agent's table lists as acting without
 // asking, or does not list, is refused with an *AuthorityError before
@@ -127,7 +128,7 @@ func (s *Session) SetAgentMode(ctx context.Context, modeID string) error {
 		return err
 	}
 	_, err := withControl(s, ctx, func(conn *acpclient.Conn) (struct{}, error) {
-		before := s.AgentMode()
+		before := s.modeReports()
 		if err := conn.SetMode(ctx, &acpclient.SetModeRequest{SessionID: s.id, ModeID: modeID}); err != nil {
 			return struct{}{}, err
 		}

@@ -56,6 +56,34 @@
 // every mode the request is then answered "cancelled" (Allow and Reject
 // return ErrAmbiguousOption).
 //
+// Authority: the policy binds only what the agent asks, its permission
+// requests, fs/* and terminal/* calls. An agent's own tools write to disk
+// and run commands without any of them, and an agent in one of its own
+// auto-approving modes, or started with a flag that makes it act unasked,
+// does not ask at all; "file writes refused" is no sandbox. So each session
+// reports whether the host can interpose (Session.Authority, an authority
+// event at open and on every change): AuthorityProtected,
+// AuthorityAgentAutonomous or AuthorityUnknown, judged from the agent's
+// ModeTable (Profile.Modes, Config.AgentModes; without one the agent is
+// unknown, never protected). Outside ModeFull the bridge keeps a tabled
+// agent asking: when the session opens (before its session event), when
+// the agent reports a mode or config change, and on SetPolicy, an agent
+// mode or option value that acts unasked, or that the table does not list,
+// is moved (session/set_mode, session/set_config_option): in Ask and Plan
+// to the agent's plan mode, else its asking mode; in Build to its asking
+// mode, where another mode that asks may stay; host Plan also moves an
+// asking agent into its plan mode. When it cannot be moved the session
+// fails closed: Prompt returns an *AuthorityError (ErrAgentAutonomous,
+// ErrAgentModeUnknown), a running turn is cancelled, until a change makes
+// it safe. SetAgentMode and SetConfigOption refuse such values before
+// anything is sent. Full moves nothing: the app's choice of it is the
+// consent, and an auto mode is then reported agent-autonomous. A launch
+// flag that escalates (ModeTable.LaunchEscalation) holds for the process
+// while policies are per session, so the check is made per session:
+// OpenSession refuses a session not in Full before the agent is started,
+// Relaunch refuses to add the flag while a session is not in Full, and a
+// session that leaves Full on such a launch fails closed.
+//
 // Files: the policy is the session's one write rule. Files with a write gate
 // of their own (ReadOnlySetter, as fsroot's roots are) are switched by it
 // when the session opens and on every SetPolicy, and do the refusing; other

@@ -53,7 +53,7 @@ func (s *Session) emitProviderEvent(ev Event) {
 		ev.Usage = s.applyUsage(ev.Usage)
 		s.emitFromAgent(ev)
 	case ev.Kind == KindAgentMode && ev.AgentMode != "":
-		s.setAgentMode(ev.AgentMode)
+		s.agentReportedMode(ev.AgentMode)
 		s.emitFromAgent(ev)
 		s.recheckAuthority(false)
 	case ev.Kind == KindModel && ev.Models != nil:

@@ -50,7 +50,7 @@ func (s *Session) handleUpdate(n *acpclient.SessionNotification) {
 		ev.Kind, ev.Commands = KindCommands, u.AvailableCommands
 		s.emitFromAgent(ev)
 	case *acpclient.CurrentModeUpdate:
-		s.setAgentMode(u.CurrentModeID)
+		s.agentReportedMode(u.CurrentModeID)
 		ev.Kind, ev.AgentMode = KindAgentMode, u.CurrentModeID
 		s.emitFromAgent(ev)
 		s.recheckAuthority(false)

@@ -215,6 +215,10 @@ func (h *human) event(ev bridge.Event) {
 				fmt.Fprintf(h.diag, "acprun: could not resume the session (%s); started %s\n", oneLine(r.ResumeError), ev.Session)
 			}
 		}
+	case bridge.KindAuthority:
+		if a := ev.Authority; a != nil {
+			fmt.Fprintf(h.diag, "acprun: session %s: authority %s\n", ev.Session, authorityLine(a))
+		}
 	case bridge.KindAuthRequired:
 		if ev.Auth != nil {
 			fmt.Fprintf(h.diag, "acprun: %s asks to sign in (%s)\n", ev.Bridge, methodList(ev.Auth.Methods))
@@ -430,4 +434,17 @@ func suffix(sep, s string) string {
 // oneLine folds a multi-line message (an agent's stderr, say) onto one line.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " | ")), " ")
+}
+
+// authorityLine says what the session's authority state means: the state,
+// why, and whether prompts are refused.
+func authorityLine(a *bridge.AuthorityState) string {
+	line := string(a.State) + suffix(" (", a.Reason)
+	if a.Reason != "" {
+		line += ")"
+	}
+	if a.Blocked {
+		line += "; prompts are refused"
+	}
+	return line
 }

@@ -175,7 +175,7 @@ func TestDemoEvents(t *testing.T) {
 	checkSeq(t, events)
 	checkDecisions(t, events, "allowed")
 	want := []string{
-		"session", "turn_start", "thinking", "plan", "text", "plan",
+		"session", "authority", "turn_start", "thinking", "plan", "text", "plan",
 		"tool_start", "permission", "text", // the app allowed (decisions: checkDecisions); the agent says it goes ahead
 		"tool_update", "text", "tool_end", // write: in progress, a note, completed
 		"plan", "tool_start", "tool_end", "plan", // read it back
