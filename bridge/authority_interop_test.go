@@ -45,20 +45,24 @@ type autoAgent struct {
 	overwrite bool
 }
 
-var claudeAuto = autoAgent{
-	profile: profiles.Claude,
-	launch: func(t *testing.T, port int, cwd string, started bool) ([]string, []string) {
-		if started {
-			// claude-agent-acp starts in the project settings' default mode.
-			writeFile(t, filepath.Join(cwd, ".claude", "settings.json"), `{"permissions":{"defaultMode":"acceptEdits"}}`)
-		}
-		return peertest.Command(t, "ACP_PEER_CLAUDE_AGENT_ACP_ZED"), peertest.Env(t,
-			fmt.Sprintf("ANTHROPIC_BASE_URL=http://127.0.0.1:%d", port), "ANTHROPIC_API_KEY=x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
-	},
-	autoMode: "acceptEdits",
-	prompt: func(file string) string {
-		return `MOCK_TOOL:Write:{"file_path":"` + file + `","content":"hello\n"}`
-	},
+// claudeIn is claude-agent-acp with autoMode as its auto mode; extra is
+// added to its environment.
+func claudeIn(autoMode string, extra ...string) autoAgent {
+	return autoAgent{
+		profile: profiles.Claude,
+		launch: func(t *testing.T, port int, cwd string, started bool) ([]string, []string) {
+			if started {
+				// claude-agent-acp starts in the project settings' default mode.
+				writeFile(t, filepath.Join(cwd, ".claude", "settings.json"), `{"permissions":{"defaultMode":"`+autoMode+`"}}`)
+			}
+			return peertest.Command(t, "ACP_PEER_CLAUDE_AGENT_ACP_ZED"), peertest.Env(t, append([]string{
+				fmt.Sprintf("ANTHROPIC_BASE_URL=http://127.0.0.1:%d", port), "ANTHROPIC_API_KEY=x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}, extra...)...)
+		},
+		autoMode: autoMode,
+		prompt: func(file string) string {
+			return `MOCK_TOOL:Write:{"file_path":"` + file + `","content":"hello\n"}`
+		},
+	}
 }
 
 var codexAuto = autoAgent{
@@ -79,13 +83,21 @@ var codexAuto = autoAgent{
 	prompt: func(string) string { return `MOCK_TOOL:exec_command:{"cmd":"echo hello > hello.txt"}` },
 }
 
-func TestInteropAuthorityClaude(t *testing.T) { testAuthority(t, claudeAuto) }
+func TestInteropAuthorityClaude(t *testing.T) { testAuthority(t, claudeIn("acceptEdits")) }
+
+// bypassPermissions is offered to a root process only with IS_SANDBOX set.
+func TestInteropAuthorityClaudeBypass(t *testing.T) {
+	testAuthority(t, claudeIn("bypassPermissions", "IS_SANDBOX=1"))
+}
 
 func TestInteropAuthorityCodex(t *testing.T) { testAuthority(t, codexAuto) }
 
 // testAuthority runs the agent started in, and switched to, its auto mode
 // under every host mode.
 func testAuthority(t *testing.T, agent autoAgent) {
+	if agent.profile.Modes == nil {
+		t.Fatalf("profile %s has no mode table", agent.profile.Name)
+	}
 	peertest.Peers(t)
 	for _, started := range []bool{true, false} {
 		for _, mode := range []bridge.Mode{bridge.ModeAsk, bridge.ModePlan, bridge.ModeBuild, bridge.ModeFull} {

@@ -16,13 +16,17 @@ import (
 // change made either way is judged the same.
 var (
 	// claudeModes: claude-agent-acp offers bypassPermissions only to a
-	// process that is not root or has IS_SANDBOX set; dontAsk denies what
-	// is not pre-approved instead of asking, so it never acts unasked.
+	// process that is not root or has IS_SANDBOX set, and then its plan
+	// mode runs Write unasked too (probed: the file was written, no
+	// request); as root without IS_SANDBOX plan asks. The table cannot
+	// tell which, so plan counts as auto and the agent has no plan mode
+	// the host may use. dontAsk denies what is not pre-approved instead of
+	// asking, so it never acts unasked.
 	claudeModes = &bridge.ModeTable{
-		Asking: "default", Plan: "plan",
+		Asking:  "default",
 		Safe:    []string{"dontAsk"},
-		Auto:    []string{"acceptEdits", "bypassPermissions"},
-		Options: []bridge.OptionRule{{ID: "mode", Asking: "default", Plan: "plan", Safe: []string{"dontAsk"}, Auto: []string{"acceptEdits", "bypassPermissions"}}},
+		Auto:    []string{"acceptEdits", "bypassPermissions", "plan"},
+		Options: []bridge.OptionRule{{ID: "mode", Asking: "default", Safe: []string{"dontAsk"}, Auto: []string{"acceptEdits", "bypassPermissions", "plan"}}},
 		Source:  "@zed-industries/claude-agent-acp 0.23.1, probed",
 	}
 	// codexModes: codex-acp's read-only preset asks before every edit and
