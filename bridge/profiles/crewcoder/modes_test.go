@@ -50,9 +50,8 @@ func TestCrewCoderEscalatingRelaunchNeedsFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := s.Authority(); st.State != bridge.AuthorityProtected {
-		t.Fatalf("authority under review: %+v", st)
-	}
+	// The state is reported after the session event; wait for it.
+	bridgetest.Eventually(t, "protected under review", func() bool { return s.Authority().State == bridge.AuthorityProtected })
 	fullAccess := func(o *bridge.LaunchOptions) { o.Vendor = Options{Approval: FullAccess} }
 	if err := b.Relaunch(bridgetest.Context(t), fullAccess); !errors.Is(err, bridge.ErrAgentAutonomous) {
 		t.Fatalf("Relaunch to full-access in Build: %v, want ErrAgentAutonomous", err)
