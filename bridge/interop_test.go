@@ -8,170 +8,24 @@ package bridge
 //
 //	go test -tags interop -count=1 -run Interop -v ./bridge/
 //
-// It installs the agents with ../shared/peers/setup.sh into
-// $ACPHOST_PEERS_DIR, else $XDG_CACHE_HOME/acphost-peers, else
-// ~/.cache/acphost-peers, and skips when node, npm or the peers folder is
-// missing. Every agent gets a fresh HOME and a minimal environment.
+// Package internal/peertest installs the agents and gives each a fresh HOME
+// and a minimal environment; the tests skip when node, npm or the peers
+// folder is missing.
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/internal/peertest"
 )
-
-var (
-	peersOnce sync.Once
-	peersEnv  map[string][]string
-	peersErr  error
-	peersSkip string
-	peersDir  string
-)
-
-// peers installs the agents once per test process and returns their
-// launch commands by peers.env name.
-func peers(t *testing.T) map[string][]string {
-	t.Helper()
-	peersOnce.Do(func() {
-		for _, tool := range []string{"node", "npm"} {
-			if _, err := exec.LookPath(tool); err != nil {
-				peersSkip = "interop: " + tool + " is not installed; the real agents need node and npm"
-				return
-			}
-		}
-		wd, err := os.Getwd()
-		if err != nil {
-			peersErr = err
-			return
-		}
-		root := wd
-		for {
-			if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-				break
-			}
-			parent := filepath.Dir(root)
-			if parent == root {
-				peersErr = errors.New("interop: no go.mod above " + wd)
-				return
-			}
-			root = parent
-		}
-		setup := filepath.Join(root, "..", "shared", "peers", "setup.sh")
-		if _, err := os.Stat(setup); err != nil {
-			peersSkip = "interop: the peers folder is missing (" + setup + ")"
-			return
-		}
-		peersDir = filepath.Dir(setup)
-		cache := os.Getenv("ACPHOST_PEERS_DIR")
-		if cache == "" {
-			base := os.Getenv("XDG_CACHE_HOME")
-			if base == "" {
-				home, _ := os.UserHomeDir()
-				base = filepath.Join(home, ".cache")
-			}
-			cache = filepath.Join(base, "acphost-peers")
-		}
-		cmd := exec.Command("bash", setup, cache)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			peersErr = fmt.Errorf("interop: %s %s: %v\n%s", setup, cache, err, out)
-			return
-		}
-		data, err := os.ReadFile(filepath.Join(cache, "peers.env"))
-		if err != nil {
-			peersErr = err
-			return
-		}
-		peersEnv = map[string][]string{}
-		for _, line := range strings.Split(string(data), "\n") {
-			name, val, ok := strings.Cut(line, "=")
-			if !ok || strings.HasPrefix(line, "#") {
-				continue
-			}
-			peersEnv[name] = strings.Fields(strings.Trim(val, `"`))
-		}
-	})
-	if peersSkip != "" {
-		t.Skip(peersSkip)
-	}
-	if peersErr != nil {
-		t.Fatal(peersErr)
-	}
-	return peersEnv
-}
-
-// peerEnv is a minimal environment with a fresh HOME and XDG dirs, so
-// nothing of the developer's configuration leaks in.
-func peerEnv(t *testing.T, extra ...string) []string {
-	t.Helper()
-	home := t.TempDir()
-	node, _ := exec.LookPath("node")
-	env := []string{
-		"PATH=" + filepath.Dir(node) + ":/usr/local/bin:/usr/bin:/bin",
-		"HOME=" + home,
-		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
-		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
-		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
-		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),
-		"TMPDIR=" + os.TempDir(),
-		"LANG=C.UTF-8",
-	}
-	return append(env, extra...)
-}
-
-// mockModel starts the fake model server and returns its port.
-func mockModel(t *testing.T) int {
-	t.Helper()
-	cmd := exec.Command("node", filepath.Join(peersDir, "mockllm.mjs"), "--port", "0")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	var port int
-	if _, serr := fmt.Sscanf(line, "PORT %d", &port); err != nil || serr != nil {
-		t.Fatalf("mock model printed %q: %v %v", line, err, serr)
-	}
-	return port
-}
-
-// diskFiles serves the agent's file reads and writes from the disk.
-type diskFiles struct{}
-
-func (diskFiles) ReadTextFile(_ context.Context, path string, line, limit int) (string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	lines := strings.SplitAfter(string(data), "\n")
-	if line > 1 {
-		lines = lines[min(line-1, len(lines)):]
-	}
-	if limit > 0 && limit < len(lines) {
-		lines = lines[:limit]
-	}
-	return strings.Join(lines, ""), nil
-}
-
-func (diskFiles) WriteTextFile(_ context.Context, path, content string) error {
-	return os.WriteFile(path, []byte(content), 0o644)
-}
 
 // peerProfile is a plain ACP profile for a real agent started by path (the
 // built-in profiles live in bridge/profiles, which imports this package).
@@ -204,7 +58,7 @@ func startPeer(t *testing.T, h *Host, p *Profile, argv []string, env []string, c
 }
 
 func TestInteropSDKExampleAgent(t *testing.T) {
-	argv := peers(t)["ACP_PEER_SDK_EXAMPLE"]
+	argv := peertest.Peers(t)["ACP_PEER_SDK_EXAMPLE"]
 	if argv == nil {
 		t.Fatal("peers.env has no ACP_PEER_SDK_EXAMPLE")
 	}
@@ -226,7 +80,7 @@ func TestInteropSDKExampleAgent(t *testing.T) {
 			h, rec := newHostAndRecorder(t, nil)
 			rec.setPermissionAnswer(tt.answer)
 			cwd := t.TempDir()
-			b := startPeer(t, h, plain, argv, peerEnv(t), cwd, Config{ID: "sdk-" + tt.name})
+			b := startPeer(t, h, plain, argv, peertest.Env(t), cwd, Config{ID: "sdk-" + tt.name})
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			s, err := b.OpenSession(ctx, SessionConfig{Cwd: cwd, Policy: Policy{Mode: ModeBuild}})
@@ -396,19 +250,19 @@ func readyOf(t *testing.T, rec *recorder, agent, session string) *SessionReady {
 }
 
 func TestInteropClaudeAgentACP(t *testing.T) {
-	argv := peers(t)["ACP_PEER_CLAUDE_AGENT_ACP_ZED"]
+	argv := peertest.Peers(t)["ACP_PEER_CLAUDE_AGENT_ACP_ZED"]
 	if argv == nil {
 		t.Fatal("peers.env has no ACP_PEER_CLAUDE_AGENT_ACP_ZED")
 	}
 	t.Parallel()
-	port := mockModel(t)
+	port := peertest.MockModel(t)
 	h, rec := newHostAndRecorder(t, nil)
 	cwd := t.TempDir()
-	env := peerEnv(t, fmt.Sprintf("ANTHROPIC_BASE_URL=http://127.0.0.1:%d", port), "ANTHROPIC_API_KEY=x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+	env := peertest.Env(t, fmt.Sprintf("ANTHROPIC_BASE_URL=http://127.0.0.1:%d", port), "ANTHROPIC_API_KEY=x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
 	b := startPeer(t, h, peerProfile("claude"), argv, env, cwd, Config{ID: "claude"})
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	s, err := b.OpenSession(ctx, SessionConfig{Cwd: cwd, Files: diskFiles{}, Policy: Policy{Mode: ModeBuild}})
+	s, err := b.OpenSession(ctx, SessionConfig{Cwd: cwd, Files: peertest.DiskFiles{}, Policy: Policy{Mode: ModeBuild}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,7 +282,7 @@ func TestInteropClaudeAgentACP(t *testing.T) {
 }
 
 func TestInteropCodexACP(t *testing.T) {
-	base := peers(t)["ACP_PEER_CODEX_ACP_ZED"]
+	base := peertest.Peers(t)["ACP_PEER_CODEX_ACP_ZED"]
 	if base == nil {
 		t.Fatal("peers.env has no ACP_PEER_CODEX_ACP_ZED")
 	}
@@ -439,7 +293,7 @@ func TestInteropCodexACP(t *testing.T) {
 		// method, restarting codex-acp with it.
 		h, rec := newHostAndRecorder(t, nil)
 		cwd := t.TempDir()
-		b := startPeer(t, h, peerProfile("codex"), base, peerEnv(t), cwd, Config{ID: "codex-auth"})
+		b := startPeer(t, h, peerProfile("codex"), base, peertest.Env(t), cwd, Config{ID: "codex-auth"})
 		go func() {
 			ev := rec.waitFor("sign-in", func(ev Event) bool { return ev.Kind == KindAuthRequired })
 			for _, m := range ev.Auth.Methods {
@@ -469,15 +323,15 @@ func TestInteropCodexACP(t *testing.T) {
 	})
 	t.Run("turn", func(t *testing.T) {
 		t.Parallel()
-		port := mockModel(t)
+		port := peertest.MockModel(t)
 		h, rec := newHostAndRecorder(t, nil)
 		cwd := t.TempDir()
 		argv := append(slices.Clone(base), "-c", `model_provider="mock"`, "-c",
 			fmt.Sprintf(`model_providers.mock={name="mock",base_url="http://127.0.0.1:%d/v1",wire_api="responses",env_key="OPENAI_API_KEY"}`, port))
-		b := startPeer(t, h, peerProfile("codex"), argv, peerEnv(t, "OPENAI_API_KEY=x"), cwd, Config{ID: "codex"})
+		b := startPeer(t, h, peerProfile("codex"), argv, peertest.Env(t, "OPENAI_API_KEY=x"), cwd, Config{ID: "codex"})
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 		defer cancel()
-		s, err := b.OpenSession(ctx, SessionConfig{Cwd: cwd, Files: diskFiles{}, Policy: Policy{Mode: ModeBuild}})
+		s, err := b.OpenSession(ctx, SessionConfig{Cwd: cwd, Files: peertest.DiskFiles{}, Policy: Policy{Mode: ModeBuild}})
 		if err != nil {
 			t.Fatalf("OpenSession: %v; events %s", err, rec.summary())
 		}

@@ -20,12 +20,14 @@ var (
 		Name: "claude", Aliases: []string{"claude-agent-acp", "claude-code-acp", "claude-code"}, Title: "Claude Code",
 		EnvNames: []string{"ANTHROPIC_*", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_OAUTH_TOKEN"},
 		Binaries: []string{"claude-agent-acp", "claude-code-acp"},
+		Modes:    claudeModes,
 	}
 	// Codex runs Zed's codex-acp adapter for OpenAI Codex.
 	Codex = &bridge.Profile{
 		Name: "codex", Aliases: []string{"codex-acp"}, Title: "Codex",
 		EnvNames: []string{"OPENAI_*", "CODEX_*"},
 		Binaries: []string{"codex-acp"},
+		Modes:    codexModes,
 	}
 	// Gemini runs Gemini CLI with --acp (--experimental-acp on
 	// older builds).
@@ -33,12 +35,14 @@ var (
 		Name: "gemini", Aliases: []string{"gemini-cli"}, Title: "Gemini CLI",
 		EnvNames: []string{"GEMINI_*", "GOOGLE_*"},
 		Binaries: []string{"gemini"}, Args: fixed("--acp"), LegacyArgs: fixed("--experimental-acp"),
+		Modes: geminiModes,
 	}
 	// OpenCode runs "opencode acp".
 	OpenCode = &bridge.Profile{
 		Name: "opencode", Title: "OpenCode",
 		EnvNames: []string{"OPENCODE_*", "ANTHROPIC_*", "OPENAI_*", "GEMINI_*", "GOOGLE_*", "OPENROUTER_*", "GROQ_*", "MISTRAL_*", "DEEPSEEK_*", "XAI_*"},
 		Binaries: []string{"opencode"}, Args: fixed("acp"),
+		Modes: openCodeModes,
 	}
 	// Qwen runs Qwen Code with --acp (--experimental-acp on older
 	// builds). Its own mode and model notifications become agent_mode and
@@ -48,12 +52,14 @@ var (
 		EnvNames: []string{"QWEN_*", "OPENAI_*", "DASHSCOPE_*"},
 		Binaries: []string{"qwen"}, Args: fixed("--acp"), LegacyArgs: fixed("--experimental-acp"),
 		NewProvider: newQwenProvider,
+		Modes:       qwenModes,
 	}
 	// Copilot runs GitHub Copilot CLI with --acp.
 	Copilot = &bridge.Profile{
 		Name: "copilot", Aliases: []string{"copilot-cli", "github-copilot"}, Title: "GitHub Copilot CLI",
 		EnvNames: []string{"COPILOT_*", "GH_TOKEN", "GITHUB_TOKEN", "GH_HOST"},
 		Binaries: []string{"copilot"}, Args: fixed("--acp"),
+		Modes: copilotModes,
 	}
 )
 

@@ -3,6 +3,7 @@ package codey
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/acphost/acphost/acpclient"
@@ -13,6 +14,8 @@ import (
 // stdio" with Options. Codey lists its models in initialize's
 // _meta.modelState as well as in session/new, and "codey models" prints the
 // sign-in state and the models for health checks (ParseModels).
+// Its mode table reports --always-approve and the acceptEdits and auto
+// permission modes as launch escalations.
 var Profile = &bridge.Profile{
 	Name: "codey", Title: "Codey",
 	EnvNames: []string{"CODEY_*", "ANTHROPIC_*"},
@@ -21,6 +24,7 @@ var Profile = &bridge.Profile{
 	NewProvider: func(*bridge.Launch) *bridge.Provider {
 		return &bridge.Provider{Name: "codey", ModelsFromInitialize: models}
 	},
+	Modes: modes,
 }
 
 // Options are Codey's own launch options, given as
@@ -43,19 +47,22 @@ func args(lo bridge.LaunchOptions) ([]string, error) {
 		return nil, err
 	}
 	args := []string{"agent"}
-	mode := "default"
-	for _, m := range PermissionModes {
-		if o.PermissionMode == m {
-			mode = m
-		}
-	}
-	if mode != "default" {
+	if mode := permissionMode(o); mode != "default" {
 		args = append(args, "--permission-mode", mode)
 	}
 	if o.AlwaysApprove {
 		args = append(args, "--always-approve")
 	}
 	return append(args, "stdio"), nil
+}
+
+// permissionMode returns the --permission-mode to pass: one of
+// PermissionModes, anything else being "default".
+func permissionMode(o Options) string {
+	if slices.Contains(PermissionModes, o.PermissionMode) {
+		return o.PermissionMode
+	}
+	return "default"
 }
 
 // models reads initialize._meta.modelState.

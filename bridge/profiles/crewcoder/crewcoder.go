@@ -63,8 +63,10 @@ func AgentProfile(v string) string {
 // A concrete agent profile locks the host's execution mode to Build: the
 // profile owns the agent's behaviour, and Build keeps the host's permission
 // gate for what the approval policy still asks. Change the profile or the
-// approval policy with bridge.Bridge.Relaunch. CrewCoder's vendor protocol is
-// mapped as follows: usage from _meta["crewcoder/usage"], tool identity from
+// approval policy with bridge.Bridge.Relaunch. Its mode table reports
+// Never, FullAccess and Sandboxed as launch escalations: they send no
+// approval requests, so the host's policy cannot interpose.
+// CrewCoder's vendor protocol is mapped as follows: usage from _meta["crewcoder/usage"], tool identity from
 // _meta["crewcoder/tool"].name (then ACP's name, then a title that is a bare
 // identifier, see bridge.IdentifierTitle), _crewcoder/compaction_update (a session
 // update kind, and a notification in older builds) as the only source of
@@ -80,6 +82,7 @@ var Profile = &bridge.Profile{
 	Args:              args,
 	AgentModeAtLaunch: func(mode string) bool { return AgentProfile(mode) != "" },
 	NewProvider:       newProvider,
+	Modes:             modes,
 }
 
 func args(o bridge.LaunchOptions) ([]string, error) {

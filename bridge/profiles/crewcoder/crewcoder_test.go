@@ -349,10 +349,12 @@ func TestCrewCoderRelaunchResumesAndLocksBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := b.Relaunch(bridgetest.Context(t), func(o *bridge.LaunchOptions) { o.AgentMode = "crewcoder"; o.Vendor = Options{Approval: "never"} }); err != nil {
+	// Always still asks; an escalating policy would be refused in Ask
+	// (TestCrewCoderEscalatingRelaunchNeedsFull).
+	if err := b.Relaunch(bridgetest.Context(t), func(o *bridge.LaunchOptions) { o.AgentMode = "crewcoder"; o.Vendor = Options{Approval: Always} }); err != nil {
 		t.Fatal(err)
 	}
-	want := [][]string{{"acp", "--approval", "review"}, {"acp", "--approval", "never", "--mode", "crewcoder"}}
+	want := [][]string{{"acp", "--approval", "review"}, {"acp", "--approval", "always", "--mode", "crewcoder"}}
 	if got := in.Launches(t); !reflect.DeepEqual(got, want) {
 		t.Fatalf("launches %q, want %q", got, want)
 	}
@@ -370,7 +372,7 @@ func TestCrewCoderRelaunchResumesAndLocksBuild(t *testing.T) {
 		t.Fatalf("SetPolicy escaped the lock: %v", s.Policy())
 	}
 	// The choices survive an app restart with the session.
-	if r, ok, err := store.Load("chat-1"); err != nil || !ok || r.NativeSessionID != "cc_1" || r.AgentMode != "crewcoder" || r.ApprovalPolicy != "never" || r.Mode != "build" {
+	if r, ok, err := store.Load("chat-1"); err != nil || !ok || r.NativeSessionID != "cc_1" || r.AgentMode != "crewcoder" || r.ApprovalPolicy != Always || r.Mode != "build" {
 		t.Fatalf("stored record %+v, %v, %v", r, ok, err)
 	}
 

@@ -51,6 +51,8 @@ const ContinuePrompt = "Your previous response was interrupted by a temporary ba
 // backed off. Transient backend errors (-32603 InternalServerError,
 // DispatchFailure, ConnectionReset) are retried before output and recovered
 // once per user turn after it.
+// Its mode table reports --trust-all-tools, and --trust-tools naming a
+// tool that changes things, in the extra arguments as launch escalations.
 var Profile = &bridge.Profile{
 	Name: "kiro", Aliases: []string{"kiro-cli"}, Title: "Kiro CLI",
 	EnvNames:          []string{"KIRO_*"},
@@ -59,6 +61,7 @@ var Profile = &bridge.Profile{
 	AgentModeAtLaunch: func(string) bool { return true },
 	NewProvider:       newProvider,
 	BeforeSpawn:       WriteOverlay,
+	Modes:             modes,
 }
 
 func args(o bridge.LaunchOptions) ([]string, error) {

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the ACP agents of the authority acceptance run (bridge's
+# TestInteropAuthorityAcceptance) at pinned versions, each in DIR/<name>,
+# from the npm registry; they run offline against the fake model of
+# shared/peers. Idempotent. Usage: acceptance-agents.sh DIR
+# Then: ACPHOST_ACCEPTANCE_DIR=DIR go test -tags interop -run InteropAuthorityAcceptance ./bridge/
+set -euo pipefail
+dir=${1:?usage: acceptance-agents.sh DIR}
+agents=(
+  "gemini @google/gemini-cli@0.61.0"
+  "qwen @qwen-code/qwen-code@0.15.10"
+  "opencode opencode-ai@1.18.33"
+  "copilot @github/copilot@1.0.102"
+)
+for entry in "${agents[@]}"; do
+  read -r name pkg <<<"$entry"
+  mkdir -p "$dir/$name"
+  stamp="$dir/$name/.installed"
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$pkg" ]; then
+    (cd "$dir/$name" && npm install --no-audit --no-fund --loglevel=error "$pkg" >/dev/null)
+    echo "$pkg" >"$stamp"
+  fi
+done
