@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/internal/peertest"
 )
 
 // TestInteropClaudeBashOutput runs claude-agent-acp's Bash tool against the
@@ -20,19 +21,19 @@ import (
 // output, then terminal_exit): the output arrives as terminal events of the
 // Bash row, and a view shows it there with the exit status.
 func TestInteropClaudeBashOutput(t *testing.T) {
-	argv := peers(t)["ACP_PEER_CLAUDE_AGENT_ACP_ZED"]
+	argv := peertest.Peers(t)["ACP_PEER_CLAUDE_AGENT_ACP_ZED"]
 	if argv == nil {
 		t.Fatal("peers.env has no ACP_PEER_CLAUDE_AGENT_ACP_ZED")
 	}
 	t.Parallel()
-	port := mockModel(t)
+	port := peertest.MockModel(t)
 	h, rec := newHostAndRecorder(t, nil)
 	cwd := t.TempDir()
-	env := peerEnv(t, fmt.Sprintf("ANTHROPIC_BASE_URL=http://127.0.0.1:%d", port), "ANTHROPIC_API_KEY=x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+	env := peertest.Env(t, fmt.Sprintf("ANTHROPIC_BASE_URL=http://127.0.0.1:%d", port), "ANTHROPIC_API_KEY=x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
 	b := startPeer(t, h, peerProfile("claude"), argv, env, cwd, Config{ID: "claude-bash", AgentTerminalOutput: true, Terminals: &TerminalOptions{}})
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	s, err := b.OpenSession(ctx, SessionConfig{Cwd: cwd, Files: diskFiles{}, Policy: Policy{Mode: ModeBuild}})
+	s, err := b.OpenSession(ctx, SessionConfig{Cwd: cwd, Files: peertest.DiskFiles{}, Policy: Policy{Mode: ModeBuild}})
 	if err != nil {
 		t.Fatal(err)
 	}
