@@ -56,6 +56,15 @@ type CommandTransport struct {
 	// agent started survives such a death (and on Unix systems other than
 	// Linux, the agent too). Unix only; without /bin/sh there is none.
 	NoSentinel bool
+	// OwnSession, for Output and CombinedOutput only, runs the helper in a
+	// session of its own, without a controlling terminal. An interactive
+	// shell (a login shell asked for its PATH) started in a process group
+	// of its own by an app running in a terminal is stopped by job control
+	// (SIGTTIN) until it times out; without a controlling terminal it has
+	// no job control to set up. A sentinel cannot join a group in another
+	// session, so OwnSession implies NoSentinel; on Linux the parent-death
+	// signal still ends the helper with this process. Unix only.
+	OwnSession bool
 	// PTY, for Start only, gives the command a pseudo-terminal as its
 	// stdout and stderr instead of a pipe, for apps that render a terminal
 	// emulator: the command sees a terminal (isatty), so it behaves as it

@@ -35,6 +35,9 @@ func TestMain(m *testing.M) {
 	case helperRunningHost:
 		runHelperRunningHost()
 		return
+	case helperTTYHost:
+		runHelperTTYHost()
+		return
 	default:
 		runHelperHost()
 		return

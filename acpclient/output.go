@@ -52,12 +52,18 @@ func (t *CommandTransport) output(ctx context.Context, combined bool) ([]byte, e
 	}
 	cmd := exec.Command(path, t.Args...)
 	cmd.Dir, cmd.Env = t.Dir, t.Env
-	setProcessGroup(cmd)
+	if t.OwnSession {
+		setOwnSession(cmd)
+	} else {
+		setProcessGroup(cmd)
+	}
 	h, err := startHelper(cmd, combined)
 	if err != nil {
 		return nil, fmt.Errorf("acpclient: starting %s: %w", path, err)
 	}
-	h.guard = t.startSentinel(cmd.Process.Pid)
+	if !t.OwnSession {
+		h.guard = t.startSentinel(cmd.Process.Pid)
+	}
 	h.redactor = t.redactor()
 	return h.finish(ctx, path, orDefault(t.ExitDrain, DefaultExitDrain), t.StderrBytes)
 }

@@ -6,6 +6,8 @@ import "os/exec"
 
 func setProcessGroup(*exec.Cmd) {}
 
+func setOwnSession(*exec.Cmd) {}
+
 // killGroup kills the agent process; without process groups its children
 // are not reached.
 func killGroup(cmd *exec.Cmd, hard bool) {

@@ -13,6 +13,12 @@ func setProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 }
 
+// setOwnSession puts a helper in a session of its own, which is also a
+// process group of its own (see CommandTransport.OwnSession).
+func setOwnSession(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+}
+
 // killGroup signals the agent's process group: SIGKILL when hard, else
 // SIGTERM.
 func killGroup(cmd *exec.Cmd, hard bool) {

@@ -199,6 +199,7 @@ func (r *Resolver) loginShellPATH(ctx context.Context) string {
 		// A helper command: what the rc files start ends with it, and with us.
 		cmd := acpclient.Command(shell, "-l", "-i", "-c", `printf '`+shellPathMarker+`%s`+shellPathMarker+`' "$PATH"`)
 		cmd.Env = r.Env
+		cmd.OwnSession = true // else, in an app run from a terminal, job control stops it
 		out, err := cmd.Output(ctx)
 		if ctx.Err() != nil {
 			r.shellErr = fmt.Errorf("%s did not print its PATH within %v", shell, timeout)
