@@ -84,4 +84,3 @@ func agentEnviron(t *testing.T, marker string) string {
 	}
 	return "\x00" + string(data)
 }
-
