@@ -48,6 +48,8 @@ func errorStatus(err error) int {
 	switch {
 	case errors.Is(err, errNotFound):
 		return http.StatusNotFound
+	case errors.Is(err, errOutsideWorkspace):
+		return http.StatusForbidden
 	case errors.Is(err, bridge.ErrBusy), errors.Is(err, bridge.ErrTurnRunning),
 		errors.Is(err, bridge.ErrAlreadyAnswered), errors.Is(err, bridge.ErrSessionOpen),
 		errors.Is(err, bridge.ErrSessionClosed), errors.Is(err, errNotOpen):

@@ -93,11 +93,12 @@ async function loadSessions() {
   if (!data.sessions.length) list.append(el("li", { class: "empty" }, "No sessions yet: start one with an agent above."));
   for (const s of data.sessions) {
     const current = app.current && app.current.key === s.key;
-    list.append(el("li", {},
+    list.append(el("li", s.outside ? { class: "outside" } : {},
       el("button", { type: "button", "data-key": s.key, "aria-current": current ? "true" : "false", onclick: () => openView(s.key) },
         el("span", { class: "t" }, s.title || "Untitled session"),
         el("span", { class: "m" }, s.agent, " · ", s.open ? (s.busy ? "working" : "open") : "closed",
-          s.turns ? " · " + s.turns + " turn" + (s.turns > 1 ? "s" : "") : "", s.updatedAt ? " · " + ago(s.updatedAt) : ""))));
+          s.turns ? " · " + s.turns + " turn" + (s.turns > 1 ? "s" : "") : "", s.updatedAt ? " · " + ago(s.updatedAt) : "",
+          s.outside ? " · outside this server's workspace" : ""))));
   }
 }
 
@@ -240,7 +241,9 @@ function renderCurrentBadges() {
   banner.className = "banner";
   if (!v.open) {
     banner.hidden = false;
-    if (s.known) {
+    if (s.outside) {
+      banner.append(`This session ran in ${s.cwd}, outside this server's workspace; it is not reopened here (start webui with --cwd there). Its history is shown from the journal.`);
+    } else if (s.known) {
       banner.append("This session is not running. Its history is shown from the journal.",
         el("button", { type: "button", class: "primary", id: "s-resume", onclick: resume }, "Resume session"));
     } else {
