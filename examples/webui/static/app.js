@@ -11,6 +11,7 @@ function el(tag, attrs, ...children) {
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === undefined || v === null || v === false) continue;
     if (k === "class") e.className = v;
+    else if (k === "style") Object.assign(e.style, v); // CSSOM: the page's CSP allows no style attributes
     else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
     else e.setAttribute(k, v === true ? "" : v);
   }
@@ -596,7 +597,7 @@ function setMeter(u) {
   if (!u || !u.known) { m.append("context: unknown"); return; }
   const pct = u.percent || (u.size ? (100 * u.used) / u.size : 0);
   m.append("context:", el("span", { class: "bar", role: "meter", "aria-valuenow": Math.round(pct), "aria-valuemin": 0, "aria-valuemax": 100 },
-    el("i", { style: `width:${Math.min(100, pct)}%` })),
+    el("i", { style: { width: `${Math.min(100, pct)}%` } })),
     `${Math.round(pct)}%` + (u.used && u.size ? ` (${u.used.toLocaleString()} / ${u.size.toLocaleString()})` : "") +
     (u.cost ? ` · ${u.cost.amount} ${u.cost.currency}` : ""));
 }
