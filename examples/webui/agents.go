@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/bridge"
@@ -89,6 +90,10 @@ type agent struct {
 	bridge   *bridge.Bridge
 	err      error  // why the last start failed
 	title    string // the agent's own title, from its last initialize
+	exit     error  // why its process last ended, when it crashed
+	// ended: the exited event of the process that last ran has been read,
+	// so exit says how it ended; cleared once it is seen running again.
+	ended bool
 }
 
 // kind says what runs the agent, for the page.
@@ -173,18 +178,28 @@ type agentStatus struct {
 	Title string `json:"title,omitempty"`
 	Kind  string `json:"kind"`
 	// State is "running", "stopped" (its process ended; the next prompt
-	// starts it again), "not-installed", "sign-in" (it wants a sign-in
-	// first) or "failed" (Error says why), or "starting".
-	State      string                        `json:"state"`
-	Error      string                        `json:"error,omitempty"`
+	// starts it again), "crashed" (it ended on its own, by a failure: Exit
+	// and Stderr say how; the next prompt or new session starts it
+	// again), "not-installed", "sign-in" (it wants a sign-in first) or
+	// "failed" (Error says why), or "starting".
+	State string `json:"state"`
+	Error string `json:"error,omitempty"`
+	// Exit is how a crashed agent ended ("exit status 3", "signal:
+	// killed"); Stderr the last of what it wrote to its standard error.
+	Exit       string                        `json:"exit,omitempty"`
+	Stderr     string                        `json:"stderr,omitempty"`
 	Initialize *acpclient.InitializeResponse `json:"initialize,omitempty"`
 	CanCompact bool                          `json:"canCompact"`
 }
 
-func (a *agent) status() agentStatus {
+func (a *agent) status(ctx context.Context, wait time.Duration) agentStatus {
 	b, err := a.state()
+	if b != nil && !b.Running() {
+		a.awaitExit(ctx, wait)
+	}
 	a.mu.Lock()
 	st := agentStatus{Index: a.index, Name: a.spec.Name, Kind: a.kind(), State: "starting", Title: a.title}
+	exit := a.exit
 	a.mu.Unlock()
 	if a.spec.Profile != nil {
 		st.Title = a.spec.Profile.Title
@@ -192,6 +207,9 @@ func (a *agent) status() agentStatus {
 	switch {
 	case b != nil && b.Running():
 		st.State = "running"
+		a.mu.Lock()
+		a.ended, a.exit = false, nil
+		a.mu.Unlock()
 		st.Initialize = b.InitializeResponse()
 		if info := st.Initialize.AgentInfo; info != nil && a.spec.Profile == nil && info.Title != "" {
 			st.Title = info.Title
@@ -200,6 +218,8 @@ func (a *agent) status() agentStatus {
 			a.mu.Unlock()
 		}
 		st.CanCompact = a.canCompact(b, st.Initialize)
+	case b != nil && exit != nil:
+		st.State, st.Exit, st.Stderr = "crashed", exitText(exit), exitStderr(exit)
 	case b != nil:
 		st.State = "stopped"
 	case err != nil:

@@ -83,7 +83,7 @@ func (s *server) agentNamed(name string) (*agent, error) {
 func (s *server) handleAgents(w http.ResponseWriter, r *http.Request) {
 	list := make([]agentStatus, 0, len(s.agents))
 	for _, a := range s.agents {
-		list = append(list, a.status())
+		list = append(list, a.status(r.Context(), s.cfg.RequestWait))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"agents": list, "cwd": s.cfg.Workspace.cwd, "remote": s.cfg.Workspace.hosts != nil})
 }

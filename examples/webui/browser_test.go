@@ -416,7 +416,7 @@ func TestBrowserStates(t *testing.T) {
 	b.until(tab, "the crashy session", `document.querySelector("#s-agent")?.textContent === "crashy" && document.querySelector("#s-state")?.textContent === "open"`)
 	b.prompt(tab, "crash now")
 	b.until(tab, "the crash", `document.querySelector("#transcript")?.textContent.includes("fatal: out of luck") && !document.querySelector("#send").disabled`)
-	b.until(tab, "the agent stopped", `document.querySelector('[data-agent="crashy"] .badge')?.textContent.startsWith("stopped")`)
+	b.until(tab, "the agent crashed", `document.querySelector('[data-agent="crashy"] .badge')?.textContent === "crashed (exit status 3)" && document.querySelector('[data-agent="crashy"] .stderr pre')?.textContent.includes("fatal: out of luck")`)
 	b.shot(tab, "crashed")
 	b.prompt(tab, "are you there?")
 	b.until(tab, "the restarted agent's answer", `document.querySelector("#transcript")?.textContent.includes("Back on my feet.")`)

@@ -52,7 +52,7 @@ async function attempt(fn) {
 const app = { agents: [], sessions: [], current: null };
 
 const stateText = {
-  running: "running", stopped: "stopped", starting: "starting…",
+  running: "running", stopped: "stopped", crashed: "crashed", starting: "starting…",
   "not-installed": "not installed", "sign-in": "sign-in needed", failed: "failed to start",
 };
 
@@ -67,11 +67,13 @@ async function loadAgents() {
     list.append(el("li", { "data-agent": a.name },
       el("div", { class: "name" }, a.title || a.name, a.title && !a.title.includes("(" + a.name + ")") && a.title !== a.name ? el("span", { class: "kind" }, " (" + a.name + ")") : ""),
       el("div", { class: "row" },
-        el("span", { class: "badge " + a.state, title: a.state === "stopped" ? "Its process ended; the next prompt starts it again" : "" }, stateText[a.state] || a.state),
+        el("span", { class: "badge " + a.state, title: a.state === "stopped" || a.state === "crashed" ? "Its process ended; the next prompt or a new session starts it again" : "" },
+          (stateText[a.state] || a.state) + (a.exit ? " (" + a.exit + ")" : "")),
         el("button", { type: "button", class: "primary", "data-new": a.name,
           disabled: a.state === "starting", onclick: () => newSession(a.name) }, "New session"),
         el("button", { type: "button", "data-inspect": a.name, onclick: () => inspector.open(a.name) }, "Inspect")),
-      a.error ? el("div", { class: "err" }, a.error) : null));
+      a.error ? el("div", { class: "err" }, a.error) : null,
+      a.stderr ? el("details", { class: "stderr" }, el("summary", {}, "its last stderr"), el("pre", {}, a.stderr)) : null));
   }
   if (data.agents.some((a) => a.state === "starting")) setTimeout(loadAgents, 500);
   if (app.current) renderCurrentBadges();
@@ -253,7 +255,7 @@ function renderCurrentBadges() {
   } else if (a && a.state !== "running" && a.state !== "stopped") {
     banner.hidden = false;
     banner.className = "banner error";
-    banner.append(`Agent ${a.name}: ${stateText[a.state] || a.state}${a.error ? ": " + a.error : ""}`);
+    banner.append(`Agent ${a.name}: ${stateText[a.state] || a.state}${a.exit ? " (" + a.exit + ")" : ""}${a.error ? ": " + a.error : ""}`);
   } else {
     banner.hidden = true;
   }
