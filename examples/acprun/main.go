@@ -542,7 +542,7 @@ func startLocal(ctx context.Context, o *options, host *bridge.Host, cfg bridge.C
 		b, err = host.Start(ctx, cfg)
 	default:
 		cfg.ID = "demo"
-		cfg.Transport = &demoagent.Transport{Cwd: files.Cwd(), ResumeID: o.resume}
+		cfg.Transport = &demoagent.Transport{ResumeID: o.resume}
 		cfg.AgentModes = demoagent.Modes()
 		b, err = host.Start(ctx, cfg)
 	}

@@ -88,7 +88,7 @@ func demoPlan(n int, workspace string, pace time.Duration) (agentPlan, error) {
 			plan.cleanup()
 			return plan, err
 		}
-		plan.agents = append(plan.agents, agentSpec{id: name, dir: dir, label: name, transport: &demoagent.Transport{Cwd: dir, Name: name, Pace: pace}})
+		plan.agents = append(plan.agents, agentSpec{id: name, dir: dir, label: name, transport: &demoagent.Transport{Name: name, Pace: pace}})
 	}
 	return plan, nil
 }

@@ -165,7 +165,7 @@ func (s *server) startBridge(ctx context.Context, a *agent) (*bridge.Bridge, err
 	case ws.hosts != nil:
 		return nil, errors.New("the demo agent runs in this process, not on an SSH host")
 	default:
-		cfg.Transport = &demoagent.Transport{Cwd: ws.cwd, Name: a.spec.Name, Pace: s.cfg.DemoPace}
+		cfg.Transport = &demoagent.Transport{Name: a.spec.Name, Pace: s.cfg.DemoPace}
 		cfg.AgentModes = demoagent.Modes()
 	}
 	return s.host.Start(ctx, cfg)
