@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -186,7 +187,10 @@ type agentStatus struct {
 	Error string `json:"error,omitempty"`
 	// Exit is how a crashed agent ended ("exit status 3", "signal:
 	// killed"); Stderr the last of what it wrote to its standard error.
-	Exit       string                        `json:"exit,omitempty"`
+	Exit string `json:"exit,omitempty"`
+	// Hint says what to do about a not-installed agent, in a line; Error
+	// keeps the whole story (where it was looked for).
+	Hint       string                        `json:"hint,omitempty"`
 	Stderr     string                        `json:"stderr,omitempty"`
 	Initialize *acpclient.InitializeResponse `json:"initialize,omitempty"`
 	CanCompact bool                          `json:"canCompact"`
@@ -224,6 +228,9 @@ func (a *agent) status(ctx context.Context, wait time.Duration) agentStatus {
 		st.State = "stopped"
 	case err != nil:
 		st.State, st.Error = failureState(err), err.Error()
+		if st.State == "not-installed" {
+			st.Hint = a.installHint()
+		}
 	}
 	return st
 }
@@ -252,4 +259,17 @@ func failureState(err error) string {
 		return "sign-in"
 	}
 	return "failed"
+}
+
+// installHint says what to do about an agent whose program is missing:
+// for a profile what acprun doctor says (its program names) and how to
+// check it there, for a command to install it or give its full path.
+func (a *agent) installHint() string {
+	if p := a.spec.Profile; p != nil {
+		return fmt.Sprintf("Install %s (%s), then check it with: acprun doctor %s", p.Title, strings.Join(p.Binaries, " or "), p.Name)
+	}
+	if len(a.spec.Argv) > 0 {
+		return fmt.Sprintf("Install %s, or start webui with --agent naming its full path", filepath.Base(a.spec.Argv[0]))
+	}
+	return ""
 }
