@@ -187,11 +187,11 @@ type agentStatus struct {
 	Error string `json:"error,omitempty"`
 	// Exit is how a crashed agent ended ("exit status 3", "signal:
 	// killed"); Stderr the last of what it wrote to its standard error.
-	Exit string `json:"exit,omitempty"`
+	Exit   string `json:"exit,omitempty"`
+	Stderr string `json:"stderr,omitempty"`
 	// Hint says what to do about a not-installed agent, in a line; Error
 	// keeps the whole story (where it was looked for).
 	Hint       string                        `json:"hint,omitempty"`
-	Stderr     string                        `json:"stderr,omitempty"`
 	Initialize *acpclient.InitializeResponse `json:"initialize,omitempty"`
 	CanCompact bool                          `json:"canCompact"`
 }
