@@ -190,7 +190,7 @@ type Step struct {
 	SessionID string `json:"sessionId,omitempty"`
 
 	// Update sends session/update with this update object; sessionId is
-	// filled in.
+	// filled in, and CwdToken replaced by the session's cwd.
 	Update json.RawMessage `json:"update,omitempty"`
 	// Text sends an agent_message_chunk with this text.
 	Text string `json:"text,omitempty"`
@@ -288,7 +288,8 @@ type PermissionOption struct {
 
 // ReadFile is an fs/read_text_file step.
 type ReadFile struct {
-	// Path is absolute; Line (1-based) and Limit (lines) are optional.
+	// Path is absolute (CwdToken stands for the session's cwd); Line
+	// (1-based) and Limit (lines) are optional.
 	Path  string `json:"path"`
 	Line  int    `json:"line,omitempty"`
 	Limit int    `json:"limit,omitempty"`
@@ -296,9 +297,14 @@ type ReadFile struct {
 
 // WriteFile is an fs/write_text_file step.
 type WriteFile struct {
-	// Path is absolute; Content replaces the file's text.
+	// Path is absolute (CwdToken stands for the session's cwd); Content
+	// replaces the file's text.
 	Path    string `json:"path"`
 	Content string `json:"content"`
+	// OnOK runs after the report when the client wrote the file, OnError
+	// when it answered with an error (refused it, say).
+	OnOK    []Step `json:"onOk,omitempty"`
+	OnError []Step `json:"onError,omitempty"`
 }
 
 // Terminal is a terminal step: terminal/create, an optional

@@ -67,7 +67,7 @@ func (c *conn) step(rn runner, s *Step) error {
 	}
 	switch {
 	case len(s.Update) > 0:
-		return c.sendUpdate(session, s.Update)
+		return c.sendUpdate(session, c.expandJSON(session, s.Update))
 	case s.Text != "":
 		return c.sendText(session, s.Text)
 	case s.Notify != nil:
@@ -79,7 +79,7 @@ func (c *conn) step(rn runner, s *Step) error {
 	case s.ReadFile != nil:
 		return c.readFileStep(session, s.ReadFile)
 	case s.WriteFile != nil:
-		return c.writeFileStep(session, s.WriteFile)
+		return c.writeFileStep(rn, session, s.WriteFile)
 	case s.Terminal != nil:
 		return c.terminalStep(session, s.Terminal)
 	case s.Sleep > 0:
@@ -357,11 +357,12 @@ type readFileRequest struct {
 }
 
 func (c *conn) readFileStep(session string, r *ReadFile) error {
-	m, err := c.request("fs/read_text_file", readFileRequest{SessionID: session, Path: r.Path, Line: r.Line, Limit: r.Limit}, 0)
+	path := c.expandPath(session, r.Path)
+	m, err := c.request("fs/read_text_file", readFileRequest{SessionID: session, Path: path, Line: r.Line, Limit: r.Limit}, 0)
 	if err != nil {
 		return err
 	}
-	report := "read " + r.Path + ": "
+	report := "read " + path + ": "
 	var result struct {
 		Content string `json:"content"`
 	}
@@ -382,16 +383,20 @@ type writeFileRequest struct {
 	Content   string `json:"content"`
 }
 
-func (c *conn) writeFileStep(session string, w *WriteFile) error {
-	m, err := c.request("fs/write_text_file", writeFileRequest{SessionID: session, Path: w.Path, Content: w.Content}, 0)
+func (c *conn) writeFileStep(rn runner, session string, w *WriteFile) error {
+	path := c.expandPath(session, w.Path)
+	m, err := c.request("fs/write_text_file", writeFileRequest{SessionID: session, Path: path, Content: w.Content}, 0)
 	if err != nil {
 		return err
 	}
-	report := "write " + w.Path + ": ok"
+	report, branch := "write "+path+": ok", w.OnOK
 	if m.Error != nil {
-		report = "write " + w.Path + ": " + describeError(m.Error)
+		report, branch = "write "+path+": "+describeError(m.Error), w.OnError
 	}
-	return c.report(session, report)
+	if err := c.report(session, report); err != nil {
+		return err
+	}
+	return c.run(rn, branch)
 }
 
 type createTerminalRequest struct {

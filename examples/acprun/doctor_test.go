@@ -239,3 +239,29 @@ func TestDoctorJSON(t *testing.T) {
 		t.Errorf("kiro: %+v", kiro)
 	}
 }
+
+// "doctor --provider NAME", repeated, checks those providers as the
+// positional names do; a turn's flag or an unknown one is bad usage that
+// points at doctor's own help.
+func TestDoctorOwnFlags(t *testing.T) {
+	t.Parallel()
+	empty := t.TempDir()
+	names := profileNames()[:2]
+	r := runDoctorWith(t, empty, "--provider", names[0], "--provider="+names[1])
+	if r.code != exitNotFound || lastLine(r.stderr) != "acprun: doctor: 2 of 2 providers not installed" {
+		t.Errorf("doctor --provider %s --provider %s: exit status %d, stderr:\n%s", names[0], names[1], r.code, r.stderr)
+	}
+	for _, args := range [][]string{{"--agent", "x"}, {"--cwd", empty}, {"--mode", "full"}, {"--bogus"}} {
+		r := runDoctorWith(t, empty, args...)
+		if r.code != exitUsage || !strings.HasSuffix(lastLine(r.stderr), "(see acprun doctor -h)") ||
+			!strings.Contains(r.stderr, "usage: acprun doctor ") || strings.Contains(r.stderr, "checking") {
+			t.Errorf("doctor %v: exit status %d, stderr:\n%s", args, r.code, r.stderr)
+		}
+	}
+	cmd := exec.Command(acprunBinary, "--json", "doctor")
+	cmd.Env = []string{"PATH=" + empty, "HOME=" + t.TempDir()}
+	out, err := cmd.CombinedOutput()
+	if exit, ok := errors.AsType[*exec.ExitError](err); !ok || exit.ExitCode() != exitUsage || !strings.Contains(string(out), "come after it") {
+		t.Errorf("acprun --json doctor: %v\n%s", err, out)
+	}
+}

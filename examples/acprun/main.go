@@ -12,7 +12,7 @@
 // workspace through fs/write_text_file, reads it back and ends the turn. Pick a real agent with --provider NAME (a built-in
 // profile: crewcoder, kiro, claude, codex, gemini, opencode, qwen, copilot,
 // codey) or --agent 'COMMAND ARGS…' (any ACP agent; split like a shell
-// would, but no shell runs). "acprun doctor [NAME…]" checks the profiles'
+// would, but no shell runs). "acprun doctor [NAME…]" (or --provider NAME, repeated) checks the profiles'
 // agents, a line on stderr as each check ends, and prints a table that
 // fits 100 columns, or with --json a JSON array for programs ("acprun
 // doctor -h" documents its fields and its exit status: 3 when a provider
@@ -197,7 +197,11 @@ func run(args []string) int {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "acprun: %s (see acprun -h)\n", oneLine(err.Error()))
+		help := "acprun -h"
+		if ue, ok := errors.AsType[*usageError](err); ok {
+			help = ue.help
+		}
+		fmt.Fprintf(os.Stderr, "acprun: %s (see %s)\n", oneLine(err.Error()), help)
 		return exitUsage
 	}
 	switch opts.command {
@@ -235,6 +239,9 @@ flags:
 `
 
 func parseArgs(args []string, stderr io.Writer) (*options, error) {
+	if len(args) > 0 && args[0] == "doctor" {
+		return parseDoctorArgs(args[1:], stderr)
+	}
 	o := &options{}
 	fs := flag.NewFlagSet("acprun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -283,7 +290,11 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 		words = append(words, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	if len(words) > 0 && slices.Contains([]string{"doctor", "sessions", "history"}, words[0]) {
+	if len(words) > 0 && words[0] == "doctor" {
+		// Flags before the word would be the turn's, which doctor ignores.
+		return nil, &usageError{err: errors.New("doctor's flags come after it: acprun doctor [flags] [PROVIDER…]"), help: "acprun doctor -h"}
+	}
+	if len(words) > 0 && slices.Contains([]string{"sessions", "history"}, words[0]) {
 		o.command, words = words[0], words[1:]
 	}
 	o.args = append(words, rest...)
@@ -531,7 +542,7 @@ func startLocal(ctx context.Context, o *options, host *bridge.Host, cfg bridge.C
 		b, err = host.Start(ctx, cfg)
 	default:
 		cfg.ID = "demo"
-		cfg.Transport = &demoagent.Transport{Cwd: files.Cwd(), ResumeID: o.resume}
+		cfg.Transport = &demoagent.Transport{ResumeID: o.resume}
 		cfg.AgentModes = demoagent.Modes()
 		b, err = host.Start(ctx, cfg)
 	}

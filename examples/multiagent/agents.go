@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/bridge"
@@ -36,10 +37,10 @@ type agentPlan struct {
 // planAgents turns the flags into the agents to start: the -agent commands
 // and -provider profiles in cwd, or n demo agents in subdirectories of cwd
 // or of a temporary directory that cleanup removes.
-func planAgents(commands, providers []string, n int, cwd string) (agentPlan, error) {
+func planAgents(commands, providers []string, n int, cwd string, pace time.Duration) (agentPlan, error) {
 	plan := agentPlan{cleanup: func() {}}
 	if len(commands) == 0 && len(providers) == 0 {
-		return demoPlan(n, cwd)
+		return demoPlan(n, cwd, pace)
 	}
 	dir, err := filepath.Abs(cmpOr(cwd, "."))
 	if err != nil {
@@ -63,9 +64,10 @@ func planAgents(commands, providers []string, n int, cwd string) (agentPlan, err
 	return plan, nil
 }
 
-// demoPlan is n demo agents, each in its own subdirectory of workspace, a
-// new temporary directory when workspace is "", which cleanup removes.
-func demoPlan(n int, workspace string) (agentPlan, error) {
+// demoPlan is n demo agents, pausing pace between streamed pieces, each
+// in its own subdirectory of workspace, a new temporary directory when
+// workspace is "", which cleanup removes.
+func demoPlan(n int, workspace string, pace time.Duration) (agentPlan, error) {
 	plan := agentPlan{cleanup: func() {}}
 	if n < 1 || n > len(names) {
 		return plan, fmt.Errorf("-n %d: want 1 to %d", n, len(names))
@@ -86,7 +88,7 @@ func demoPlan(n int, workspace string) (agentPlan, error) {
 			plan.cleanup()
 			return plan, err
 		}
-		plan.agents = append(plan.agents, agentSpec{id: name, dir: dir, label: name, transport: &demoagent.Transport{Cwd: dir, Name: name}})
+		plan.agents = append(plan.agents, agentSpec{id: name, dir: dir, label: name, transport: &demoagent.Transport{Name: name, Pace: pace}})
 	}
 	return plan, nil
 }

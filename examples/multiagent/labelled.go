@@ -12,10 +12,11 @@ import (
 
 // labelled prints whole lines, each prefixed with its agent's label. Text
 // streams in pieces, so each agent's unfinished line waits in partial
-// until its newline (or the agent's next non-text event) arrives.
+// until its newline, its next message or its next non-text event arrives.
 type labelled struct {
 	w       io.Writer
 	partial map[string]string // by bridge id; only the event goroutine uses it
+	message map[string]string // the id of each agent's message being shown, if it has one
 
 	mu     sync.Mutex
 	labels map[string]string // by bridge id, unique
@@ -57,8 +58,16 @@ func (l *labelled) label(id string) string {
 func (l *labelled) show(ev bridge.Event) {
 	switch ev.Kind {
 	case bridge.KindText:
+		if ev.MessageID != l.message[ev.Bridge] {
+			l.end(ev.Bridge) // a new message starts a new line
+			l.message[ev.Bridge] = ev.MessageID
+		}
 		l.text(ev.Bridge, ev.Text)
 		return
+	case bridge.KindThinking, bridge.KindPlan, bridge.KindTodos, bridge.KindToolUpdate:
+		// Not shown, but they come between two messages: the next text is
+		// another message, not the rest of this one.
+		l.end(ev.Bridge)
 	case bridge.KindToolStart, bridge.KindToolEnd:
 		l.end(ev.Bridge)
 		l.println(ev.Bridge, fmt.Sprintf("[tool %s: %s]", ev.Tool.Status, ev.Tool.Title))

@@ -11,7 +11,8 @@
 //
 // By default it runs two built-in demo agents (the in-process agent of
 // acprun), each in its own subdirectory of a new temporary workspace,
-// which is removed when they are done (pass -cwd to keep their notes);
+// which is removed when they are done or interrupted (Ctrl-C, SIGTERM)
+// (pass -cwd to keep their notes);
 // -provider runs a built-in profile's agent and -agent any ACP agent, in
 // -cwd instead. Each line is labelled with the profile's title, or the
 // agent's own name from its initialize answer (agentInfo), or the demo
@@ -23,12 +24,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/bridge"
@@ -50,6 +55,7 @@ func main() {
 func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("multiagent", flag.ContinueOnError)
 	n := fs.Int("n", 2, "how many demo agents to run")
+	pace := fs.Duration("pace", 0, "the demo agents' pause between streamed pieces (default 30ms)")
 	cwd := fs.String("cwd", "", "the workspace: -agent and -provider agents run in it, demo agents in subdirectories of it (default: the current directory for -agent and -provider, a temporary directory removed at the end for demo agents)")
 	var agents, providers repeated
 	fs.Var(&agents, "agent", "an ACP agent command to run instead of the demo agents (repeat it)")
@@ -61,15 +67,18 @@ func run(args []string, stdout io.Writer) error {
 	if prompt == "" {
 		prompt = "Say hello and leave a note in the workspace"
 	}
-	plan, err := planAgents(agents, providers, *n, *cwd)
+	plan, err := planAgents(agents, providers, *n, *cwd, *pace)
 	if err != nil {
 		return err
 	}
 	defer plan.cleanup()
 
-	ctx := context.Background()
+	// Ctrl-C or SIGTERM cancels the turns and the starts, so the deferred
+	// cleanup runs: the temporary workspace does not outlive the program.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	host := bridge.NewHost(nil)
-	out := &labelled{w: stdout, partial: map[string]string{}, labels: map[string]string{}}
+	out := &labelled{w: stdout, partial: map[string]string{}, message: map[string]string{}, labels: map[string]string{}}
 	shown := make(chan struct{})
 	go func() {
 		defer close(shown)
@@ -102,9 +111,14 @@ func run(args []string, stdout io.Writer) error {
 		})
 	}
 	wg.Wait()
-	host.Shutdown(ctx)
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	host.Shutdown(shutdownCtx)
 	<-shown
 	out.flush()
+	if ctx.Err() != nil {
+		return errors.New("interrupted")
+	}
 	for _, err := range errs {
 		if err != nil {
 			return err

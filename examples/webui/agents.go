@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/bridge"
@@ -89,6 +91,10 @@ type agent struct {
 	bridge   *bridge.Bridge
 	err      error  // why the last start failed
 	title    string // the agent's own title, from its last initialize
+	exit     error  // why its process last ended, when it crashed
+	// ended: the exited event of the process that last ran has been read,
+	// so exit says how it ended; cleared once it is seen running again.
+	ended bool
 }
 
 // kind says what runs the agent, for the page.
@@ -160,7 +166,7 @@ func (s *server) startBridge(ctx context.Context, a *agent) (*bridge.Bridge, err
 	case ws.hosts != nil:
 		return nil, errors.New("the demo agent runs in this process, not on an SSH host")
 	default:
-		cfg.Transport = &demoagent.Transport{Cwd: ws.cwd, Name: a.spec.Name, Pace: s.cfg.DemoPace}
+		cfg.Transport = &demoagent.Transport{Name: a.spec.Name, Pace: s.cfg.DemoPace}
 		cfg.AgentModes = demoagent.Modes()
 	}
 	return s.host.Start(ctx, cfg)
@@ -173,18 +179,31 @@ type agentStatus struct {
 	Title string `json:"title,omitempty"`
 	Kind  string `json:"kind"`
 	// State is "running", "stopped" (its process ended; the next prompt
-	// starts it again), "not-installed", "sign-in" (it wants a sign-in
-	// first) or "failed" (Error says why), or "starting".
-	State      string                        `json:"state"`
-	Error      string                        `json:"error,omitempty"`
+	// starts it again), "crashed" (it ended on its own, by a failure: Exit
+	// and Stderr say how; the next prompt or new session starts it
+	// again), "not-installed", "sign-in" (it wants a sign-in first) or
+	// "failed" (Error says why), or "starting".
+	State string `json:"state"`
+	Error string `json:"error,omitempty"`
+	// Exit is how a crashed agent ended ("exit status 3", "signal:
+	// killed"); Stderr the last of what it wrote to its standard error.
+	Exit   string `json:"exit,omitempty"`
+	Stderr string `json:"stderr,omitempty"`
+	// Hint says what to do about a not-installed agent, in a line; Error
+	// keeps the whole story (where it was looked for).
+	Hint       string                        `json:"hint,omitempty"`
 	Initialize *acpclient.InitializeResponse `json:"initialize,omitempty"`
 	CanCompact bool                          `json:"canCompact"`
 }
 
-func (a *agent) status() agentStatus {
+func (a *agent) status(ctx context.Context, wait time.Duration) agentStatus {
 	b, err := a.state()
+	if b != nil && !b.Running() {
+		a.awaitExit(ctx, wait)
+	}
 	a.mu.Lock()
 	st := agentStatus{Index: a.index, Name: a.spec.Name, Kind: a.kind(), State: "starting", Title: a.title}
+	exit := a.exit
 	a.mu.Unlock()
 	if a.spec.Profile != nil {
 		st.Title = a.spec.Profile.Title
@@ -192,6 +211,9 @@ func (a *agent) status() agentStatus {
 	switch {
 	case b != nil && b.Running():
 		st.State = "running"
+		a.mu.Lock()
+		a.ended, a.exit = false, nil
+		a.mu.Unlock()
 		st.Initialize = b.InitializeResponse()
 		if info := st.Initialize.AgentInfo; info != nil && a.spec.Profile == nil && info.Title != "" {
 			st.Title = info.Title
@@ -200,10 +222,15 @@ func (a *agent) status() agentStatus {
 			a.mu.Unlock()
 		}
 		st.CanCompact = a.canCompact(b, st.Initialize)
+	case b != nil && exit != nil:
+		st.State, st.Exit, st.Stderr = "crashed", exitText(exit), exitStderr(exit)
 	case b != nil:
 		st.State = "stopped"
 	case err != nil:
 		st.State, st.Error = failureState(err), err.Error()
+		if st.State == "not-installed" {
+			st.Hint = a.installHint()
+		}
 	}
 	return st
 }
@@ -232,4 +259,17 @@ func failureState(err error) string {
 		return "sign-in"
 	}
 	return "failed"
+}
+
+// installHint says what to do about an agent whose program is missing:
+// for a profile what acprun doctor says (its program names) and how to
+// check it there, for a command to install it or give its full path.
+func (a *agent) installHint() string {
+	if p := a.spec.Profile; p != nil {
+		return fmt.Sprintf("Install %s (%s), then check it with: acprun doctor %s", p.Title, strings.Join(p.Binaries, " or "), p.Name)
+	}
+	if len(a.spec.Argv) > 0 {
+		return fmt.Sprintf("Install %s, or start webui with --agent naming its full path", filepath.Base(a.spec.Argv[0]))
+	}
+	return ""
 }

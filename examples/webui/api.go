@@ -21,7 +21,11 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Errorf("reading the request: %w", err))
+		status := http.StatusBadRequest
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			status = http.StatusRequestEntityTooLarge
+		}
+		writeError(w, status, fmt.Errorf("reading the request: %w", err))
 		return false
 	}
 	return true
@@ -48,6 +52,8 @@ func errorStatus(err error) int {
 	switch {
 	case errors.Is(err, errNotFound):
 		return http.StatusNotFound
+	case errors.Is(err, errOutsideWorkspace):
+		return http.StatusForbidden
 	case errors.Is(err, bridge.ErrBusy), errors.Is(err, bridge.ErrTurnRunning),
 		errors.Is(err, bridge.ErrAlreadyAnswered), errors.Is(err, bridge.ErrSessionOpen),
 		errors.Is(err, bridge.ErrSessionClosed), errors.Is(err, errNotOpen):
@@ -81,7 +87,7 @@ func (s *server) agentNamed(name string) (*agent, error) {
 func (s *server) handleAgents(w http.ResponseWriter, r *http.Request) {
 	list := make([]agentStatus, 0, len(s.agents))
 	for _, a := range s.agents {
-		list = append(list, a.status())
+		list = append(list, a.status(r.Context(), s.cfg.RequestWait))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"agents": list, "cwd": s.cfg.Workspace.cwd, "remote": s.cfg.Workspace.hosts != nil})
 }

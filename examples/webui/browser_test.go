@@ -202,6 +202,7 @@ func TestBrowser(t *testing.T) {
 
 	// Both agents run; no session yet.
 	b.run(tab, chromedp.Navigate(ts.URL()))
+	watchPolicy(b, tab)
 	b.until(tab, "both agents running", `document.querySelectorAll("#agents .badge.running").length === 2`)
 	b.until(tab, "the empty session list", `document.querySelector("#sessions")?.textContent.includes("No sessions yet")`)
 	b.shot(tab, "agents")
@@ -219,6 +220,8 @@ func TestBrowser(t *testing.T) {
 		t.Fatal("the permission prompt took the keyboard focus")
 	}
 	b.shot(tab, "permission")
+	// The card lists what its two buttons choose, not the "always" option.
+	b.until(tab, "the options the buttons choose", `document.querySelector('.card[data-type="permission"] .outcome')?.textContent === 'Allow: Allow · Reject: Reject (the agent\'s "always" choices are never made from here)'`)
 	b.run(tab, chromedp.Click(chromedp.CSS(`.card[data-type="permission"]:not(.settled) [data-answer="allow"]`)))
 	b.until(tab, "the allowed write completed", count(`.tool[data-tool="call_write"][data-status="completed"]`)+" === 1 && "+count(`.card[data-outcome="allowed"]`)+" === 1")
 	b.until(tab, "the turn's end", `!document.querySelector("#send").disabled && document.querySelector("#transcript")?.textContent.includes("Done:")`)
@@ -238,6 +241,8 @@ func TestBrowser(t *testing.T) {
 	b.run(tab, chromedp.Click(chromedp.CSS(`.card[data-type="permission"]:not(.settled) [data-answer="reject"]`)))
 	b.until(tab, "the rejection", count(`.card[data-outcome="rejected"]`)+" === 1 && "+count(`.tool[data-tool="call_write"][data-status="failed"]`)+" === 1")
 	b.until(tab, "the turn's end", `!document.querySelector("#send").disabled`)
+	// The plan's step that was under way when the turn ended is not.
+	b.until(tab, "the plan after the refusal", `document.querySelector("#plan li.unfinished")?.textContent.includes("(not finished: the turn ended)") && !document.querySelector("#plan").textContent.includes("(in progress)")`)
 	b.shot(tab, "rejected")
 
 	// Ask: the policy refuses the request without asking.
@@ -290,6 +295,7 @@ func TestBrowser(t *testing.T) {
 	b.shot(tab, "inspector-init")
 	b.run(tab, chromedp.Click(chromedp.CSS("#insp-close")))
 
+	noViolations(t, b, tab)
 	// Reload on the demo session: the whole history comes back.
 	b.run(tab, chromedp.Navigate(ts.URL()+"#session="+key), chromedp.Reload())
 	b.until(tab, "the history after reload", count(".msg.user")+" === 4 && "+count(".card.settled")+" === 4 && "+count(`.tool[data-tool="call_write"]`)+" === 4")
@@ -375,7 +381,10 @@ func TestBrowserStates(t *testing.T) {
 	b.prefix = "states-"
 
 	b.run(tab, chromedp.Navigate(ts.URL()))
+	watchPolicy(b, tab)
 	b.until(tab, "the missing agent", `document.querySelector('[data-agent="missing"] .badge')?.textContent === "not installed"`)
+	// A short hint of what to do; where it was looked for folded away.
+	b.until(tab, "the install hint", `document.querySelector('[data-agent="missing"] .hint')?.textContent.startsWith("Install no-such-agent") && document.querySelector('[data-agent="missing"] details.why:not([open]) pre')?.textContent.includes("no-such-agent")`)
 	b.shot(tab, "not-installed")
 
 	// The sign-in: the request comes while the session opens.
@@ -405,10 +414,16 @@ func TestBrowserStates(t *testing.T) {
 	b.until(tab, "the safety state", `document.querySelector("#s-safety")?.dataset.state === "protected"`)
 	// The context meter, and "unknown" once the context was compacted.
 	b.js(tab, `apply(app.current, {kind: "usage", usage: {known: true, used: 50000, size: 200000, percent: 25}})`)
-	b.until(tab, "the context meter", `document.querySelector("#s-meter").textContent.includes("25%")`)
+	b.until(tab, "the context meter", `document.querySelector("#s-meter").textContent.includes("25%") && document.querySelector("#s-meter .bar i")?.style.width === "25%"`)
 	b.js(tab, `apply(app.current, {kind: "compaction", compaction: {status: "completed", summary: "older turns folded"}})`)
 	b.until(tab, "the meter after compaction", `document.querySelector("#s-meter").textContent === "context: unknown"`)
 	b.shot(tab, "answered")
+	// An agent's link is a link only when it is http or https.
+	b.js(tab, `apply(app.current, {kind: "elicitation", elicitation: {id: "q-js", mode: "url", message: "Open this", url: "javascript:document.title='pwned'"}})`)
+	b.js(tab, `apply(app.current, {kind: "elicitation", elicitation: {id: "q-web", mode: "url", message: "Open that", url: "https://example.com/sign-in"}})`)
+	b.until(tab, "the links", `document.querySelector('.card[data-request="q-js"] .unlinked')?.textContent.startsWith("javascript:") && `+
+		count(`.card[data-request="q-js"] a`)+` === 0 && document.querySelector('.card[data-request="q-web"] a')?.href === "https://example.com/sign-in"`)
+	noViolations(t, b, tab)
 
 	// An agent that crashes: the page says so; the next prompt starts it
 	// again and it resumes the session.
@@ -416,10 +431,23 @@ func TestBrowserStates(t *testing.T) {
 	b.until(tab, "the crashy session", `document.querySelector("#s-agent")?.textContent === "crashy" && document.querySelector("#s-state")?.textContent === "open"`)
 	b.prompt(tab, "crash now")
 	b.until(tab, "the crash", `document.querySelector("#transcript")?.textContent.includes("fatal: out of luck") && !document.querySelector("#send").disabled`)
-	b.until(tab, "the agent stopped", `document.querySelector('[data-agent="crashy"] .badge')?.textContent.startsWith("stopped")`)
+	b.until(tab, "the agent crashed", `document.querySelector('[data-agent="crashy"] .badge')?.textContent === "crashed (exit status 3)" && document.querySelector('[data-agent="crashy"] .stderr pre')?.textContent.includes("fatal: out of luck")`)
 	b.shot(tab, "crashed")
 	b.prompt(tab, "are you there?")
 	b.until(tab, "the restarted agent's answer", `document.querySelector("#transcript")?.textContent.includes("Back on my feet.")`)
 	b.until(tab, "the agent running again", `document.querySelector('[data-agent="crashy"] .badge')?.textContent === "running"`)
 	b.shot(tab, "restarted-agent")
+}
+
+// watchPolicy records, in the page, what its content policy blocks.
+func watchPolicy(b *browser, tab context.Context) {
+	b.js(tab, `(window.blocked = [], document.addEventListener("securitypolicyviolation", (e) => window.blocked.push(e.violatedDirective + " " + e.blockedURI)), "ok")`)
+}
+
+// noViolations fails when the content policy blocked anything of the page.
+func noViolations(t *testing.T, b *browser, tab context.Context) {
+	t.Helper()
+	if got := b.js(tab, `JSON.stringify(window.blocked)`); got != "[]" {
+		t.Errorf("the content policy blocked: %s", got)
+	}
 }

@@ -10,7 +10,11 @@
 // the page sets, or as "Authorization: Bearer TOKEN"): without it the answer
 // is 401, with a wrong one 403. The Host header must name 127.0.0.1 or
 // localhost (a DNS-rebinding page cannot reach the server), and a POST
-// must come from the page's own origin with a JSON body.
+// must come from the page's own origin with a JSON body (at most 1 MiB,
+// else 413). Every response forbids framing (X-Frame-Options: DENY, CSP
+// frame-ancestors 'none') and the page runs its own script and style only.
+// Agents' links (a question's URL, a sign-in's key page) are links only
+// when they are http or https.
 //
 // The agents are fixed when the server starts: the built-in demo agent
 // (package demoagent) unless others are given, each --provider NAME (a
@@ -24,7 +28,8 @@
 // Server-Sent Events) carries the bridge's Event JSON with the event's Pos
 // as its id, so a reconnecting tab resumes after Last-Event-ID and a tab
 // opening a session replays it whole. --cwd is the workspace (the agent may
-// read and write only there), --ssh user@host[:port] runs the agents on that
+// read and write only there; a journaled session recorded in a directory
+// outside it is listed but not reopened, 403), --ssh user@host[:port] runs the agents on that
 // host in the absolute remote --cwd, --terminals lets agents run commands
 // through the host, shown live under their tool rows.
 //
@@ -35,7 +40,7 @@
 // objects; unknown fields are refused):
 //
 //	GET  /api/events?key=&bridge=&after=    the event stream (SSE)
-//	GET  /api/agents                        the agents and their state
+//	GET  /api/agents                        the agents and their state (a crashed one with its exit and stderr)
 //	GET  /api/agents/{agent}/inspector      wire trace, stderr, initialize
 //	GET  /api/sessions                      the journal's sessions
 //	POST /api/sessions {"agent"}            a new session of an agent (name or index)
@@ -50,7 +55,7 @@
 //	POST /api/sessions/{key}/config {"id","value"|"bool"}
 //	POST /api/sessions/{key}/compact
 //	POST /api/sessions/{key}/close
-//	POST /api/auth {"agent","id","method","env"|"decline"}
+//	POST /api/auth {"agent","id","method","env"|"decline"}  env: only the method's declared variables
 package main
 
 import (

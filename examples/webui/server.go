@@ -125,7 +125,10 @@ func (s *server) startAgents() {
 // must, or the agents are held back. The page reads its events through
 // subscriptions (Host.Subscribe), which replay from the journal.
 func (s *server) drainEvents() {
-	for range s.host.Events() {
+	for ev := range s.host.Events() {
+		if ev.Kind == bridge.KindExited {
+			s.noteExit(ev)
+		}
 	}
 }
 

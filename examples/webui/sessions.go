@@ -27,6 +27,9 @@ type sessionItem struct {
 	// Known: the session's agent is one this server runs, so it can be
 	// opened again.
 	Known bool `json:"known"`
+	// Outside: the session's directory is not in this server's workspace,
+	// so it is not opened again here.
+	Outside bool `json:"outside,omitempty"`
 }
 
 // item describes a listed session. views are the live sessions' states as
@@ -50,6 +53,7 @@ func (s *server) item(ctx context.Context, e bridge.SessionEntry, views map[stri
 	}
 	_, err := s.agentNamed(e.Bridge)
 	it.Known = err == nil
+	it.Outside = e.Cwd != "" && !s.cfg.Workspace.contains(e.Cwd)
 	return it
 }
 
@@ -203,6 +207,9 @@ func (s *server) start(a *agent, key string, rec *bridge.Record) (*bridge.Sessio
 	if rec != nil {
 		if rec.Cwd != "" {
 			dir = rec.Cwd
+		}
+		if !s.cfg.Workspace.contains(dir) {
+			return nil, fmt.Errorf("session %s in %s: %w (%s); start webui with --cwd there to reopen it", key, dir, errOutsideWorkspace, s.cfg.Workspace.cwd)
 		}
 		cfg.Policy = bridge.Policy{Mode: bridge.ParseMode(rec.Mode), ReadOnly: rec.ReadOnly}
 	}

@@ -209,6 +209,10 @@ func (s *server) handleAuth(w http.ResponseWriter, r *http.Request) {
 	if req.Decline {
 		err = p.Auth.Decline()
 	} else {
+		if err := checkAuthEnv(p.Auth, req.Method, req.Env); err != nil {
+			writeError(w, http.StatusBadRequest, err)
+			return
+		}
 		err = p.Auth.Answer(bridge.AuthAnswer{MethodID: req.Method, Env: req.Env})
 	}
 	if err != nil {

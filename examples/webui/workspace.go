@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -120,4 +121,39 @@ func dialConfig(keyFile, knownHosts string) (sshconn.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// errOutsideWorkspace is wrapped when a journaled session's directory is
+// not inside the workspace this server was started for.
+var errOutsideWorkspace = errors.New("outside this server's workspace")
+
+// contains reports whether dir is the workspace or lies inside it. A
+// journal outlives servers: a session recorded by one started elsewhere
+// must not reopen with its old directory as the agent's cwd and file root.
+// Local paths are compared with their symbolic links resolved, so a link
+// inside the workspace does not lead out of it.
+func (w *workspace) contains(dir string) bool {
+	root := w.cwd
+	if w.hosts != nil {
+		root, dir = path.Clean(root), path.Clean(dir)
+	} else {
+		root, dir = resolved(root), resolved(dir)
+	}
+	if root == dir {
+		return true
+	}
+	return strings.HasPrefix(dir, strings.TrimSuffix(root, "/")+"/")
+}
+
+// resolved is dir made absolute with its symbolic links resolved, as far
+// as it exists.
+func resolved(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return filepath.Clean(dir)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
 }

@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -26,10 +25,9 @@ const FileName = "acprun-demo.txt"
 
 // Transport starts a fresh demo agent on an in-memory pipe at every
 // Connect, so a bridge that restarts a dead agent gets a new one. It
-// implements acpclient.Transport.
+// implements acpclient.Transport. The agent writes FileName in the cwd of
+// the session it works in, whichever the host opened it with.
 type Transport struct {
-	// Cwd is the absolute workspace directory; the agent writes FileName there.
-	Cwd string
 	// Name appears in the agent's answer and in the file it writes, so
 	// several demo agents can be told apart.
 	Name string
@@ -43,21 +41,23 @@ type Transport struct {
 // Connect starts the agent and returns the client's end of its stream.
 // The agent stops when that stream is closed.
 func (t *Transport) Connect(ctx context.Context) (io.ReadWriteCloser, error) {
-	agent := &acptest.Transport{Script: Script(t.Cwd, t.Name, t.ResumeID, t.Pace)}
+	agent := &acptest.Transport{Script: Script(t.Name, t.ResumeID, t.Pace)}
 	return agent.Connect(ctx)
 }
 
-// Script returns the demo agent's script for a workspace. name labels its
-// output (default "demo"); resumeID, when set, can be loaded; pace is the
-// pause between streamed pieces (0: 30ms).
-func Script(cwd, name, resumeID string, pace time.Duration) acptest.Script {
+// Script returns the demo agent's script. name labels its output
+// (default "demo"); resumeID, when set, can be loaded; pace is the pause
+// between streamed pieces (0: 30ms). It writes FileName in its session's
+// cwd; when the host refuses the write, its tool call fails and it says
+// so.
+func Script(name, resumeID string, pace time.Duration) acptest.Script {
 	if name == "" {
 		name = "demo"
 	}
 	if pace <= 0 {
 		pace = 30 * time.Millisecond
 	}
-	file := filepath.Join(cwd, FileName)
+	file := acptest.CwdToken + "/" + FileName
 	content := fmt.Sprintf("Hello from the %s agent.\nThis file was written through ACP's fs/write_text_file.\n", name)
 	sleep := acptest.Step{Sleep: acptest.Duration(pace)}
 
@@ -104,20 +104,27 @@ func Script(cwd, name, resumeID string, pace time.Duration) acptest.Script {
 			},
 			OnSelect: map[string][]acptest.Step{"allow": {
 				tool("call_write", "in_progress"),
-				{WriteFile: &acptest.WriteFile{Path: file, Content: content}},
-				{Update: update(map[string]any{
-					"sessionUpdate": "tool_call_update", "toolCallId": "call_write", "status": "completed",
-					"content": []map[string]any{{"type": "diff", "path": file, "newText": content}},
-				})},
-				plan("completed", "completed", "in_progress"),
-				{Update: update(map[string]any{
-					"sessionUpdate": "tool_call", "toolCallId": "call_read", "title": "Read " + FileName,
-					"kind": "read", "status": "in_progress", "locations": []map[string]any{{"path": file}},
-				})},
-				{ReadFile: &acptest.ReadFile{Path: file}},
-				tool("call_read", "completed"),
-				plan("completed", "completed", "completed"),
-				{Text: fmt.Sprintf("Done: %s is in your workspace.\n", FileName)},
+				{WriteFile: &acptest.WriteFile{Path: file, Content: content,
+					OnOK: []acptest.Step{
+						{Update: update(map[string]any{
+							"sessionUpdate": "tool_call_update", "toolCallId": "call_write", "status": "completed",
+							"content": []map[string]any{{"type": "diff", "path": file, "newText": content}},
+						})},
+						plan("completed", "completed", "in_progress"),
+						{Update: update(map[string]any{
+							"sessionUpdate": "tool_call", "toolCallId": "call_read", "title": "Read " + FileName,
+							"kind": "read", "status": "in_progress", "locations": []map[string]any{{"path": file}},
+						})},
+						{ReadFile: &acptest.ReadFile{Path: file}},
+						tool("call_read", "completed"),
+						plan("completed", "completed", "completed"),
+						{Text: fmt.Sprintf("Done: %s is in your workspace.\n", FileName)},
+					},
+					OnError: []acptest.Step{
+						tool("call_write", "failed"),
+						{Text: fmt.Sprintf("The host refused the write: %s was not written, so there is nothing to read back.\n", FileName)},
+					},
+				}},
 			}},
 			OnReject:    []acptest.Step{tool("call_write", "failed"), {Text: "Understood: I left your workspace untouched.\n"}},
 			OnCancelled: []acptest.Step{tool("call_write", "failed"), {Text: "The request was cancelled; nothing was written.\n"}},

@@ -11,6 +11,7 @@ function el(tag, attrs, ...children) {
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === undefined || v === null || v === false) continue;
     if (k === "class") e.className = v;
+    else if (k === "style") Object.assign(e.style, v); // CSSOM: the page's CSP allows no style attributes
     else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
     else e.setAttribute(k, v === true ? "" : v);
   }
@@ -19,6 +20,16 @@ function el(tag, attrs, ...children) {
     e.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
   return e;
+}
+
+// link is an anchor to url when it is http or https, else url as plain
+// text: an agent's link must never run script (javascript:) or open
+// data: or file: pages from this one.
+function link(url, text) {
+  let scheme = "";
+  try { scheme = new URL(url).protocol; } catch { /* not a URL: text */ }
+  if (scheme === "http:" || scheme === "https:") return el("a", { href: url, target: "_blank", rel: "noopener noreferrer" }, text);
+  return el("span", { class: "unlinked", title: "not an http(s) address, so not a link" }, text === url ? url : text + ": " + url);
 }
 
 async function api(path, body) {
@@ -51,7 +62,7 @@ async function attempt(fn) {
 const app = { agents: [], sessions: [], current: null };
 
 const stateText = {
-  running: "running", stopped: "stopped", starting: "starting…",
+  running: "running", stopped: "stopped", crashed: "crashed", starting: "starting…",
   "not-installed": "not installed", "sign-in": "sign-in needed", failed: "failed to start",
 };
 
@@ -66,11 +77,15 @@ async function loadAgents() {
     list.append(el("li", { "data-agent": a.name },
       el("div", { class: "name" }, a.title || a.name, a.title && !a.title.includes("(" + a.name + ")") && a.title !== a.name ? el("span", { class: "kind" }, " (" + a.name + ")") : ""),
       el("div", { class: "row" },
-        el("span", { class: "badge " + a.state, title: a.state === "stopped" ? "Its process ended; the next prompt starts it again" : "" }, stateText[a.state] || a.state),
+        el("span", { class: "badge " + a.state, title: a.state === "stopped" || a.state === "crashed" ? "Its process ended; the next prompt or a new session starts it again" : "" },
+          (stateText[a.state] || a.state) + (a.exit ? " (" + a.exit + ")" : "")),
         el("button", { type: "button", class: "primary", "data-new": a.name,
           disabled: a.state === "starting", onclick: () => newSession(a.name) }, "New session"),
         el("button", { type: "button", "data-inspect": a.name, onclick: () => inspector.open(a.name) }, "Inspect")),
-      a.error ? el("div", { class: "err" }, a.error) : null));
+      a.hint ? el("div", { class: "err hint" }, a.hint) : null,
+      a.error && a.hint ? el("details", { class: "why" }, el("summary", {}, "details"), el("pre", {}, a.error)) : null,
+      a.error && !a.hint ? el("div", { class: "err" }, a.error) : null,
+      a.stderr ? el("details", { class: "stderr" }, el("summary", {}, "its last stderr"), el("pre", {}, a.stderr)) : null));
   }
   if (data.agents.some((a) => a.state === "starting")) setTimeout(loadAgents, 500);
   if (app.current) renderCurrentBadges();
@@ -93,11 +108,12 @@ async function loadSessions() {
   if (!data.sessions.length) list.append(el("li", { class: "empty" }, "No sessions yet: start one with an agent above."));
   for (const s of data.sessions) {
     const current = app.current && app.current.key === s.key;
-    list.append(el("li", {},
+    list.append(el("li", s.outside ? { class: "outside" } : {},
       el("button", { type: "button", "data-key": s.key, "aria-current": current ? "true" : "false", onclick: () => openView(s.key) },
         el("span", { class: "t" }, s.title || "Untitled session"),
         el("span", { class: "m" }, s.agent, " · ", s.open ? (s.busy ? "working" : "open") : "closed",
-          s.turns ? " · " + s.turns + " turn" + (s.turns > 1 ? "s" : "") : "", s.updatedAt ? " · " + ago(s.updatedAt) : ""))));
+          s.turns ? " · " + s.turns + " turn" + (s.turns > 1 ? "s" : "") : "", s.updatedAt ? " · " + ago(s.updatedAt) : "",
+          s.outside ? " · outside this server's workspace" : ""))));
   }
 }
 
@@ -240,7 +256,9 @@ function renderCurrentBadges() {
   banner.className = "banner";
   if (!v.open) {
     banner.hidden = false;
-    if (s.known) {
+    if (s.outside) {
+      banner.append(`This session ran in ${s.cwd}, outside this server's workspace; it is not reopened here (start webui with --cwd there). Its history is shown from the journal.`);
+    } else if (s.known) {
       banner.append("This session is not running. Its history is shown from the journal.",
         el("button", { type: "button", class: "primary", id: "s-resume", onclick: resume }, "Resume session"));
     } else {
@@ -249,7 +267,7 @@ function renderCurrentBadges() {
   } else if (a && a.state !== "running" && a.state !== "stopped") {
     banner.hidden = false;
     banner.className = "banner error";
-    banner.append(`Agent ${a.name}: ${stateText[a.state] || a.state}${a.error ? ": " + a.error : ""}`);
+    banner.append(`Agent ${a.name}: ${stateText[a.state] || a.state}${a.exit ? " (" + a.exit + ")" : ""}${a.hint ? ": " + a.hint : a.error ? ": " + a.error : ""}`);
   } else {
     banner.hidden = true;
   }
@@ -312,7 +330,7 @@ function apply(v, ev) {
       return;
     }
     case "decision": return decided(v, ev);
-    case "plan": case "todos": return renderPlan(ev);
+    case "plan": case "todos": v.plan = ev; return renderPlan(ev, false);
     case "usage": return setMeter(ev.usage);
     case "compaction": return compaction(v, ev);
     case "agent_mode": return setAgentMode(v, ev.agentMode);
@@ -358,6 +376,7 @@ function turnEnd(v, ev) {
   const lastError = v.lastError;
   v.lastError = "";
   for (const r of v.rows) if (r.turn === ev.turn && isOpen(r.tool)) { r.tool.status = "unfinished"; renderTool(r); }
+  if (v.plan) renderPlan(v.plan, true);
   // The failure was shown already when its error event came just before.
   if (ev.error && ev.error.message !== lastError) line(v, "The turn failed: " + ev.error.message, "error", ev);
   else if (ev.error) line(v, "The turn failed.", "error", ev);
@@ -473,6 +492,19 @@ function diffView(c) {
   return el("div", { class: "diff" }, el("div", { class: "path" }, label), rows);
 }
 
+// optionsText says what the two buttons choose among the agent's options:
+// Allow picks a one-time allow, Reject a one-time reject; an "always"
+// option is never chosen from here, by design, so it is not listed as if
+// it were offered.
+function optionsText(options) {
+  const names = (kind) => (options || []).filter((o) => o.kind === kind).map((o) => o.name);
+  const always = (options || []).some((o) => o.kind === "allow_always" || o.kind === "reject_always");
+  const parts = [];
+  if (names("allow_once").length) parts.push("Allow: " + names("allow_once")[0]);
+  parts.push("Reject: " + (names("reject_once")[0] || "cancels the request"));
+  return parts.join(" · ") + (always ? " (the agent's \"always\" choices are never made from here)" : "");
+}
+
 function permissionCard(v, ev) {
   const p = ev.permission;
   if (!p) return;
@@ -481,7 +513,7 @@ function permissionCard(v, ev) {
   const reject = el("button", { type: "button", class: "danger", "data-answer": "reject" }, "Reject");
   const card = el("div", { class: "card", "data-request": p.id, "data-type": "permission" },
     el("h4", {}, "The agent asks to run: " + title),
-    el("div", { class: "outcome" }, (p.options || []).map((o) => o.name).join(" · ")),
+    el("div", { class: "outcome" }, optionsText(p.options)),
     el("div", { class: "actions" }, allow, reject));
   const answer = async (a) => {
     allow.disabled = reject.disabled = true;
@@ -505,7 +537,7 @@ function elicitationCard(v, ev) {
   const actions = el("div", { class: "actions" });
   const card = el("div", { class: "card", "data-request": q.id, "data-type": "elicitation" }, el("h4", {}, q.message || "The agent asks"));
   if (q.mode === "url" && q.url) {
-    card.append(el("p", {}, el("a", { href: q.url, target: "_blank", rel: "noopener noreferrer" }, q.url)));
+    card.append(el("p", {}, link(q.url, q.url)));
   }
   const props = (q.schema && q.schema.properties) || {};
   for (const [name, s] of Object.entries(props)) {
@@ -550,7 +582,7 @@ function authCard(ev, v) {
   for (const m of methods) {
     const inputs = (m.vars || []).map((x) => ({ x, input: el("input", { type: x.secret ? "password" : "text", name: x.name, autocomplete: "off" }) }));
     const box = el("div", {}, el("strong", {}, m.name), m.description ? " — " + m.description : "",
-      m.link ? [" ", el("a", { href: m.link, target: "_blank", rel: "noopener noreferrer" }, "get a key")] : "",
+      m.link ? [" ", link(m.link, "get a key")] : "",
       inputs.map((i) => el("label", {}, i.x.name, i.input)));
     box.append(el("div", { class: "actions" }, el("button", { type: "button", class: "primary", onclick: async () => {
       const env = {};
@@ -578,13 +610,19 @@ function decided(v, ev) {
     d.outcome.replace("_", " ") + " " + (settledText[d.by] || "by " + d.by) + (d.rule ? ": " + d.rule : "")));
 }
 
-function renderPlan(ev) {
+// renderPlan shows the plan; once its turn has ended (ended), a step still
+// in progress is shown as not finished, not as running.
+function renderPlan(ev, ended) {
   const list = $("plan");
   list.replaceChildren();
   const todos = ev.todos && ev.todos.length ? ev.todos : null;
   const items = todos || ev.plan || [];
   if (!items.length) list.append(el("li", { class: "empty" }, "No plan."));
-  for (const e of items) list.append(el("li", { class: e.status, title: e.status }, e.content + (e.status === "in_progress" ? " (in progress)" : "")));
+  for (const e of items) {
+    const stuck = ended && e.status === "in_progress";
+    list.append(el("li", { class: stuck ? "unfinished" : e.status, title: stuck ? "the turn ended before this step was done" : e.status },
+      e.content + (stuck ? " (not finished: the turn ended)" : e.status === "in_progress" ? " (in progress)" : "")));
+  }
 }
 
 function setMeter(u) {
@@ -593,7 +631,7 @@ function setMeter(u) {
   if (!u || !u.known) { m.append("context: unknown"); return; }
   const pct = u.percent || (u.size ? (100 * u.used) / u.size : 0);
   m.append("context:", el("span", { class: "bar", role: "meter", "aria-valuenow": Math.round(pct), "aria-valuemin": 0, "aria-valuemax": 100 },
-    el("i", { style: `width:${Math.min(100, pct)}%` })),
+    el("i", { style: { width: `${Math.min(100, pct)}%` } })),
     `${Math.round(pct)}%` + (u.used && u.size ? ` (${u.used.toLocaleString()} / ${u.size.toLocaleString()})` : "") +
     (u.cost ? ` · ${u.cost.amount} ${u.cost.currency}` : ""));
 }
