@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/acphost/acphost/acpclient"
 )
@@ -17,6 +18,10 @@ var ErrAuthRequired = errors.New("sign-in required")
 
 // ErrAuthDeclined is wrapped when the app declined an AuthRequest.
 var ErrAuthDeclined = errors.New("bridge: sign-in declined")
+
+// ErrAuthUndeclaredEnv is returned when an AuthAnswer sets environment
+// variables its env_var method does not list; the error names them.
+var ErrAuthUndeclaredEnv = errors.New("bridge: sign-in answer sets variables the method does not declare")
 
 // Auth method types an AuthOption can have.
 const (
@@ -54,9 +59,10 @@ type AuthOption struct {
 type AuthAnswer struct {
 	// MethodID is the id of one of the request's Methods.
 	MethodID string
-	// Env holds the values of an env_var method's variables. They are
-	// secrets: the bridge passes them to the agent's environment only and
-	// masks them in every error and log.
+	// Env holds the values of an env_var method's variables, and only
+	// those: a name the method does not list is refused
+	// (ErrAuthUndeclaredEnv). They are secrets: the bridge passes them to
+	// the agent's environment only and masks them in every error and log.
 	Env map[string]string
 	// Meta is sent as authenticate's _meta, for agents that take extra
 	// values there.
@@ -286,10 +292,18 @@ func (b *Bridge) carryOut(ctx context.Context, conn *acpclient.Conn, m AuthOptio
 				env[v.Name] = val
 			}
 		}
-		for k, v := range ans.Env { // variables the method did not list are the app's choice
-			if _, listed := env[k]; !listed {
-				env[k] = v
+		// Only what the method lists: an app that forwards a user's (or a
+		// web page's) answer must not let it choose PATH, LD_PRELOAD or
+		// NODE_OPTIONS for the agent. Other variables belong in the launch.
+		var undeclared []string
+		for k := range ans.Env {
+			if !slices.ContainsFunc(m.Vars, func(v acpclient.AuthVar) bool { return v.Name == k }) {
+				undeclared = append(undeclared, k)
 			}
+		}
+		if len(undeclared) > 0 {
+			slices.Sort(undeclared)
+			return nil, fmt.Errorf("%w: %s", ErrAuthUndeclaredEnv, strings.Join(undeclared, ", "))
 		}
 		next, err := b.respawn(ctx, func(t acpclient.Transport) (acpclient.Transport, error) { return transportWithEnv(t, env) }, nil)
 		if err != nil {

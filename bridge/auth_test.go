@@ -222,6 +222,30 @@ func TestSignInWithEnvVarRestartsWithTheSecret(t *testing.T) {
 	}
 }
 
+// TestSignInRefusesUndeclaredVariables: an answer that sets a variable its
+// env_var method does not list (an app forwarding what a page sent: PATH,
+// LD_PRELOAD, BASH_ENV) is refused with ErrAuthDeclined naming it, and
+// the agent is not restarted with it.
+func TestSignInRefusesUndeclaredVariables(t *testing.T) {
+	methods := raw(`[{"type":"env_var","id":"key","name":"API key","vars":[{"name":"OPENAI_API_KEY"}]}]`)
+	script := acptest.Script{
+		Initialize: acptest.InitializeScript{AuthMethods: methods},
+		NewSession: acptest.NewSessionScript{RequireAuth: "key"},
+	}
+	h, rec := newHostAndRecorder(t, nil)
+	answerAuth(rec, func(r *AuthRequest) {
+		r.Answer(AuthAnswer{MethodID: "key", Env: map[string]string{"OPENAI_API_KEY": "k", "BASH_ENV": "/tmp/x", "LD_PRELOAD": "/tmp/y.so"}})
+	})
+	b, in := startPlain(t, h, script, "", Config{})
+	_, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w"})
+	if !errors.Is(err, ErrAuthUndeclaredEnv) || !strings.Contains(err.Error(), "BASH_ENV, LD_PRELOAD") {
+		t.Fatalf("OpenSession: %v; want ErrAuthUndeclaredEnv naming BASH_ENV, LD_PRELOAD", err)
+	}
+	if n := len(in.Launches(t)); n != 1 {
+		t.Errorf("%d launches: the agent was restarted with an undeclared variable", n)
+	}
+}
+
 type lockedWriter struct {
 	buf *bytes.Buffer
 	mu  *sync.Mutex
