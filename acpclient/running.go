@@ -15,7 +15,8 @@ import (
 // while it runs, such as a terminal an agent asked for. Stdout and stderr
 // are one pipe (one pseudo-terminal with PTY), so Read returns them in the
 // order the command wrote them; stdin is empty. The command gets the
-// guarantees an agent gets: its own process group, on Linux a parent-death
+// guarantees an agent gets (a program that cannot be found is an error
+// wrapping ErrProgramNotFound): its own process group, on Linux a parent-death
 // signal, on Unix a sentinel that kills the group if this process dies
 // (unless NoSentinel).
 //
@@ -28,7 +29,7 @@ import (
 // fields do not. ctx bounds nothing once the command runs: Kill
 // and Close end it.
 func (t *CommandTransport) Start(ctx context.Context) (*RunningCommand, error) {
-	path, err := t.resolve()
+	path, err := t.resolveAs(ErrProgramNotFound)
 	if err != nil {
 		return nil, err
 	}

@@ -341,7 +341,7 @@ type remoteStart struct {
 // startRemote starts Path under the wrapper (in terminal mode for Start)
 // and passes it the environment.
 func (t *SSHTransport) startRemote(ctx context.Context, terminal bool) (*remoteStart, error) {
-	rc, err := t.prepareRemote(ctx, terminal)
+	rc, err := t.prepareRemote(ctx, terminal, ErrAgentNotFound)
 	if err != nil {
 		return nil, err
 	}
@@ -376,10 +376,11 @@ type remoteCall struct {
 	preamble []byte
 }
 
-// prepareRemote checks the transport's settings and gets the connection.
-func (t *SSHTransport) prepareRemote(ctx context.Context, terminal bool) (*remoteCall, error) {
+// prepareRemote checks the transport's settings and gets the connection;
+// a missing Path is an error wrapping notFound.
+func (t *SSHTransport) prepareRemote(ctx context.Context, terminal bool, notFound error) (*remoteCall, error) {
 	if t.Path == "" {
-		return nil, fmt.Errorf("acpclient: %w: no program given", ErrAgentNotFound)
+		return nil, fmt.Errorf("acpclient: %w: no program given", notFound)
 	}
 	preamble, err := envPreamble(t.Env)
 	if err != nil {

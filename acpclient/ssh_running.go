@@ -25,7 +25,7 @@ import (
 // shell's message as output. As a shell sees it, a command that exits with
 // a status above 128 is reported as killed by the signal of that number.
 func (t *SSHTransport) Start(ctx context.Context) (*RemoteCommand, error) {
-	rc, err := t.prepareRemote(ctx, true)
+	rc, err := t.prepareRemote(ctx, true, ErrProgramNotFound)
 	if err != nil {
 		return nil, err
 	}

@@ -178,3 +178,46 @@ func TestTerminalShutdownNotHeldByEscapedOutput(t *testing.T) {
 		}
 	})
 }
+
+// TestTerminalCreateErrorCodes: environment variables no runner can set
+// are invalid params (-32602) on every runner, before anything runs; a
+// program missing locally is resource not found (-32002) saying "program
+// not found" (an SSH host reports exit 127).
+func TestTerminalCreateErrorCodes(t *testing.T) {
+	eachRunner(t, func(t *testing.T, r termRunner) {
+		for _, tt := range []struct {
+			name, env string
+		}{
+			{"empty name", `[{"name":"","value":"x"}]`},
+			{"name with =", `[{"name":"A=B","value":"x"}]`},
+			{"name with NUL", `[{"name":"A\u0000B","value":"x"}]`},
+			{"value with NUL", `[{"name":"A","value":"x\u0000y"}]`},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				script := acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
+					{Terminal: &acptest.Terminal{Command: "echo", Args: []string{"ran"}, Env: []byte(tt.env)}},
+				}}}}
+				f := newTermFixture(t, script, Policy{Mode: ModeBuild}, r.opts(t))
+				f.prompt(t, "run")
+				if got, want := f.report("terminal:"), "terminal: terminal/create error -32602 terminal/create: environment variable"; !strings.HasPrefix(got, want) {
+					t.Errorf("got  %s\nwant %s…", got, want)
+				}
+			})
+		}
+		t.Run("missing program", func(t *testing.T) {
+			script := acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
+				{Terminal: &acptest.Terminal{Command: "no-such-program-here"}},
+			}}}}
+			f := newTermFixture(t, script, Policy{Mode: ModeBuild}, r.opts(t))
+			f.prompt(t, "run")
+			got := f.report("terminal:")
+			want := "terminal: terminal/create error -32002 running no-such-program-here: program not found:"
+			if r.name != "local" {
+				want = "terminal: exit 127"
+			}
+			if !strings.HasPrefix(got, want) || strings.Contains(got, "agent binary") {
+				t.Errorf("got  %s\nwant %s…", got, want)
+			}
+		})
+	})
+}

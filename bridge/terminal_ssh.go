@@ -60,6 +60,10 @@ func (r SSHTerminals) StartTerminal(ctx context.Context, cmd TerminalCommand) (T
 	}
 	env := []string{"TERM=dumb"}
 	for _, v := range cmd.Env {
+		if !shellName(v.Name) {
+			// The remote shell exports it: it must be a name the shell takes.
+			return nil, acpclient.NewError(acpclient.CodeInvalidParams, "terminal/create: environment variable %q refused: on an SSH host a name is letters, digits and underscores, not starting with a digit", v.Name)
+		}
 		env = append(env, v.Name+"="+v.Value)
 	}
 	t := &acpclient.SSHTransport{Dial: r.client, Path: cmd.Command, Args: cmd.Args, Dir: cmd.Dir, KeepEnv: keep, Env: env}
@@ -68,6 +72,16 @@ func (r SSHTerminals) StartTerminal(ctx context.Context, cmd TerminalCommand) (T
 		return nil, err // not a nil *RemoteCommand in a non-nil interface
 	}
 	return c, nil
+}
+
+// shellName reports whether s is a name a POSIX shell can export.
+func shellName(s string) bool {
+	for i, r := range s {
+		if r != '_' && !('a' <= r && r <= 'z') && !('A' <= r && r <= 'Z') && (i == 0 || !('0' <= r && r <= '9')) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func (r SSHTerminals) client(ctx context.Context) (*ssh.Client, error) {
