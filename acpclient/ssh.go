@@ -23,10 +23,20 @@ import (
 // because Close closed it or because the SSH connection dropped, the agent
 // gets StopTimeout to exit, then SIGTERM to its process group, then SIGKILL
 // after KillTimeout. So nothing in the agent's session is left running on
-// the host even when this side vanishes. A stated limit: a descendant that
-// starts a session of its own there (setsid, a daemon) leaves the agent's
-// session and survives it; the recording of descendants that catches those
-// for local agents on Linux does not run remotely. Arguments are
+// the host even when this side vanishes. A stated limit: a descendant of
+// an agent that starts a session of its own there (setsid, a daemon)
+// leaves the agent's session and survives it. For terminal commands
+// (Start) on a host with /proc the wrapper records such descendants, as a
+// local command's are recorded: it walks the parent links from the
+// command every second (with ps -A, or by reading /proc in sh), and again
+// when the command is killed, and ends those it recorded (stopped first,
+// then killed, each only while /proc shows the start time it recorded;
+// without pidfds in sh a pid reused in the instant between that check and
+// the signal is the remaining hazard). What escapes between two samples
+// (a double fork, or anything started just before the command exits on its
+// own) is not found, and hosts without /proc record nothing; the exit
+// status is reported regardless and the output is cut remoteExitDrain
+// after it, so nothing waits on such a process. Arguments are
 // single-quoted for the remote shell: nothing in them is interpreted.
 type SSHTransport struct {
 	// Client is the SSH connection; it is shared, not closed, by the transport.
@@ -91,7 +101,11 @@ func shellQuote(s string) string {
 //
 // ACPHOST_TERMINAL selects the terminal mode of SSHTransport.Start: the
 // command's stdin is /dev/null while the reader job still watches the
-// session's stdin, stderr joins stdout, and a command killed by a signal
+// session's stdin, the command's stderr joins its stdout (the wrapper's
+// own stderr stays the session's, so a shell's "Killed" never lands in the
+// output), a recorder job R (where /proc is) samples the command's
+// descendants and, told by TERM, stops and kills them (see SSHTransport),
+// and a command killed by a signal
 // (a status above 128) makes the wrapper end with that signal itself, so
 // the SSH exit status names it.
 const remoteWrapper = `trap "" PIPE HUP

@@ -19,7 +19,13 @@ import (
 // killed with SIGKILL when the terminal is killed or released, when its
 // session, agent or bridge ends, or when the connection drops; the command
 // and its arguments are quoted, never interpreted by the remote shell;
-// stdout and stderr are joined on the host, in order.
+// stdout and stderr are joined on the host, in order, and the wrapper's
+// own messages stay out of them. On a host with /proc, descendants that
+// leave the command's session (setsid) are recorded and ended with it, as
+// locally; the limits are acpclient.SSHTransport's. The exit status counts
+// when the command exits, even while something it left behind holds its
+// output open (that output is then cut a second later), and every end of a
+// terminal is bounded in time, whatever the host does.
 //
 // The command's environment is a minimal base plus what the agent asks
 // for: PATH, HOME, USER, LOGNAME, LANG, LC_ALL, LC_CTYPE, TZ and TMPDIR as
