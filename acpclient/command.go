@@ -193,21 +193,25 @@ func closeAll(files ...*os.File) {
 	}
 }
 
-// resolve finds the program the way exec would, but with the PATH the agent
-// will get and an error that lists where it looked.
-func (t *CommandTransport) resolve() (string, error) {
+// resolve finds the agent program (see resolveAs).
+func (t *CommandTransport) resolve() (string, error) { return t.resolveAs(ErrAgentNotFound) }
+
+// resolveAs finds the program the way exec would, but with the PATH the
+// program will get and an error wrapping notFound that lists where it
+// looked.
+func (t *CommandTransport) resolveAs(notFound error) (string, error) {
 	if t.Path == "" {
-		return "", fmt.Errorf("acpclient: %w: no program given", ErrAgentNotFound)
+		return "", fmt.Errorf("acpclient: %w: no program given", notFound)
 	}
 	if strings.ContainsRune(t.Path, filepath.Separator) {
 		fi, err := os.Stat(t.Path)
 		if err != nil {
-			return "", fmt.Errorf("acpclient: %w: %s: %v", ErrAgentNotFound, t.Path, err)
+			return "", fmt.Errorf("acpclient: %w: %s: %v", notFound, t.Path, err)
 		}
 		if fi.IsDir() {
-			return "", fmt.Errorf("acpclient: %w: %s is a directory", ErrAgentNotFound, t.Path)
+			return "", fmt.Errorf("acpclient: %w: %s is a directory", notFound, t.Path)
 		}
-		return absProgram(t.Path)
+		return absProgram(t.Path, notFound)
 	}
 	pathEnv := os.Getenv("PATH")
 	for _, kv := range t.Env {
@@ -221,20 +225,20 @@ func (t *CommandTransport) resolve() (string, error) {
 		}
 		candidate := filepath.Join(dir, t.Path)
 		if fi, err := os.Stat(candidate); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return absProgram(candidate)
+			return absProgram(candidate, notFound)
 		}
 	}
-	return "", fmt.Errorf("acpclient: %w: %q is not in PATH (searched %s)", ErrAgentNotFound, t.Path, pathEnv)
+	return "", fmt.Errorf("acpclient: %w: %q is not in PATH (searched %s)", notFound, t.Path, pathEnv)
 }
 
 // absProgram makes a program path found relative to this process's working
 // directory absolute. os/exec would otherwise look it up relative to Dir,
 // the agent's workspace: a different file than the one checked, and one the
 // workspace, which may not be trusted, could supply.
-func absProgram(path string) (string, error) {
+func absProgram(path string, notFound error) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return "", fmt.Errorf("acpclient: %w: %s: %v", ErrAgentNotFound, path, err)
+		return "", fmt.Errorf("acpclient: %w: %s: %v", notFound, path, err)
 	}
 	return abs, nil
 }

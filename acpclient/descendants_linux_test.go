@@ -199,3 +199,27 @@ func TestLeftoverIsBounded(t *testing.T) {
 		t.Fatalf("read %d bytes after the drain, %v; want 1000", len(b), err)
 	}
 }
+
+// TestStartKillEndsDescendantsThatLeftTheGroup: a terminal command's
+// grandchild that called setsid is recorded when Kill begins (no periodic
+// sampling here) and ended with the command; Read still ends.
+func TestStartKillEndsDescendantsThatLeftTheGroup(t *testing.T) {
+	gpidFile := filepath.Join(t.TempDir(), "grandchild.pid")
+	tr := &CommandTransport{Path: "/bin/sh", Args: []string{"-c", detachedChild(gpidFile) + `; echo started; exec sleep 301`},
+		DescendantScan: -1}
+	c, err := tr.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	gpid := waitPid(t, gpidFile)
+	t.Cleanup(func() { _ = killPid(gpid) })
+	c.Kill()
+	if st := c.Wait(); st.Signal == nil || *st.Signal != "SIGKILL" {
+		t.Errorf("status %+v, want SIGKILL", st)
+	}
+	waitGone(t, gpid, "grandchild of a terminal command that left its process group")
+	if out, _ := io.ReadAll(c); string(out) != "started\n" {
+		t.Errorf("output %q, want %q", out, "started\n")
+	}
+}

@@ -70,6 +70,9 @@ var (
 	ErrLineTooLong = errors.New("line exceeds maximum size")
 	// ErrAgentNotFound reports an agent binary that could not be found.
 	ErrAgentNotFound = errors.New("agent binary not found")
+	// ErrProgramNotFound reports a command's program (CommandTransport.Start,
+	// such as a terminal's) that could not be found.
+	ErrProgramNotFound = errors.New("program not found")
 )
 
 // IsAuthRequired reports whether err is the agent's "authentication required"

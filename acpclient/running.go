@@ -15,17 +15,21 @@ import (
 // while it runs, such as a terminal an agent asked for. Stdout and stderr
 // are one pipe (one pseudo-terminal with PTY), so Read returns them in the
 // order the command wrote them; stdin is empty. The command gets the
-// guarantees an agent gets: its own process group, on Linux a parent-death
+// guarantees an agent gets (a program that cannot be found is an error
+// wrapping ErrProgramNotFound): its own process group, on Linux a parent-death
 // signal, on Unix a sentinel that kills the group if this process dies
 // (unless NoSentinel).
 //
 // When the command exits, whatever it left in its group is killed
-// (SIGKILL), as for Output: a command's end is the end of its tree. Path is
-// resolved as for Connect; Dir, Env, NoSentinel, ExitDrain and PTY apply,
-// the other fields do not. ctx bounds nothing once the command runs: Kill
+// (SIGKILL), as for Output: a command's end is the end of its tree. On
+// Linux that tree includes the descendants that left the group (setsid, a
+// daemon), recorded as for an agent (see DescendantScan) and killed when
+// the command is killed or exits. Path is resolved as for Connect; Dir,
+// Env, NoSentinel, ExitDrain, DescendantScan and PTY apply, the other
+// fields do not. ctx bounds nothing once the command runs: Kill
 // and Close end it.
 func (t *CommandTransport) Start(ctx context.Context) (*RunningCommand, error) {
-	path, err := t.resolve()
+	path, err := t.resolveAs(ErrProgramNotFound)
 	if err != nil {
 		return nil, err
 	}
@@ -49,6 +53,7 @@ func (t *CommandTransport) Start(ctx context.Context) (*RunningCommand, error) {
 	c := &RunningCommand{cmd: cmd, reaped: reaped, out: outR, pty: t.PTY,
 		drain: orDefault(t.ExitDrain, DefaultExitDrain), exited: make(chan struct{})}
 	c.guard = t.startSentinel(cmd.Process.Pid)
+	c.tree = newDescendants(cmd.Process.Pid, scanInterval(t.DescendantScan), c.exited)
 	go c.reap()
 	return c, nil
 }
@@ -60,6 +65,7 @@ type RunningCommand struct {
 	cmd    *exec.Cmd
 	reaped func()
 	guard  *sentinel // nil without one
+	tree   *descendants
 	out    *os.File
 	pty    bool // out is a pseudo-terminal's master
 	drain  time.Duration
@@ -97,12 +103,16 @@ func (c *RunningCommand) Wait() *TerminalExitStatus {
 }
 
 // Kill sends SIGKILL to the command's process group, so its children die
-// with it; it does not wait. Once the command has been reaped it does
-// nothing (its group was ended then).
+// with it; it does not wait. Descendants that left the group are ended
+// once the command has been reaped. Once it has been reaped Kill does
+// nothing (its group and descendants were ended then).
 func (c *RunningCommand) Kill() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.done {
+		// Record the tree while the command still links it: once it is
+		// killed, its children are re-parented and no longer found.
+		c.tree.sample()
 		killGroup(c.cmd, true) // unreaped leader: the group id is still ours
 	}
 	return nil
@@ -118,8 +128,9 @@ func (c *RunningCommand) Close() error {
 }
 
 // reap waits for the command, ends what is left in its group (pinned by
-// the sentinel, so the id cannot have been reused), stops the sentinel and
-// bounds how long the output is read after the exit.
+// the sentinel, so the id cannot have been reused) and the descendants
+// recorded outside it, stops the sentinel and bounds how long the output
+// is read after the exit.
 func (c *RunningCommand) reap() {
 	_ = c.cmd.Wait()
 	c.reaped()
@@ -129,6 +140,7 @@ func (c *RunningCommand) reap() {
 		killGroup(c.cmd, true)
 	}
 	c.mu.Unlock()
+	c.tree.end()
 	c.guard.stop()
 	c.status = exitStatusOf(c.cmd.ProcessState)
 	_ = c.out.SetReadDeadline(time.Now().Add(c.drain))

@@ -23,10 +23,20 @@ import (
 // because Close closed it or because the SSH connection dropped, the agent
 // gets StopTimeout to exit, then SIGTERM to its process group, then SIGKILL
 // after KillTimeout. So nothing in the agent's session is left running on
-// the host even when this side vanishes. A stated limit: a descendant that
-// starts a session of its own there (setsid, a daemon) leaves the agent's
-// session and survives it; the recording of descendants that catches those
-// for local agents on Linux does not run remotely. Arguments are
+// the host even when this side vanishes. A stated limit: a descendant of
+// an agent that starts a session of its own there (setsid, a daemon)
+// leaves the agent's session and survives it. For terminal commands
+// (Start) on a host with /proc the wrapper records such descendants, as a
+// local command's are recorded: it walks the parent links from the
+// command every second (with ps -A, or by reading /proc in sh), and again
+// when the command is killed, and ends those it recorded (stopped first,
+// then killed, each only while /proc shows the start time it recorded;
+// without pidfds in sh a pid reused in the instant between that check and
+// the signal is the remaining hazard). What escapes between two samples
+// (a double fork, or anything started just before the command exits on its
+// own) is not found, and hosts without /proc record nothing; the exit
+// status is reported regardless and the output is cut remoteExitDrain
+// after it, so nothing waits on such a process. Arguments are
 // single-quoted for the remote shell: nothing in them is interpreted.
 type SSHTransport struct {
 	// Client is the SSH connection; it is shared, not closed, by the transport.
@@ -91,14 +101,18 @@ func shellQuote(s string) string {
 //
 // ACPHOST_TERMINAL selects the terminal mode of SSHTransport.Start: the
 // command's stdin is /dev/null while the reader job still watches the
-// session's stdin, stderr joins stdout, and a command killed by a signal
+// session's stdin, the command's stderr joins its stdout (the wrapper's
+// own stderr stays the session's, so a shell's "Killed" never lands in the
+// output), a recorder job R (where /proc is) samples the command's
+// descendants and, told by TERM, stops and kills them (see SSHTransport),
+// and a command killed by a signal
 // (a status above 128) makes the wrapper end with that signal itself, so
 // the SSH exit status names it.
 const remoteWrapper = `trap "" PIPE HUP
 if [ -n "$ACPHOST_ENV" ]; then nl="
 "; while IFS= read -r l && [ -n "$l" ]; do eval "export $l"; done; unset ACPHOST_ENV nl l; fi
 _ahs=$ACPHOST_STOP _ahk=$ACPHOST_KILL _aht=$ACPHOST_TERMINAL; unset ACPHOST_STOP ACPHOST_KILL ACPHOST_TERMINAL
-[ -n "$_aht" ] && exec 2>&1
+_ahe=2; [ -n "$_aht" ] && _ahe=1
 stop=
 trap "stop=1" USR1
 W="( ( while kill -0 \$1 2>/dev/null; do sleep 1; done; kill -TERM 0; sleep $_ahk; kill -KILL 0 ) & ) >/dev/null 2>&1 </dev/null; shift; exec \"\$@\""
@@ -108,19 +122,34 @@ if [ -z "$_aht" ]; then _ahd=$(mktemp -d 2>/dev/null) || _ahd=/tmp/acphost-$$; m
 exec 3<&0
 ( trap "kill \$c 2>/dev/null; exit 0" TERM; cat <&3 >"$_ahi" & c=$!; wait $c; kill -USR1 $$ ) >/dev/null 2>&1 &
 r=$!
-if [ -n "$S" ]; then $S "$W" acphost-watch $$ "$@" <"$_ahi" 3<&- & else "$@" <"$_ahi" 3<&- & fi
+if [ -n "$S" ]; then $S "$W" acphost-watch $$ "$@" <"$_ahi" 3<&- 2>&$_ahe & else "$@" <"$_ahi" 3<&- 2>&$_ahe & fi
 a=$!
 exec 3<&-
 sig() { kill -$1 -$a 2>/dev/null || kill -$1 $a 2>/dev/null; }
+ps_() { read -r _l </proc/$1/stat || return 1; set -- ${_l##*\)}; _pp=$2 _s=${20}; }
+L() { if [ -n "$P" ]; then ps -A -o pid= -o ppid=; else for f_ in /proc/[0-9]*/stat; do i=${f_#/proc/}; i=${i%/stat}; ps_ $i && echo $i $_pp; done; fi 2>/dev/null; }
+scan() { n_=1; while [ $n_ = 1 ]; do n_=0; set -- $(L); while [ $# -ge 2 ]; do i=$1 q=$2; shift 2
+  case $p in *" $i:"*) continue;; esac
+  if [ "$q" = "$a" ]; then ps_ $a && [ "$_s" = "$rs" ] || continue
+  else case $p in *" $q:"*) ;; *) continue;; esac; e_=${p#*" $q:"}; e_=${e_%% *}; ps_ $q && [ "$_s" = "$e_" ] || continue; fi
+  ps_ $i && [ "$_pp" = "$q" ] || continue; p="$p$i:$_s "; n_=1; done; done; }
+sg() { i=${2%:*}; ps_ $i && [ "$_s" = "${2#*:}" ] && kill -$1 $i; }
+R() { f=; trap "f=1" TERM; p=" "; rs=; ps_ $a && rs=$_s; P=; ps -A -o pid= >/dev/null 2>&1 && P=1
+  while [ -z "$f" ] && kill -0 $w; do scan; [ -n "$f" ] && break; sleep 1 & z=$!; wait $z; kill $z; done
+  k=" "; n=0; while [ $n -lt 8 ]; do scan; m=; for e in $p; do case $k in *" $e "*) continue;; esac; sg STOP $e; k="$k$e "; m=1; done; [ -n "$m" ] || break; n=$((n+1)); done
+  ps_ $a && [ "$_s" = "$rs" ] && sig KILL; for e in $k; do sg KILL $e; done; }
+w=$$ d=; [ -n "$_aht" ] && [ -r /proc/$a/stat ] && { R >/dev/null 2>&1 </dev/null & d=$!; }
+tree() { [ -n "$d" ] || return 0; kill -TERM $d 2>/dev/null; while :; do wait $d; [ $? -gt 128 ] || break; done; d=; }
 graced() { i=0; while kill -0 $a 2>/dev/null && [ $i -lt $1 ]; do sleep 1; i=$((i+1)); done; }
 while :; do
   wait $a; st=$?
   kill -0 $a 2>/dev/null || break
-  [ -n "$stop" ] && { graced $_ahs; [ $_ahk -gt 0 ] && { sig TERM; graced $_ahk; }; sig KILL; }
+  [ -n "$stop" ] && { graced $_ahs; [ $_ahk -gt 0 ] && { sig TERM; graced $_ahk; }; tree; sig KILL; }
 done
 wait $a 2>/dev/null; x=$?; [ $x -ne 127 ] && st=$x
 kill $r 2>/dev/null
 [ -n "$_ahd" ] && rm -rf "$_ahd"
+tree
 sig KILL
 [ -n "$_aht" ] && [ $st -gt 128 ] && { trap - PIPE HUP USR1; kill -$((st-128)) $$; }
 exit $st`
@@ -326,8 +355,46 @@ type remoteStart struct {
 // startRemote starts Path under the wrapper (in terminal mode for Start)
 // and passes it the environment.
 func (t *SSHTransport) startRemote(ctx context.Context, terminal bool) (*remoteStart, error) {
+	rc, err := t.prepareRemote(ctx, terminal, ErrAgentNotFound)
+	if err != nil {
+		return nil, err
+	}
+	client := rc.client
+	sess, err := client.NewSession()
+	if err != nil {
+		return nil, fmt.Errorf("acpclient: ssh: opening a session on %s: %w", client.RemoteAddr(), err)
+	}
+	stdin, err1 := sess.StdinPipe()
+	stdout, err2 := sess.StdoutPipe()
+	stderr, err3 := sess.StderrPipe()
+	if err := errors.Join(err1, err2, err3); err != nil {
+		sess.Close()
+		return nil, fmt.Errorf("acpclient: ssh: %w", err)
+	}
+	if err := sess.Start(rc.line); err != nil {
+		sess.Close()
+		return nil, fmt.Errorf("acpclient: ssh: starting %s on %s: %w", t.Path, client.RemoteAddr(), err)
+	}
+	if _, err := stdin.Write(rc.preamble); err != nil {
+		sess.Close()
+		return nil, fmt.Errorf("acpclient: ssh: passing the environment to %s on %s: %w", t.Path, client.RemoteAddr(), err)
+	}
+	return &remoteStart{client: client, sess: sess, stdin: stdin, stdout: stdout, stderr: stderr}, nil
+}
+
+// remoteCall is a checked remote command line, the environment preamble
+// the wrapper reads first, and the connection to run it on.
+type remoteCall struct {
+	client   *ssh.Client
+	line     string
+	preamble []byte
+}
+
+// prepareRemote checks the transport's settings and gets the connection;
+// a missing Path is an error wrapping notFound.
+func (t *SSHTransport) prepareRemote(ctx context.Context, terminal bool, notFound error) (*remoteCall, error) {
 	if t.Path == "" {
-		return nil, fmt.Errorf("acpclient: %w: no program given", ErrAgentNotFound)
+		return nil, fmt.Errorf("acpclient: %w: no program given", notFound)
 	}
 	preamble, err := envPreamble(t.Env)
 	if err != nil {
@@ -341,24 +408,5 @@ func (t *SSHTransport) startRemote(ctx context.Context, terminal bool) (*remoteS
 	if err != nil {
 		return nil, err
 	}
-	sess, err := client.NewSession()
-	if err != nil {
-		return nil, fmt.Errorf("acpclient: ssh: opening a session on %s: %w", client.RemoteAddr(), err)
-	}
-	stdin, err1 := sess.StdinPipe()
-	stdout, err2 := sess.StdoutPipe()
-	stderr, err3 := sess.StderrPipe()
-	if err := errors.Join(err1, err2, err3); err != nil {
-		sess.Close()
-		return nil, fmt.Errorf("acpclient: ssh: %w", err)
-	}
-	if err := sess.Start(line); err != nil {
-		sess.Close()
-		return nil, fmt.Errorf("acpclient: ssh: starting %s on %s: %w", t.Path, client.RemoteAddr(), err)
-	}
-	if _, err := stdin.Write(preamble); err != nil {
-		sess.Close()
-		return nil, fmt.Errorf("acpclient: ssh: passing the environment to %s on %s: %w", t.Path, client.RemoteAddr(), err)
-	}
-	return &remoteStart{client: client, sess: sess, stdin: stdin, stdout: stdout, stderr: stderr}, nil
+	return &remoteCall{client: client, line: line, preamble: preamble}, nil
 }

@@ -3,6 +3,7 @@ package acpclient
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -24,41 +25,67 @@ import (
 // shell's message as output. As a shell sees it, a command that exits with
 // a status above 128 is reported as killed by the signal of that number.
 func (t *SSHTransport) Start(ctx context.Context) (*RemoteCommand, error) {
-	r, err := t.startRemote(ctx, true)
+	rc, err := t.prepareRemote(ctx, true, ErrProgramNotFound)
 	if err != nil {
 		return nil, err
 	}
-	go func() { _, _ = io.Copy(io.Discard, r.stderr) }() // empty: joined into stdout
-	c := &RemoteCommand{sess: r.sess, stdin: r.stdin, stdout: r.stdout, exited: make(chan struct{})}
-	go func() {
-		c.status = remoteExitStatus(r.sess.Wait())
-		close(c.exited)
-	}()
+	client := rc.client
+	// A raw session channel rather than an ssh.Session: the exit status
+	// must count when it arrives, and ssh.Session.Wait reports it only
+	// once the channel closes, which a descendant holding the output open
+	// can put off for ever.
+	ch, reqs, err := client.OpenChannel("session", nil)
+	if err != nil {
+		return nil, fmt.Errorf("acpclient: ssh: opening a session on %s: %w", client.RemoteAddr(), err)
+	}
+	c := &RemoteCommand{ch: ch, drain: remoteExitDrain, exited: make(chan struct{})}
+	go c.watch(reqs)
+	go func() { _, _ = io.Copy(io.Discard, ch.Stderr()) }() // the wrapper's own words, never the command's
+	ok, err := ch.SendRequest("exec", true, ssh.Marshal(struct{ Command string }{rc.line}))
+	if err == nil && !ok {
+		err = errors.New("the server refused the command")
+	}
+	if err == nil {
+		_, err = ch.Write(rc.preamble)
+		if err != nil {
+			err = fmt.Errorf("passing the environment: %w", err)
+		}
+	}
+	if err != nil {
+		c.hangup()
+		return nil, fmt.Errorf("acpclient: ssh: starting %s on %s: %w", t.Path, client.RemoteAddr(), err)
+	}
 	return c, nil
 }
 
-// remoteCloseWait is how long Close waits for the remote command to end
-// after its stdin ended before it closes the SSH session regardless.
+// remoteCloseWait is how long the remote command gets to end after its
+// stdin ended (Kill, Close) before the SSH channel is closed regardless.
 const remoteCloseWait = 10 * time.Second
+
+// remoteExitDrain is how long output is still read after the remote
+// command's exit status has arrived, when something it left behind holds
+// its output open; then the channel is closed and Read ends.
+const remoteExitDrain = time.Second
 
 // RemoteCommand is a command started by SSHTransport.Start. Read reads its
 // output; Wait, Kill and Close may be called from any goroutine, also while
 // another reads.
 type RemoteCommand struct {
-	sess   *ssh.Session
-	stdin  io.WriteCloser
-	stdout io.Reader
+	ch    ssh.Channel
+	drain time.Duration
 
 	exited    chan struct{}
 	status    *TerminalExitStatus
+	endOnce   sync.Once
+	hangOnce  sync.Once
 	killOnce  sync.Once
 	closeOnce sync.Once
 }
 
-// Read reads the command's combined stdout and stderr; io.EOF once the
-// remote command has ended and its output is read, or the connection is
-// gone.
-func (c *RemoteCommand) Read(b []byte) (int, error) { return c.stdout.Read(b) }
+// Read reads the command's combined stdout and stderr; io.EOF once its
+// output has ended, remoteExitDrain after its exit when something it left
+// behind still holds the output open, or once the connection is gone.
+func (c *RemoteCommand) Read(b []byte) (int, error) { return c.ch.Read(b) }
 
 // Exited is closed once the remote command has ended, or the connection
 // carrying it is gone.
@@ -66,49 +93,90 @@ func (c *RemoteCommand) Exited() <-chan struct{} { return c.exited }
 
 // Wait waits for the command's end and says how it ended: its exit code,
 // or the name of the signal that ended it ("SIGKILL"); neither when the
-// connection was lost first.
+// connection was lost first. It returns when the exit status arrives, not
+// when the output ends.
 func (c *RemoteCommand) Wait() *TerminalExitStatus {
 	<-c.exited
 	return c.status
 }
 
 // Kill ends the session's stdin, on which the remote wrapper kills the
-// command's whole session (SIGKILL); it does not wait.
+// command's whole session (SIGKILL); it does not wait. If the command has
+// not ended remoteCloseWait later, the channel is closed.
 func (c *RemoteCommand) Kill() error {
-	c.killOnce.Do(func() { _ = c.stdin.Close() })
-	return nil
-}
-
-// Close kills the command if it runs and waits until it has ended (closing
-// the SSH session if the host does not answer in time); Read then returns
-// io.EOF.
-func (c *RemoteCommand) Close() error {
-	c.closeOnce.Do(func() {
-		c.Kill()
-		if !waitFor(c.exited, remoteCloseWait) {
-			_ = c.sess.Close()
-		}
-		<-c.exited
-		_ = c.sess.Close()
+	c.killOnce.Do(func() {
+		_ = c.ch.CloseWrite()
+		time.AfterFunc(remoteCloseWait, c.hangup)
 	})
 	return nil
 }
 
-// remoteExitStatus turns an ssh.Session's Wait error into the protocol's
-// exit status.
-func remoteExitStatus(err error) *TerminalExitStatus {
-	var exit *ssh.ExitError
-	switch {
-	case err == nil:
-		code := 0
-		return &TerminalExitStatus{ExitCode: &code}
-	case errors.As(err, &exit) && exit.Signal() != "":
-		name := "SIG" + exit.Signal()
-		return &TerminalExitStatus{Signal: &name}
-	case errors.As(err, &exit):
-		code := exit.ExitStatus()
-		return &TerminalExitStatus{ExitCode: &code}
-	default: // the connection ended before the command did
-		return &TerminalExitStatus{}
+// Close kills the command if it runs and waits until it has ended, closing
+// the channel if the host does not answer in time; Read then returns
+// io.EOF. It returns within twice remoteCloseWait whatever the host does.
+func (c *RemoteCommand) Close() error {
+	c.closeOnce.Do(func() {
+		c.Kill()
+		waitFor(c.exited, remoteCloseWait)
+		c.hangup()
+		if !waitFor(c.exited, remoteCloseWait) {
+			c.end(&TerminalExitStatus{}) // the host never answered
+		}
+	})
+	return nil
+}
+
+// watch serves the channel's requests: the exit status (or signal) ends
+// the command; the end of the requests, a lost channel, ends it unknown.
+func (c *RemoteCommand) watch(reqs <-chan *ssh.Request) {
+	for req := range reqs {
+		if st := requestExitStatus(req); st != nil {
+			c.end(st)
+		}
+		if req.WantReply {
+			_ = req.Reply(false, nil)
+		}
 	}
+	c.end(&TerminalExitStatus{})
+}
+
+// end records how the command ended, once, and bounds the reading of
+// what it left behind.
+func (c *RemoteCommand) end(st *TerminalExitStatus) {
+	c.endOnce.Do(func() {
+		c.status = st
+		close(c.exited)
+		time.AfterFunc(c.drain, c.hangup)
+	})
+}
+
+// hangup closes the channel, once: the host answers by closing its end,
+// which ends Read and the requests.
+func (c *RemoteCommand) hangup() { c.hangOnce.Do(func() { _ = c.ch.Close() }) }
+
+// requestExitStatus is the status an exit-status or exit-signal request
+// carries (RFC 4254, 6.10), or nil for any other request.
+func requestExitStatus(req *ssh.Request) *TerminalExitStatus {
+	switch req.Type {
+	case "exit-status":
+		var p struct{ Status uint32 }
+		if ssh.Unmarshal(req.Payload, &p) != nil {
+			return &TerminalExitStatus{}
+		}
+		code := int(p.Status)
+		return &TerminalExitStatus{ExitCode: &code}
+	case "exit-signal":
+		var p struct {
+			Signal     string
+			CoreDumped bool
+			Error      string
+			Lang       string
+		}
+		if ssh.Unmarshal(req.Payload, &p) != nil {
+			return &TerminalExitStatus{}
+		}
+		name := "SIG" + p.Signal
+		return &TerminalExitStatus{Signal: &name}
+	}
+	return nil
 }

@@ -129,3 +129,81 @@ func zombie(pid int) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	return err != nil || strings.Contains(string(b), ") Z ")
 }
+
+// escapedChild is shell text that starts a grandchild in a session of its
+// own, holding the command's output, and waits until it has written its
+// pid to the file gpid (in the command's directory).
+const escapedChild = `setsid sh -c 'echo $$ > gpid; exec sleep 300' & while [ ! -s gpid ]; do sleep 0.01; done`
+
+// waitStatus waits, bounded, for the command's exit status.
+func waitStatus(t *testing.T, c *RemoteCommand) *TerminalExitStatus {
+	t.Helper()
+	select {
+	case <-c.Exited():
+		return c.Wait()
+	case <-time.After(20 * time.Second):
+		t.Fatal("no exit status")
+		return nil
+	}
+}
+
+// readAllBounded reads c to its end, failing the test if that takes long.
+func readAllBounded(t *testing.T, c *RemoteCommand) string {
+	t.Helper()
+	got := make(chan []byte, 1)
+	go func() { b, _ := io.ReadAll(c); got <- b }()
+	select {
+	case b := <-got:
+		return string(b)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the output never ended")
+		return ""
+	}
+}
+
+// TestSSHStartKillEndsDescendantsThatLeftTheSession: Kill ends a
+// grandchild that left the command's session with setsid (the remote
+// wrapper records the tree from /proc), the status is SIGKILL, and the
+// output is the command's alone: nothing of the wrapper's.
+func TestSSHStartKillEndsDescendantsThatLeftTheSession(t *testing.T) {
+	sshServers(t, func(t *testing.T, client *ssh.Client) {
+		dir := t.TempDir()
+		c := startRemoteScript(t, &SSHTransport{Client: client, Dir: dir}, escapedChild+`; echo started; exec sleep 301`)
+		gpid := waitForPids(t, filepath.Join(dir, "gpid"))[0]
+		t.Cleanup(func() { syscall.Kill(gpid, syscall.SIGKILL) })
+		buf := make([]byte, len("started\n"))
+		if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "started\n" {
+			t.Fatalf("read %q, %v", buf, err)
+		}
+		c.Kill()
+		if st := waitStatus(t, c); st.Signal == nil || *st.Signal != "SIGKILL" {
+			t.Errorf("status after Kill %+v, want SIGKILL", st)
+		}
+		if rest := readAllBounded(t, c); rest != "" {
+			t.Errorf("output after %q: %q, want nothing (the wrapper's words are not the command's)", buf, rest)
+		}
+		for deadline := time.Now().Add(10 * time.Second); syscall.Kill(gpid, 0) == nil && !zombie(gpid); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("grandchild %d that left the session survived Kill", gpid)
+			}
+		}
+	})
+}
+
+// TestSSHStartStatusNotHeldByOutput: a command that exits while a
+// grandchild that left its session holds the output open is reported
+// exited with its code at once, and its output ends soon after.
+func TestSSHStartStatusNotHeldByOutput(t *testing.T) {
+	sshServers(t, func(t *testing.T, client *ssh.Client) {
+		dir := t.TempDir()
+		c := startRemoteScript(t, &SSHTransport{Client: client, Dir: dir}, escapedChild+`; echo bye; exit 4`)
+		gpid := waitForPids(t, filepath.Join(dir, "gpid"))[0]
+		t.Cleanup(func() { syscall.Kill(gpid, syscall.SIGKILL) })
+		if st := waitStatus(t, c); st.ExitCode == nil || *st.ExitCode != 4 {
+			t.Errorf("status %+v, want exit 4", st)
+		}
+		if out := readAllBounded(t, c); out != "bye\n" {
+			t.Errorf("output %q, want %q", out, "bye\n")
+		}
+	})
+}

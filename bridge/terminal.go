@@ -2,7 +2,9 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
@@ -94,7 +96,14 @@ func (b *Bridge) withTerminals(served acpclient.Client, client *agentClient) acp
 
 // CreateTerminal starts the agent's command, if the session's policy
 // allows commands (Build, Full) and its cwd lies inside the session's
-// roots.
+// roots. Its errors, by code: -32602 (invalid params) for a cwd that is
+// not absolute, not a directory or outside the roots, a negative
+// outputByteLimit, and an environment variable whose name is empty or
+// holds '=' or NUL (or, on an SSH host, is not a shell name) or whose
+// value holds NUL; -32002 (resource not found) for a program that cannot
+// be found locally (an SSH host reports it as exit code 127 instead);
+// -32603 for a refusal by the session's policy, with a message that says
+// why, and for any other failure to start.
 func (ts *terminalServer) CreateTerminal(ctx context.Context, req *acpclient.CreateTerminalRequest) (*acpclient.CreateTerminalResponse, error) {
 	b := ts.c.b
 	s := b.session(req.SessionID)
@@ -105,6 +114,9 @@ func (ts *terminalServer) CreateTerminal(ctx context.Context, req *acpclient.Cre
 	if why := s.Policy().writeRefusal(); why != "" {
 		// The write rule: a command can change any file.
 		return nil, acpclient.NewError(acpclient.CodeInternalError, "running %s refused: the session is read-only (%s), and a command could change files", req.Command, why)
+	}
+	if err := checkTerminalEnv(req.Env); err != nil {
+		return nil, err
 	}
 	limit, err := b.cfg.Terminals.limitFor(req.OutputByteLimit)
 	if err != nil {
@@ -117,13 +129,38 @@ func (ts *terminalServer) CreateTerminal(ctx context.Context, req *acpclient.Cre
 	}
 	proc, err := runner.StartTerminal(ctx, TerminalCommand{Command: req.Command, Args: req.Args, Env: req.Env, Dir: dir, PTY: b.cfg.Terminals.PTY})
 	if err != nil {
-		return nil, acpclient.NewError(acpclient.CodeInternalError, "running %s: %v", req.Command, err)
+		return nil, startError(req.Command, err)
 	}
 	id, err := b.terminals.add(s, ts.c, proc, limit)
 	if err != nil {
 		return nil, acpclient.NewError(acpclient.CodeInternalError, "running %s: %v", req.Command, err)
 	}
 	return &acpclient.CreateTerminalResponse{TerminalID: id}, nil
+}
+
+// checkTerminalEnv refuses the variables no runner can set: a name that is
+// empty or holds '=' or NUL, a value that holds NUL.
+func checkTerminalEnv(env []acpclient.EnvVariable) error {
+	for _, v := range env {
+		if v.Name == "" || strings.ContainsAny(v.Name, "=\x00") || strings.ContainsRune(v.Value, 0) {
+			return acpclient.NewError(acpclient.CodeInvalidParams, "terminal/create: environment variable %q refused: a name must be non-empty without '=' or NUL, a value without NUL", v.Name)
+		}
+	}
+	return nil
+}
+
+// startError is the answer to a command the runner could not start: the
+// runner's own protocol error as it is, resource not found for a missing
+// program, internal error otherwise.
+func startError(command string, err error) error {
+	var perr *acpclient.Error
+	switch {
+	case errors.As(err, &perr):
+		return perr
+	case errors.Is(err, acpclient.ErrProgramNotFound):
+		return acpclient.NewError(acpclient.CodeResourceNotFound, "running %s: program not found: %v", command, err)
+	}
+	return acpclient.NewError(acpclient.CodeInternalError, "running %s: %v", command, err)
 }
 
 // StartTerminal serves terminal/create from a goroutine of the bridge's

@@ -61,7 +61,9 @@ type TerminalProcess interface {
 // LocalTerminals runs terminal commands on this machine, each in its own
 // process group with the guarantees of an agent process (see
 // acpclient.CommandTransport.Start): a parent-death signal, a sentinel, the
-// whole group killed when it ends.
+// whole group killed when it ends, and on Linux its descendants that left
+// the group (setsid) recorded and killed with it. A program that cannot be
+// found fails terminal/create with "program not found".
 //
 // The command's environment is a minimal base plus what the agent asks
 // for, so nothing else of the host's environment (tokens, keys) leaks into

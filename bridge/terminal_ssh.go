@@ -19,7 +19,13 @@ import (
 // killed with SIGKILL when the terminal is killed or released, when its
 // session, agent or bridge ends, or when the connection drops; the command
 // and its arguments are quoted, never interpreted by the remote shell;
-// stdout and stderr are joined on the host, in order.
+// stdout and stderr are joined on the host, in order, and the wrapper's
+// own messages stay out of them. On a host with /proc, descendants that
+// leave the command's session (setsid) are recorded and ended with it, as
+// locally; the limits are acpclient.SSHTransport's. The exit status counts
+// when the command exits, even while something it left behind holds its
+// output open (that output is then cut a second later), and every end of a
+// terminal is bounded in time, whatever the host does.
 //
 // The command's environment is a minimal base plus what the agent asks
 // for: PATH, HOME, USER, LOGNAME, LANG, LC_ALL, LC_CTYPE, TZ and TMPDIR as
@@ -60,6 +66,10 @@ func (r SSHTerminals) StartTerminal(ctx context.Context, cmd TerminalCommand) (T
 	}
 	env := []string{"TERM=dumb"}
 	for _, v := range cmd.Env {
+		if !shellName(v.Name) {
+			// The remote shell exports it: it must be a name the shell takes.
+			return nil, acpclient.NewError(acpclient.CodeInvalidParams, "terminal/create: environment variable %q refused: on an SSH host a name is letters, digits and underscores, not starting with a digit", v.Name)
+		}
 		env = append(env, v.Name+"="+v.Value)
 	}
 	t := &acpclient.SSHTransport{Dial: r.client, Path: cmd.Command, Args: cmd.Args, Dir: cmd.Dir, KeepEnv: keep, Env: env}
@@ -68,6 +78,16 @@ func (r SSHTerminals) StartTerminal(ctx context.Context, cmd TerminalCommand) (T
 		return nil, err // not a nil *RemoteCommand in a non-nil interface
 	}
 	return c, nil
+}
+
+// shellName reports whether s is a name a POSIX shell can export.
+func shellName(s string) bool {
+	for i, r := range s {
+		if r != '_' && !('a' <= r && r <= 'z') && !('A' <= r && r <= 'Z') && (i == 0 || !('0' <= r && r <= '9')) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func (r SSHTerminals) client(ctx context.Context) (*ssh.Client, error) {

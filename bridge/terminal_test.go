@@ -332,7 +332,7 @@ func TestLocalTerminalsProgramRelativeToCwd(t *testing.T) {
 	if string(out) != "from cwd\n" {
 		t.Errorf("output %q", out)
 	}
-	if _, err := (LocalTerminals{}).StartTerminal(context.Background(), TerminalCommand{Command: "no-such-program-here", Dir: dir}); !errors.Is(err, acpclient.ErrAgentNotFound) {
+	if _, err := (LocalTerminals{}).StartTerminal(context.Background(), TerminalCommand{Command: "no-such-program-here", Dir: dir}); !errors.Is(err, acpclient.ErrProgramNotFound) {
 		t.Errorf("missing program: %v", err)
 	}
 }

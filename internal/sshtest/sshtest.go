@@ -271,8 +271,9 @@ type session struct {
 	ch  ssh.Channel
 	env []string
 
-	mu  sync.Mutex
-	cmd *exec.Cmd
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	outputs []*os.File // read ends of the command's stdout and stderr
 }
 
 func (s *Server) serveSession(ch ssh.Channel, reqs <-chan *ssh.Request) {
@@ -287,6 +288,7 @@ func (s *Server) serveSession(ch ssh.Channel, reqs <-chan *ssh.Request) {
 	// The channel is gone (client closed it or the connection dropped):
 	// whatever still runs for it is killed, as sshd hangs up on it.
 	sess.signal(syscall.SIGKILL)
+	sess.closeOutputs()
 	_ = ch.Close()
 }
 
@@ -352,7 +354,10 @@ var signalNames = func() map[syscall.Signal]ssh.Signal {
 }()
 
 // start runs command with `sh -c` in its own process group, wired to the
-// channel, and reports its exit to the client when it ends.
+// channel, and reports its exit to the client when it ends. As sshd does,
+// the exit status goes out when the command exits, and the channel closes
+// only once its output has ended (or the client closed the channel): a
+// descendant holding the output open delays the close, not the status.
 func (sess *session) start(command string) error {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
@@ -361,21 +366,36 @@ func (sess *session) start(command string) error {
 	}
 	cmd := exec.Command("sh", "-c", command)
 	cmd.Env = append(os.Environ(), sess.env...)
-	cmd.Stdout = sess.ch
-	cmd.Stderr = sess.ch.Stderr()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return err
 	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return err
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	sess.outputs = []*os.File{outR, errR}
 	s := sess.s
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		closeFiles(outR, outW, errR, errW)
 		return errors.New("sshtest: server closed")
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
 		s.mu.Unlock()
+		closeFiles(outR, errR)
 		return err
 	}
 	s.procs[cmd] = true
@@ -390,15 +410,35 @@ func (sess *session) start(command string) error {
 	}()
 	go func() {
 		defer s.wg.Done()
+		var copies sync.WaitGroup
+		copies.Add(2)
+		go func() { defer copies.Done(); _, _ = io.Copy(sess.ch, outR) }()
+		go func() { defer copies.Done(); _, _ = io.Copy(sess.ch.Stderr(), errR) }()
 		err := cmd.Wait()
 		s.mu.Lock()
 		delete(s.procs, cmd)
 		s.mu.Unlock()
 		sess.reportExit(cmd, err)
+		copies.Wait()
+		closeFiles(outR, errR)
 		_ = sess.ch.CloseWrite()
 		_ = sess.ch.Close()
 	}()
 	return nil
+}
+
+// closeOutputs closes the read ends of the command's output, so copying
+// it to a channel that is gone ends.
+func (sess *session) closeOutputs() {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	closeFiles(sess.outputs...)
+}
+
+func closeFiles(files ...*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
 }
 
 func (sess *session) reportExit(cmd *exec.Cmd, err error) {
