@@ -9,9 +9,8 @@ import (
 )
 
 // TestLineReaderGrows: an idle reader holds only the small buffer; a long
-// line, or enough short ones, move it to the full-size buffer, and every
-// line arrives whole and in order across the move, however the bytes are
-// split into reads.
+// line moves it to the full-size buffer, and every line arrives whole and in
+// order across the moves, however the bytes are split into reads.
 func TestLineReaderGrows(t *testing.T) {
 	var want []string
 	var in bytes.Buffer
@@ -29,8 +28,8 @@ func TestLineReaderGrows(t *testing.T) {
 			data = bytes.ReplaceAll(data, []byte(want[7]), []byte("short"))
 		}
 		r := newLineReader(io.MultiReader(bytes.NewReader(data[:100]), &oneByteEvery{data[100:]}), 1<<20)
-		if got := r.r.Size(); got != firstBufferSize {
-			t.Fatalf("%s: buffer of %d bytes before any read, want %d", name, got, firstBufferSize)
+		if len(r.buf) != firstBufferSize || r.big != nil {
+			t.Fatalf("%s: buffer of %d bytes before any read, want %d", name, len(r.buf), firstBufferSize)
 		}
 		for i := range want {
 			line, err := r.next()
@@ -44,20 +43,86 @@ func TestLineReaderGrows(t *testing.T) {
 			if string(line) != w {
 				t.Fatalf("%s: line %d is %.40q, want %.40q", name, i, line, w)
 			}
-			if i == 0 && r.r.Size() != firstBufferSize {
+			if i == 0 && r.big != nil {
 				t.Fatalf("%s: grew after one short line", name)
 			}
-			if grown := r.r.Size() == lineBufferSize; i == 7 && grown != (name == "long line first") {
-				t.Fatalf("%s: grown %v after line 7", name, grown)
+			if i == 7 && name == "long line first" && (r.big == nil || r.lineOwned()) {
+				t.Fatalf("%s: line 7 not read through the full-size buffer", name)
 			}
 		}
 		if _, err := r.next(); err != io.EOF {
 			t.Fatalf("%s: after the last line: %v, want EOF", name, err)
 		}
-		if got := r.r.Size(); got != lineBufferSize {
-			t.Errorf("%s: buffer of %d bytes at the end, want %d", name, got, lineBufferSize)
+		if r.big != nil || len(r.buf) != firstBufferSize {
+			t.Errorf("%s: buffer of %d bytes at the end, want the small one back", name, len(r.buf))
 		}
 	}
+}
+
+// TestLineReaderGivesBackBetweenBursts: a burst of output is read through
+// the full-size buffer, and whenever the reader waits for more with nothing
+// buffered it holds only the small one.
+func TestLineReaderGivesBackBetweenBursts(t *testing.T) {
+	src := &bursts{t: t}
+	var want []string
+	for b := range 3 {
+		var burst bytes.Buffer
+		for i := range 500 {
+			l := fmt.Sprintf("burst %d line %d %s.", b, i, strings.Repeat("y", i%150))
+			want = append(want, l)
+			burst.WriteString(l + "\n")
+		}
+		src.data = append(src.data, burst.Bytes())
+	}
+	r := newLineReader(src, 1<<20)
+	src.r = r
+	for i, w := range want {
+		line, err := r.next()
+		if err != nil || string(line) != w {
+			t.Fatalf("line %d: %.40q, %v; want %.40q", i, line, err, w)
+		}
+	}
+	if _, err := r.next(); err != io.EOF {
+		t.Fatalf("after the last line: %v, want EOF", err)
+	}
+	if src.waits != 3 || src.bigReads < 3 {
+		t.Fatalf("%d waits, %d reads into the full-size buffer; want 3 and at least one per burst", src.waits, src.bigReads)
+	}
+}
+
+// bursts serves its bursts in reads as large as asked; the read after a
+// burst stands for the wait for the next, and checks what r holds then.
+type bursts struct {
+	t        *testing.T
+	r        *lineReader
+	data     [][]byte
+	waiting  bool
+	waits    int
+	bigReads int
+}
+
+func (s *bursts) Read(p []byte) (int, error) {
+	if s.waiting {
+		s.waits++
+		s.waiting = false
+		if s.r.big != nil || s.r.r != s.r.w {
+			s.t.Errorf("wait %d: holding the full-size buffer (%d bytes buffered)", s.waits, s.r.w-s.r.r)
+		}
+		s.data = s.data[1:]
+	}
+	if len(s.data) == 0 {
+		return 0, io.EOF
+	}
+	if len(p) > firstBufferSize {
+		s.bigReads++
+	}
+	n := copy(p, s.data[0])
+	s.data[0] = s.data[0][n:]
+	if len(s.data[0]) == 0 {
+		s.waiting = true
+		return n, nil
+	}
+	return n, nil
 }
 
 // oneByteEvery returns its data in reads of varying short lengths.
