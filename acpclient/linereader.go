@@ -30,6 +30,7 @@ type lineReader struct {
 	r, w  int
 	small []byte
 	big   *[]byte // nil while on the small buffer
+	odd   bool    // buf is neither: it holds what park kept
 	err   error   // the source's error, returned once buf is empty
 	// owned reports that the last line returned is the caller's to keep:
 	// it is not overwritten by the following call.
@@ -67,7 +68,27 @@ func (l *lineReader) shrink() {
 	if l.big != nil {
 		lineBuffers.Put(l.big)
 		l.big, l.buf = nil, l.small
+	} else if l.odd {
+		l.buf, l.odd = l.small, false
 	}
+}
+
+// park gives the full-size buffer back while the reader waits for room in
+// the queue, which with a slow host is most of the time: what is buffered
+// moves to the small buffer, or to one of just its size. A host with many
+// agents so holds no full-size buffer for the agents it is not reading.
+func (l *lineReader) park() {
+	if l.big == nil {
+		return
+	}
+	n := l.w - l.r
+	dst := l.small
+	if n > len(dst) {
+		dst, l.odd = make([]byte, n), true
+	}
+	copy(dst, l.buf[l.r:l.w])
+	lineBuffers.Put(l.big)
+	l.big, l.buf, l.r, l.w = nil, dst, 0, n
 }
 
 // fill reads once more from the source, after what is buffered.

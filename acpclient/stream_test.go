@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestLineReaderGrows: an idle reader holds only the small buffer; a long
@@ -136,4 +137,70 @@ func (o *oneByteEvery) Read(p []byte) (int, error) {
 	copy(p, o.b[:n])
 	o.b = o.b[n:]
 	return n, nil
+}
+
+// TestLineReaderParks: parked while it waits for queue room, the reader
+// holds no full-size buffer, whether what it buffered fits the small buffer
+// or not, and the lines go on whole and in order after.
+func TestLineReaderParks(t *testing.T) {
+	var want []string
+	var in bytes.Buffer
+	for i := range 3000 {
+		l := fmt.Sprintf("line %d %s.", i, strings.Repeat("z", i%300))
+		want = append(want, l)
+		in.WriteString(l + "\n")
+	}
+	r := newLineReader(&in, 1<<20)
+	parks := map[bool]int{} // by whether the small buffer took what was buffered
+	for i, w := range want {
+		line, err := r.next()
+		if err != nil || string(line) != w {
+			t.Fatalf("line %d: %.40q, %v; want %.40q", i, line, err, w)
+		}
+		if i%50 == 0 && r.big != nil {
+			buffered := r.w - r.r
+			r.park()
+			if r.big != nil || r.w-r.r != buffered {
+				t.Fatalf("after park at line %d: full-size buffer held %v, %d bytes buffered, want %d", i, r.big != nil, r.w-r.r, buffered)
+			}
+			parks[buffered <= firstBufferSize]++
+		}
+	}
+	if _, err := r.next(); err != io.EOF {
+		t.Fatalf("after the last line: %v, want EOF", err)
+	}
+	if parks[true] == 0 || parks[false] == 0 {
+		t.Fatalf("parks %v: want both kinds", parks)
+	}
+}
+
+// TestQueuePushParksBeforeWaiting: a push that must wait for room runs
+// onWait first, on the pushing goroutine; one that need not, does not.
+func TestQueuePushParksBeforeWaiting(t *testing.T) {
+	q := newQueue(100, nil)
+	waits := 0
+	q.onWait = func() { waits++ }
+	q.push(&inbound{size: 80}, true)
+	if waits != 0 {
+		t.Fatalf("onWait ran %d times for a push with room", waits)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		q.push(&inbound{size: 80}, true)
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		q.mu.Lock()
+		n := waits
+		q.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the push that must wait did not run onWait")
+		}
+	}
+	m, _ := q.pop()
+	q.releaseBytes(m, false)
+	<-done
 }
