@@ -31,6 +31,7 @@ type lineReader struct {
 	small []byte
 	big   *[]byte // nil while on the small buffer
 	odd   bool    // buf is neither: it holds what park kept
+	long  bool    // inside readLong: keep the full-size buffer between pieces
 	err   error   // the source's error, returned once buf is empty
 	// owned reports that the last line returned is the caller's to keep:
 	// it is not overwritten by the following call.
@@ -97,7 +98,9 @@ func (l *lineReader) fill() {
 		if l.w != 0 { // a reader that has read nothing yet writes nothing
 			l.r, l.w = 0, 0
 		}
-		l.shrink() // the reader may now wait long: hold only the small buffer
+		if !l.long {
+			l.shrink() // the reader may now wait long: hold only the small buffer
+		}
 	} else if l.r > 0 {
 		l.w = copy(l.buf, l.buf[l.r:l.w])
 		l.r = 0
@@ -192,6 +195,8 @@ func (l *lineReader) lineBuffered() bool {
 func (l *lineReader) readLong(first []byte) ([]byte, error) {
 	chunks := [][]byte{append(make([]byte, 0, lineBufferSize), first...)}
 	total := len(first)
+	l.long = true
+	defer func() { l.long = false }()
 	for {
 		piece, err := l.readSlice()
 		total += len(piece)
