@@ -119,6 +119,7 @@ func NewConn(rwc io.ReadWriteCloser, client Client, opts *ConnOptions) *Conn {
 		c.out.trace = c.trace
 	}
 	c.queue = newQueue(c.opts.MaxQueuedBytes, c.opts.Budget)
+	c.queue.onWait = c.lines.park // only the read loop pushes what may wait
 	c.nextID.Store(0)
 	c.rpc = jsonrpc2.NewConn(c.ctx, rpcStream{c}, noHandler{}, jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
 	go func() {

@@ -5,6 +5,7 @@ package acpclient
 import (
 	"bytes"
 	"errors"
+	"math"
 	"os"
 	"strconv"
 	"sync"
@@ -83,32 +84,35 @@ func (d *descendants) sample() {
 	d.record(procs)
 }
 
+// record works on the scan as it is, without an index of it: with many
+// agents on one host every agent scans every process each second, and maps
+// built per scan were most of the host's garbage. Descendants are found in
+// passes over the scan, as many as the tree has new levels (usually one).
 func (d *descendants) record(procs []procEntry) {
-	children := make(map[int][]procEntry, len(procs))
-	alive := make(map[int]uint64, len(procs))
+	live := make(map[int]bool, len(d.seen))
+	rootAlive := false
 	for _, e := range procs {
-		children[e.ppid] = append(children[e.ppid], e)
-		alive[e.pid] = e.start
+		if start, ok := d.seen[e.pid]; ok && start == e.start {
+			live[e.pid] = true
+		}
+		if e.pid == d.root.pid && e.start == d.root.start {
+			rootAlive = true
+		}
 	}
-	for pid, start := range d.seen {
-		if alive[pid] != start {
+	for pid := range d.seen {
+		if !live[pid] {
 			delete(d.seen, pid)
 		}
 	}
-	var queue []int
-	if start, ok := alive[d.root.pid]; ok && start == d.root.start {
-		queue = append(queue, d.root.pid)
-	}
-	for pid := range d.seen {
-		queue = append(queue, pid)
-	}
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = queue[1:]
-		for _, c := range children[pid] {
-			if _, known := d.seen[c.pid]; !known && c.pid != d.root.pid {
-				d.seen[c.pid] = c.start
-				queue = append(queue, c.pid)
+	for added := true; added; {
+		added = false
+		for _, e := range procs {
+			if _, known := d.seen[e.pid]; known || e.pid == d.root.pid {
+				continue
+			}
+			if _, parent := d.seen[e.ppid]; parent || (rootAlive && e.ppid == d.root.pid) {
+				d.seen[e.pid] = e.start
+				added = true
 			}
 		}
 	}
@@ -217,21 +221,45 @@ func readProcStat(pid int, buf []byte) (procEntry, bool) {
 
 // parseProcStat parses a stat line: "pid (comm) state ppid … starttime …".
 // The command name may hold spaces and parentheses, so fields are counted
-// from the last ')'.
+// from the last ')'. It allocates nothing: every agent parses every process
+// of the host each second.
 func parseProcStat(pid int, line []byte) (procEntry, bool) {
 	i := bytes.LastIndexByte(line, ')')
 	if i < 0 {
 		return procEntry{}, false
 	}
-	fields := bytes.Fields(line[i+1:])
-	// fields[0] is field 3 (state); ppid is field 4, starttime field 22.
-	if len(fields) < 20 {
+	// After ')' field 3 (state) comes first; ppid is field 4, starttime 22.
+	rest := line[i+1:]
+	ppid, rest, ok1 := statField(rest, 1)
+	start, _, ok2 := statField(rest, 17)
+	if !ok1 || !ok2 || ppid > math.MaxInt {
 		return procEntry{}, false
 	}
-	ppid, err1 := strconv.Atoi(string(fields[1]))
-	start, err2 := strconv.ParseUint(string(fields[19]), 10, 64)
-	if err1 != nil || err2 != nil {
-		return procEntry{}, false
+	return procEntry{pid: pid, ppid: int(ppid), start: start}, true
+}
+
+// statField skips skip space-separated fields of b, then parses the next as
+// a decimal number; it returns the rest of b after that number.
+func statField(b []byte, skip int) (uint64, []byte, bool) {
+	for ; skip > 0; skip-- {
+		b = bytes.TrimLeft(b, " ")
+		j := bytes.IndexByte(b, ' ')
+		if j < 0 {
+			return 0, nil, false
+		}
+		b = b[j:]
 	}
-	return procEntry{pid: pid, ppid: ppid, start: start}, true
+	b = bytes.TrimLeft(b, " ")
+	var n uint64
+	digits := 0
+	for ; digits < len(b) && b[digits] >= '0' && b[digits] <= '9'; digits++ {
+		if n > (math.MaxUint64-9)/10 {
+			return 0, nil, false
+		}
+		n = n*10 + uint64(b[digits]-'0')
+	}
+	if digits == 0 || (digits < len(b) && b[digits] != ' ' && b[digits] != '\n') {
+		return 0, nil, false
+	}
+	return n, b[digits:], true
 }

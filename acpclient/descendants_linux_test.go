@@ -1,13 +1,16 @@
 package acpclient
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -166,6 +169,67 @@ func TestParseProcStat(t *testing.T) {
 	}
 	if _, ok := parseProcStat(1, []byte("1 (x) S 0")); ok {
 		t.Fatal("a truncated line parsed")
+	}
+}
+
+// TestParseProcStatMatchesFields: on every process of this machine the
+// allocation-free parse gives what splitting the line into fields gives, and
+// it allocates nothing.
+func TestParseProcStatMatchesFields(t *testing.T) {
+	names, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip(err)
+	}
+	checked := 0
+	for _, de := range names {
+		pid, err := strconv.Atoi(de.Name())
+		if err != nil {
+			continue
+		}
+		line, err := os.ReadFile("/proc/" + de.Name() + "/stat")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		fields := strings.Fields(string(line[bytes.LastIndexByte(line, ')')+1:]))
+		ppid, _ := strconv.Atoi(fields[1])
+		start, _ := strconv.ParseUint(fields[19], 10, 64)
+		e, ok := parseProcStat(pid, line)
+		if !ok || e != (procEntry{pid: pid, ppid: ppid, start: start}) {
+			t.Fatalf("parsed %+v, %v from %q; want ppid %d start %d", e, ok, line, ppid, start)
+		}
+		if allocs := testing.AllocsPerRun(10, func() { parseProcStat(pid, line) }); allocs != 0 {
+			t.Fatalf("parseProcStat allocates %.0f times", allocs)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Skip("no process readable in /proc")
+	}
+	for _, bad := range []string{"1 (x) S", "1 (x) S x 0", "1 (x) S 4" + strings.Repeat(" 0", 16) + " 9z"} {
+		if e, ok := parseProcStat(1, []byte(bad)); ok {
+			t.Errorf("parsed %+v from %q", e, bad)
+		}
+	}
+}
+
+// TestRecordFollowsTheTree: record finds descendants at every depth in one
+// call, however the scan orders them, drops a recorded pid whose start time
+// changed (reused) without adopting its children, and adopts nothing of a
+// root that is not the one recorded.
+func TestRecordFollowsTheTree(t *testing.T) {
+	root := procEntry{pid: 10, ppid: 1, start: 100}
+	d := &descendants{root: root, seen: map[int]uint64{20: 200}}
+	d.record([]procEntry{
+		{pid: 13, ppid: 12, start: 5}, {pid: 12, ppid: 11, start: 5}, {pid: 11, ppid: 10, start: 5},
+		root, {pid: 20, ppid: 1, start: 201}, {pid: 21, ppid: 20, start: 5}, {pid: 30, ppid: 1, start: 5},
+	})
+	if want := map[int]uint64{11: 5, 12: 5, 13: 5}; !maps.Equal(d.seen, want) {
+		t.Fatalf("recorded %v, want %v", d.seen, want)
+	}
+	d = &descendants{root: root, seen: map[int]uint64{}}
+	d.record([]procEntry{{pid: 10, ppid: 1, start: 101}, {pid: 11, ppid: 10, start: 5}})
+	if len(d.seen) != 0 {
+		t.Fatalf("recorded %v under a reused root pid", d.seen)
 	}
 }
 

@@ -52,6 +52,9 @@ type queue struct {
 	bytes    int
 	maxBytes int
 	budget   *QueueBudget // nil: only maxBytes bounds the queue
+	// onWait, if set, runs on the pushing goroutine before push waits for
+	// room: the read loop gives back buffers it need not hold meanwhile.
+	onWait   func()
 	closed   bool
 	enqueued uint64
 	handled  uint64   // messages the dispatcher is through with
@@ -84,6 +87,9 @@ func (q *queue) push(m *inbound, wake bool) {
 	q.mu.Lock()
 	for !q.admit(m.size) {
 		q.nonEmpty.Signal() // the dispatcher must run for room to appear
+		if q.onWait != nil {
+			q.onWait()
+		}
 		q.hasRoom.Wait()
 	}
 	q.items = append(q.items, m)
