@@ -278,12 +278,17 @@ func TestStartKillEndsDescendantsThatLeftTheGroup(t *testing.T) {
 	defer c.Close()
 	gpid := waitPid(t, gpidFile)
 	t.Cleanup(func() { _ = killPid(gpid) })
+	// Kill only once the command has printed, so the output is known.
+	first := make([]byte, len("started\n"))
+	if _, err := io.ReadFull(c, first); err != nil || string(first) != "started\n" {
+		t.Fatalf("first output %q, %v; want %q", first, err, "started\n")
+	}
 	c.Kill()
 	if st := c.Wait(); st.Signal == nil || *st.Signal != "SIGKILL" {
 		t.Errorf("status %+v, want SIGKILL", st)
 	}
 	waitGone(t, gpid, "grandchild of a terminal command that left its process group")
-	if out, _ := io.ReadAll(c); string(out) != "started\n" {
-		t.Errorf("output %q, want %q", out, "started\n")
+	if out, _ := io.ReadAll(c); len(out) != 0 {
+		t.Errorf("output after %q: %q, want nothing", first, out)
 	}
 }
