@@ -137,6 +137,7 @@ import (
 	"github.com/acphost/acphost/bridge/profiles"
 	"github.com/acphost/acphost/examples/internal/cmdline"
 	"github.com/acphost/acphost/examples/internal/demoagent"
+	"github.com/acphost/acphost/examples/internal/sshflags"
 	"github.com/acphost/acphost/fsroot"
 )
 
@@ -587,11 +588,11 @@ func startRemote(ctx context.Context, o *options, host *bridge.Host, cfg bridge.
 	if !strings.HasPrefix(o.cwd, "/") {
 		return nil, "", nil, fail(exitUsage, "--ssh needs --cwd with the absolute workspace path on the remote host")
 	}
-	target, err := sshTarget(o.ssh)
+	target, err := sshflags.Target(o.ssh)
 	if err != nil {
 		return nil, "", nil, fail(exitUsage, "--ssh %q: %v", o.ssh, err)
 	}
-	dial, err := dialConfig(o.sshKey, o.sshKnownHosts)
+	dial, err := sshflags.DialConfig(o.sshKey, o.sshKnownHosts)
 	if err != nil {
 		return nil, "", nil, fail(exitUsage, "--ssh-key: %v", err)
 	}

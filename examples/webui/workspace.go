@@ -5,16 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/user"
 	"path"
 	"path/filepath"
 	"strings"
 
-	"golang.org/x/crypto/ssh"
-
 	"github.com/acphost/acphost/bridge"
+	"github.com/acphost/acphost/examples/internal/sshflags"
 	"github.com/acphost/acphost/fsroot"
-	"github.com/acphost/acphost/sshconn"
 )
 
 // workspace is where the agents run and what their sessions may touch: a
@@ -44,11 +41,11 @@ func newWorkspace(o *options) (*workspace, error) {
 	if !strings.HasPrefix(o.cwd, "/") {
 		return nil, errors.New("--ssh needs --cwd with the absolute workspace path on the remote host")
 	}
-	target, err := sshTarget(o.ssh)
+	target, err := sshflags.Target(o.ssh)
 	if err != nil {
 		return nil, fmt.Errorf("--ssh %q: %w", o.ssh, err)
 	}
-	dial, err := dialConfig(o.sshKey, o.knownHosts)
+	dial, err := sshflags.DialConfig(o.sshKey, o.knownHosts)
 	if err != nil {
 		return nil, err
 	}
@@ -77,50 +74,6 @@ func (w *workspace) Close() error {
 		return nil
 	}
 	return w.hosts.Close()
-}
-
-// sshTarget reads user@host[:port]; the user defaults to the local one.
-func sshTarget(dest string) (sshconn.Destination, error) {
-	d, err := sshconn.Parse(dest)
-	if err != nil {
-		return sshconn.Destination{}, err
-	}
-	if d.User == "" {
-		u, err := user.Current()
-		if err != nil {
-			return sshconn.Destination{}, fmt.Errorf("no user given and the local one is unknown: %w", err)
-		}
-		d.User = u.Username
-	}
-	return d, nil
-}
-
-// dialConfig offers the key file given, or else the unencrypted default
-// keys in ~/.ssh, besides those of a running ssh-agent; host keys are
-// verified against knownHosts, or ~/.ssh/known_hosts.
-func dialConfig(keyFile, knownHosts string) (sshconn.Config, error) {
-	var cfg sshconn.Config
-	if knownHosts != "" {
-		cfg.KnownHostsFiles = []string{knownHosts}
-	}
-	if keyFile != "" {
-		cfg.KeyFiles = []string{keyFile}
-		return cfg, nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return cfg, nil
-	}
-	for _, name := range []string{"id_ed25519", "id_ecdsa", "id_rsa"} {
-		pem, err := os.ReadFile(filepath.Join(home, ".ssh", name))
-		if err != nil {
-			continue
-		}
-		if signer, err := ssh.ParsePrivateKey(pem); err == nil {
-			cfg.Signers = append(cfg.Signers, signer)
-		}
-	}
-	return cfg, nil
 }
 
 // errOutsideWorkspace is wrapped when a journaled session's directory is

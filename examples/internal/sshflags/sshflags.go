@@ -1,4 +1,7 @@
-package main
+// Package sshflags turns the examples' --ssh, --ssh-key and
+// --ssh-known-hosts flags into what sshconn dials with, the same way in
+// every example.
+package sshflags
 
 import (
 	"fmt"
@@ -11,8 +14,8 @@ import (
 	"github.com/acphost/acphost/sshconn"
 )
 
-// sshTarget reads user@host[:port]; the user defaults to the local one.
-func sshTarget(dest string) (sshconn.Destination, error) {
+// Target reads user@host[:port]; the user defaults to the local one.
+func Target(dest string) (sshconn.Destination, error) {
 	d, err := sshconn.Parse(dest)
 	if err != nil {
 		return sshconn.Destination{}, err
@@ -20,17 +23,17 @@ func sshTarget(dest string) (sshconn.Destination, error) {
 	if d.User == "" {
 		u, err := user.Current()
 		if err != nil {
-			return sshconn.Destination{}, fmt.Errorf("no user given and the local one is unknown: %v", err)
+			return sshconn.Destination{}, fmt.Errorf("no user given and the local one is unknown: %w", err)
 		}
 		d.User = u.Username
 	}
 	return d, nil
 }
 
-// dialConfig offers the key file given, or else the unencrypted default
+// DialConfig offers the key file given, or else the unencrypted default
 // keys in ~/.ssh, besides those of a running ssh-agent. Host keys are
 // verified against knownHosts, or ~/.ssh/known_hosts.
-func dialConfig(keyFile, knownHosts string) (sshconn.Config, error) {
+func DialConfig(keyFile, knownHosts string) (sshconn.Config, error) {
 	var cfg sshconn.Config
 	if knownHosts != "" {
 		cfg.KnownHostsFiles = []string{knownHosts}
