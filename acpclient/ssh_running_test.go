@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/acphost/acphost/internal/fakebin"
 	"github.com/acphost/acphost/internal/sshdtest"
 	"github.com/acphost/acphost/internal/sshtest"
 )
@@ -92,8 +93,8 @@ func TestSSHStartKillEndsTree(t *testing.T) {
 		dir := t.TempDir()
 		c := startRemoteScript(t, &SSHTransport{Client: client, Dir: dir},
 			`trap "" TERM; sh -c 'trap "" TERM; sleep 300 & echo $! > grandchild; wait' & echo $$ $! > pids; wait`)
-		pids := waitForPids(t, filepath.Join(dir, "pids"))
-		pids = append(pids, waitForPids(t, filepath.Join(dir, "grandchild"))...)
+		pids := fakebin.PidsFrom(t, filepath.Join(dir, "pids"))
+		pids = append(pids, fakebin.PidsFrom(t, filepath.Join(dir, "grandchild"))...)
 		c.Kill()
 		if st := c.Wait(); st.Signal == nil || *st.Signal != "SIGKILL" {
 			t.Errorf("status after Kill %+v, want SIGKILL", st)
@@ -106,23 +107,6 @@ func TestSSHStartKillEndsTree(t *testing.T) {
 			}
 		}
 	})
-}
-
-func waitForPids(t *testing.T, path string) []int {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
-			var pids []int
-			for _, f := range strings.Fields(string(b)) {
-				pid, _ := strconv.Atoi(f)
-				pids = append(pids, pid)
-			}
-			return pids
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s was not written", path)
-		}
-	}
 }
 
 func zombie(pid int) bool {
@@ -169,7 +153,7 @@ func TestSSHStartKillEndsDescendantsThatLeftTheSession(t *testing.T) {
 	sshServers(t, func(t *testing.T, client *ssh.Client) {
 		dir := t.TempDir()
 		c := startRemoteScript(t, &SSHTransport{Client: client, Dir: dir}, escapedChild+`; echo started; exec sleep 301`)
-		gpid := waitForPids(t, filepath.Join(dir, "gpid"))[0]
+		gpid := fakebin.PidsFrom(t, filepath.Join(dir, "gpid"))[0]
 		t.Cleanup(func() { syscall.Kill(gpid, syscall.SIGKILL) })
 		buf := make([]byte, len("started\n"))
 		if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "started\n" {
@@ -197,7 +181,7 @@ func TestSSHStartStatusNotHeldByOutput(t *testing.T) {
 	sshServers(t, func(t *testing.T, client *ssh.Client) {
 		dir := t.TempDir()
 		c := startRemoteScript(t, &SSHTransport{Client: client, Dir: dir}, escapedChild+`; echo bye; exit 4`)
-		gpid := waitForPids(t, filepath.Join(dir, "gpid"))[0]
+		gpid := fakebin.PidsFrom(t, filepath.Join(dir, "gpid"))[0]
 		t.Cleanup(func() { syscall.Kill(gpid, syscall.SIGKILL) })
 		if st := waitStatus(t, c); st.ExitCode == nil || *st.ExitCode != 4 {
 			t.Errorf("status %+v, want exit 4", st)

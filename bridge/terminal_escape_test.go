@@ -13,6 +13,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/internal/fakebin"
 )
 
 // escapeScript starts a grandchild that leaves the command's process group
@@ -34,7 +35,7 @@ func sleepMarker() string {
 // returns its pid.
 func escapedGrandchild(t *testing.T, dir, marker string) int {
 	t.Helper()
-	pid := waitPidFile(t, filepath.Join(dir, "escaped"))[0]
+	pid := fakebin.PidsFrom(t, filepath.Join(dir, "escaped"))[0]
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 	// The pid file is written before the exec; wait for the marked sleep.
 	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(cmdline(pid), marker); time.Sleep(5 * time.Millisecond) {
@@ -165,7 +166,7 @@ func TestTerminalShutdownNotHeldByEscapedOutput(t *testing.T) {
 		}}}}
 		f := newTermFixture(t, script, Policy{Mode: ModeBuild}, r.opts(t))
 		f.prompt(t, "go")
-		pid := waitPidFile(t, filepath.Join(dir, "escaped"))[0]
+		pid := fakebin.PidsFrom(t, filepath.Join(dir, "escaped"))[0]
 		t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

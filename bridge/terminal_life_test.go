@@ -16,6 +16,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/internal/fakebin"
 )
 
 // treeScript starts a child shell with a grandchild (both in the
@@ -54,31 +55,13 @@ func procGroup(pgid int) []int {
 	return pids
 }
 
-// waitPidFile waits, bounded, for a file of pids the command writes.
-func waitPidFile(t *testing.T, path string) []int {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
-			var pids []int
-			for _, f := range strings.Fields(string(b)) {
-				pid, _ := strconv.Atoi(f)
-				pids = append(pids, pid)
-			}
-			return pids
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s was not written", path)
-		}
-	}
-}
-
 // runningTree waits for the tree of treeScript started in dir and returns
 // its processes: the command, its child, the grandchild and the sentinel
 // (remotely: the wrapper's watcher).
 func runningTree(t *testing.T, dir string) []int {
 	t.Helper()
-	pids := waitPidFile(t, filepath.Join(dir, "pids"))
-	grandchild := waitPidFile(t, filepath.Join(dir, "grandchild"))[0]
+	pids := fakebin.PidsFrom(t, filepath.Join(dir, "pids"))
+	grandchild := fakebin.PidsFrom(t, filepath.Join(dir, "grandchild"))[0]
 	group := procGroup(pids[0])
 	if len(group) < 4 {
 		t.Fatalf("group %d has %v, want the command, its child, grandchild %d and the sentinel", pids[0], group, grandchild)

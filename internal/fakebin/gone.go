@@ -43,3 +43,22 @@ func running(pid int) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	return err == nil && !strings.Contains(string(b), ") Z ")
 }
+
+// PidsFrom waits, bounded (10s), for a program to write a line of pids,
+// separated by spaces, into path.
+func PidsFrom(t *testing.T, path string) []int {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
+			var pids []int
+			for _, f := range strings.Fields(string(b)) {
+				pid, _ := strconv.Atoi(f)
+				pids = append(pids, pid)
+			}
+			return pids
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s was not written", path)
+		}
+	}
+}
