@@ -98,11 +98,16 @@ type chunkScan struct {
 	messageID  span
 	hasMsgID   bool // messageId present and a string (null leaves it nil)
 
+	hasSessionID, hasText bool
+
 	paramsMeta, updateMeta, contentMeta span
 	hasParamsMeta, hasUpdateMeta        bool
 	hasContentMeta                      bool
 
 	fallback bool // the content block needs encoding/json
+
+	arena *byteArena  // where build copies what it keeps; nil: its own allocation
+	boxes *chunkBoxes // where build takes its box from; nil: a new one
 }
 
 // scanChunkLine decodes line if it is a plain message-chunk notification.
@@ -120,6 +125,11 @@ func scanChunkLine(line []byte, owned bool) (*SessionNotification, chunkScanResu
 // queue entry that carries it.
 func scanChunkInbound(line []byte, owned bool) (*inbound, chunkScanResult) {
 	s := chunkScan{b: line}
+	return s.scan(owned)
+}
+
+// scan is scanChunkInbound on the line s holds.
+func (s *chunkScan) scan(owned bool) (*inbound, chunkScanResult) {
 	s.ws()
 	if !s.envelope() {
 		return nil, chunkScanDecline
@@ -137,9 +147,10 @@ func scanChunkInbound(line []byte, owned bool) (*inbound, chunkScanResult) {
 // chunkBox is everything a decoded chunk line needs besides its bytes, in
 // one allocation: the queue entry, the notification, its update and the
 // message id the update points to. Allocating them apart cost three
-// allocations per streamed chunk where one does.
+// allocations per streamed chunk where one does; a box delivered in a run
+// to a SessionUpdateBatcher is then reused (chunkBoxes).
 type chunkBox[T any] struct {
-	in inbound
+	in inbound // first, so the entry's address is the box's (chunkBoxes.put)
 	n  SessionNotification
 	u  T
 	id string
@@ -150,21 +161,21 @@ type chunkBox[T any] struct {
 func (s *chunkScan) newChunkBox() (*inbound, *ContentChunk) {
 	switch s.kind {
 	case UpdateAgentMessageChunk:
-		box := &chunkBox[AgentMessageChunk]{}
-		return box.link(&box.u, &box.u.ContentChunk)
+		box := getBox[AgentMessageChunk](s.boxes, boxMessage)
+		return box.link(boxMessage, &box.u, &box.u.ContentChunk)
 	case UpdateAgentThoughtChunk:
-		box := &chunkBox[AgentThoughtChunk]{}
-		return box.link(&box.u, &box.u.ContentChunk)
+		box := getBox[AgentThoughtChunk](s.boxes, boxThought)
+		return box.link(boxThought, &box.u, &box.u.ContentChunk)
 	default:
-		box := &chunkBox[UserMessageChunk]{}
-		return box.link(&box.u, &box.u.ContentChunk)
+		box := getBox[UserMessageChunk](s.boxes, boxUser)
+		return box.link(boxUser, &box.u, &box.u.ContentChunk)
 	}
 }
 
 // link points the box's parts at each other; u and chunk are its update.
-func (b *chunkBox[T]) link(u SessionUpdate, chunk *ContentChunk) (*inbound, *ContentChunk) {
+func (b *chunkBox[T]) link(kind boxKind, u SessionUpdate, chunk *ContentChunk) (*inbound, *ContentChunk) {
 	b.n.Update, b.n.rawShared = u, true
-	b.in.method, b.in.update = methodSessionUpdate, &b.n
+	b.in.method, b.in.update, b.in.box = methodSessionUpdate, &b.n, kind
 	chunk.MessageID = &b.id
 	return &b.in, chunk
 }
@@ -182,7 +193,7 @@ func (s *chunkScan) build(owned bool) *inbound {
 	if owned {
 		n.rawLine = keep
 	} else {
-		keep, base = bytes.Clone(s.b[s.paramsSpan.start:s.paramsSpan.end]), s.paramsSpan.start
+		keep, base = s.keep(s.b[s.paramsSpan.start:s.paramsSpan.end]), s.paramsSpan.start
 		n.raw = keep
 	}
 	str := func(sp span) string {
@@ -214,6 +225,14 @@ func (s *chunkScan) build(owned bool) *inbound {
 	}
 	in.size = queuedSize(len(s.b), false) // its strings refer into the kept bytes
 	return in
+}
+
+// keep returns a copy of b for the notification to keep.
+func (s *chunkScan) keep(b []byte) []byte {
+	if s.arena != nil {
+		return s.arena.clone(b)
+	}
+	return bytes.Clone(b)
 }
 
 func copyRaw(b []byte, sp span) json.RawMessage {
@@ -363,7 +382,7 @@ func (s *chunkScan) params() bool {
 			if !ok {
 				return false
 			}
-			s.sessionID = sp
+			s.sessionID, s.hasSessionID = sp, true
 		case "update":
 			bit = 2
 			if s.peek() != '{' || !s.update() {
@@ -489,7 +508,7 @@ func (s *chunkScan) content() bool {
 			if !ok {
 				return false
 			}
-			s.text = sp
+			s.text, s.hasText = sp, true
 		case "_meta":
 			bit = 4
 			if s.contentMeta, s.hasContentMeta = s.rawValue(); !s.hasContentMeta {

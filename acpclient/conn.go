@@ -58,6 +58,7 @@ type Conn struct {
 	logger  *slog.Logger
 	rwc     io.ReadWriteCloser
 	lines   *lineReader
+	chunks  chunkDecoder // the read goroutine's
 	out     *writer
 	rpc     *jsonrpc2.Conn
 	queue   *queue

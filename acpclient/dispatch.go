@@ -127,6 +127,10 @@ func (c *Conn) dispatchLoop() {
 		switch m := run[0]; {
 		case len(run) > 1 && batcher != nil:
 			updates = c.deliverRun(ctx, batcher, run, updates[:0])
+			c.queue.doneRun(run)
+			c.chunks.boxes.putRun(run) // the batcher keeps no chunk past the call
+			clear(run)
+			continue
 		case isFileCall(m):
 			c.handOff(ctx, m) // accounted for when answered
 			clear(run)

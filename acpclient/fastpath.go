@@ -53,9 +53,16 @@ func decodeChunkInbound(line []byte, owned bool) *inbound {
 	case chunkScanOK:
 		return in
 	case chunkScanFallback:
-		if n := decodeChunkLineJSON(line, owned); n != nil {
-			return &inbound{method: methodSessionUpdate, update: n, size: queuedSize(len(line), true)}
-		}
+		return chunkFallback(line, owned)
+	}
+	return nil
+}
+
+// chunkFallback decodes a chunk line the scanner handed back, as the queue
+// entry that carries it, or returns nil.
+func chunkFallback(line []byte, owned bool) *inbound {
+	if n := decodeChunkLineJSON(line, owned); n != nil {
+		return &inbound{method: methodSessionUpdate, update: n, size: queuedSize(len(line), true)}
 	}
 	return nil
 }

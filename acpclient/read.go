@@ -58,7 +58,7 @@ func (c *Conn) endRead(err error) {
 // malformed request whose id can be recovered is skipped and answered with
 // an error (see salvage).
 func (c *Conn) handleLine(line []byte) []byte {
-	if m := decodeChunkInbound(line, c.lines.lineOwned()); m != nil {
+	if m := c.chunks.decode(line, c.lines.lineOwned()); m != nil {
 		c.queue.push(m, !c.lines.lineBuffered())
 		return nil
 	}

@@ -427,3 +427,35 @@ func decodeVariant(raw []byte, u SessionUpdate) error {
 	// into them directly uses the plain struct fields.
 	return lenientUnmarshal(raw, u)
 }
+
+// Clone returns a copy of n for a SessionUpdateBatcher to keep past its
+// call: a copy of the notification and, for a message chunk, of its update,
+// sharing only the strings and byte slices, which the Conn never reuses.
+func (n *SessionNotification) Clone() *SessionNotification {
+	c := &SessionNotification{SessionID: n.SessionID, Update: n.Update, Meta: n.Meta,
+		raw: n.raw, rawLine: n.rawLine, rawShared: n.rawShared}
+	switch u := n.Update.(type) {
+	case *AgentMessageChunk:
+		v := *u
+		v.MessageID = cloneString(u.MessageID)
+		c.Update = &v
+	case *AgentThoughtChunk:
+		v := *u
+		v.MessageID = cloneString(u.MessageID)
+		c.Update = &v
+	case *UserMessageChunk:
+		v := *u
+		v.MessageID = cloneString(u.MessageID)
+		c.Update = &v
+	}
+	return c
+}
+
+// cloneString returns a pointer to a copy of *p, or nil.
+func cloneString(p *string) *string {
+	if p == nil {
+		return nil
+	}
+	s := *p
+	return &s
+}

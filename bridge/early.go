@@ -240,7 +240,9 @@ func (b *Bridge) holdEarlyLocked(n *acpclient.SessionNotification) error {
 	if b.closed {
 		return nil // nothing will ever claim it
 	}
-	drop := b.early.add(n, b.clock.Now())
+	// A chunk delivered in a run is the Conn's to reuse after the call:
+	// what is held past it is a copy.
+	drop := b.early.add(n.Clone(), b.clock.Now())
 	b.armEarlyTimerLocked()
 	return b.early.report(drop)
 }

@@ -15,20 +15,32 @@ import (
 const hostFloodChunks = 200_000
 
 // BenchmarkHostFlood floods one Host with hostFloodChunks text chunks from
-// an in-process agent on OS pipes (internal/floodagent) and a consumer that
-// only counts events, and in the same iteration runs the floor: the same
-// agent's output read by a sink that only counts newlines (the pipe limit).
-// It reports the floor's time over the Host's ("x-pipe"), the Host's wall
-// time per chunk, and CPU per chunk from getrusage around each run: the
-// whole process's during the Host's flood ("cpu-ns/chunk"), and that less
-// the floor's ("client-cpu-ns/chunk"), which leaves out the agent's own
-// writing since agent and client share this process.
+// the flood agent (internal/floodagent) and a consumer that only counts
+// events, and in the same iteration runs the floor: the same agent's output
+// read by a sink that only counts newlines (the pipe limit). It reports the
+// floor's time over the Host's ("x-pipe"), the Host's wall time per chunk,
+// and CPU per chunk from getrusage around each run: the whole process's
+// during the Host's flood ("cpu-ns/chunk"), and that less the floor's
+// ("client-cpu-ns/chunk").
+//
+// "process" runs the agent as a process of its own, started by
+// acpclient.CommandTransport as apps start agents: this process's CPU is
+// then the client's alone, and client-cpu is what it spends beyond reading
+// the pipe. "inprocess" runs the agent on OS pipes inside this process,
+// where agent and client share the CPU figures and the runtime (its
+// collections too); client-cpu there leaves out the agent's writing by
+// subtracting the floor, which also ran the agent.
 func BenchmarkHostFlood(b *testing.B) {
+	b.Run("process", func(b *testing.B) { benchHostFlood(b, &floodagent.Process{Chunks: hostFloodChunks}) })
+	b.Run("inprocess", func(b *testing.B) { benchHostFlood(b, &floodagent.Transport{Chunks: hostFloodChunks}) })
+}
+
+func benchHostFlood(b *testing.B, agent floodagent.Agent) {
 	var host, pipe floodRun
-	floodHostOnce(b) // the first flood of a process is slower: warm up
+	floodHostOnce(b, agent) // the first flood of a process is slower: warm up
 	for b.Loop() {
-		host.add(floodHostOnce(b))
-		pipe.add(floodPipeOnce(b))
+		host.add(floodHostOnce(b, agent))
+		pipe.add(floodPipeOnce(b, agent))
 	}
 	chunks := float64(b.N * hostFloodChunks)
 	b.ReportMetric(pipe.wall.Seconds()/host.wall.Seconds(), "x-pipe")
@@ -58,7 +70,7 @@ func measureFlood(b *testing.B, run func()) floodRun {
 
 // floodHostOnce runs one flood turn through a new Host, from the prompt to
 // the turn's end on Events, and checks every chunk arrived in order.
-func floodHostOnce(b *testing.B) floodRun {
+func floodHostOnce(b *testing.B, agent floodagent.Agent) floodRun {
 	b.Helper()
 	ctx := context.Background()
 	h := NewHost(nil)
@@ -74,7 +86,7 @@ func floodHostOnce(b *testing.B) floodRun {
 			}
 		}
 	}()
-	br, err := h.Start(ctx, Config{Transport: &floodagent.Transport{Chunks: hostFloodChunks}})
+	br, err := h.Start(ctx, Config{Transport: agent})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -109,9 +121,9 @@ func checkFloodText(b *testing.B, text []byte) {
 
 // floodPipeOnce is the floor: the same agent flooding one prompt, read by
 // a sink that counts newlines until the prompt's answer.
-func floodPipeOnce(b *testing.B) floodRun {
+func floodPipeOnce(b *testing.B, agent floodagent.Agent) floodRun {
 	b.Helper()
-	sink, err := floodagent.NewSink(context.Background(), &floodagent.Transport{Chunks: hostFloodChunks})
+	sink, err := floodagent.NewSink(context.Background(), agent)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,9 +15,11 @@ import (
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/internal/eventlog"
 	"github.com/acphost/acphost/internal/fakeclock"
+	"github.com/acphost/acphost/internal/floodagent"
 )
 
 func TestMain(m *testing.M) {
+	floodagent.RunIfProcess()
 	goleak.VerifyTestMain(m)
 }
 

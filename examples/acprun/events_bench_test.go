@@ -23,16 +23,23 @@ const eventsFloodChunks = 200_000
 // BenchmarkEventsFlood is acprun --events under a flood of
 // eventsFloodChunks text chunks, in process: a Host with its journal, as
 // acprun runs it, every event written by the --events writer as a line to
-// a pipe whose reader only counts lines, the agent on OS pipes
-// (internal/floodagent). The same iteration runs the floor, the same
-// agent's output read by a newline counter (the pipe limit), and reports
-// the floor's time over acprun's ("x-pipe") and acprun's time per chunk.
+// a pipe whose reader only counts lines. The same iteration runs the floor,
+// the same agent's output read by a newline counter (the pipe limit), and
+// reports the floor's time over acprun's ("x-pipe") and acprun's time per
+// chunk. "process" runs the flood agent as a process of its own, started as
+// acprun starts agents; "inprocess" runs it on OS pipes in this process,
+// sharing its cores and runtime (internal/floodagent).
 func BenchmarkEventsFlood(b *testing.B) {
+	b.Run("process", func(b *testing.B) { benchEventsFlood(b, &floodagent.Process{Chunks: eventsFloodChunks}) })
+	b.Run("inprocess", func(b *testing.B) { benchEventsFlood(b, &floodagent.Transport{Chunks: eventsFloodChunks}) })
+}
+
+func benchEventsFlood(b *testing.B, agent floodagent.Agent) {
 	var events, pipe time.Duration
-	eventsFloodOnce(b) // the first flood of a process is slower: warm up
+	eventsFloodOnce(b, agent) // the first flood of a process is slower: warm up
 	for b.Loop() {
-		events += eventsFloodOnce(b)
-		pipe += eventsFloorOnce(b)
+		events += eventsFloodOnce(b, agent)
+		pipe += eventsFloorOnce(b, agent)
 	}
 	b.ReportMetric(pipe.Seconds()/events.Seconds(), "x-pipe")
 	b.ReportMetric(float64(events.Nanoseconds())/float64(b.N*eventsFloodChunks), "ns/chunk")
@@ -41,7 +48,7 @@ func BenchmarkEventsFlood(b *testing.B) {
 // eventsFloodOnce floods one prompt through acprun's event path and
 // returns the time from the prompt to the last line read; it checks the
 // lines carry every chunk's text.
-func eventsFloodOnce(b *testing.B) time.Duration {
+func eventsFloodOnce(b *testing.B, agent floodagent.Agent) time.Duration {
 	b.Helper()
 	ctx := context.Background()
 	db, err := journal.Open(ctx, filepath.Join(b.TempDir(), "j.db"), nil)
@@ -65,7 +72,7 @@ func eventsFloodOnce(b *testing.B) time.Duration {
 	}()
 	turnEnded, text := make(chan struct{}), make(chan int, 1)
 	go func() { text <- readEventLines(b, pr, turnEnded) }()
-	br, err := host.Start(ctx, bridge.Config{Transport: &floodagent.Transport{Chunks: eventsFloodChunks}})
+	br, err := host.Start(ctx, bridge.Config{Transport: agent})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -129,9 +136,9 @@ func floodText() int {
 
 // eventsFloorOnce is the floor: the same agent's flood read by a newline
 // counter.
-func eventsFloorOnce(b *testing.B) time.Duration {
+func eventsFloorOnce(b *testing.B, agent floodagent.Agent) time.Duration {
 	b.Helper()
-	sink, err := floodagent.NewSink(context.Background(), &floodagent.Transport{Chunks: eventsFloodChunks})
+	sink, err := floodagent.NewSink(context.Background(), agent)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge"
+	"github.com/acphost/acphost/internal/floodagent"
 	"github.com/acphost/acphost/internal/sshtest"
 )
 
@@ -24,6 +25,7 @@ import (
 var acprunBinary string
 
 func TestMain(m *testing.M) {
+	floodagent.RunIfProcess()
 	dir, err := os.MkdirTemp("", "acprun-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -53,6 +53,8 @@ func (t *Transport) Connect(ctx context.Context) (io.ReadWriteCloser, error) {
 	return s, nil
 }
 
+func (t *Transport) linesPerFlood() int { return floodLines(t.Chunks, t.ToolEvery) }
+
 // stream is the client's end: it reads the agent's output and writes its
 // input; Close ends the agent and waits for it.
 type stream struct {

@@ -11,14 +11,21 @@ import (
 // answered the handshake, whose floods are read by counting newlines and
 // nothing else. Whatever a client does beyond that is its cost.
 type Sink struct {
-	t     *Transport
+	t     Agent
 	agent io.ReadWriteCloser
 	buf   []byte
 	id    int
 }
 
+// Agent is a way to start the flood agent: *Transport (in this process)
+// or *Process (a process of its own).
+type Agent interface {
+	Connect(ctx context.Context) (io.ReadWriteCloser, error)
+	linesPerFlood() int
+}
+
 // NewSink starts an agent from t and opens a session on it.
-func NewSink(ctx context.Context, t *Transport) (*Sink, error) {
+func NewSink(ctx context.Context, t Agent) (*Sink, error) {
 	agent, err := t.Connect(ctx)
 	if err != nil {
 		return nil, err
@@ -37,12 +44,15 @@ func NewSink(ctx context.Context, t *Transport) (*Sink, error) {
 
 // Flood prompts the agent and counts the lines of its flood until the
 // prompt's answer.
-func (k *Sink) Flood() error {
-	lines := k.t.Chunks + 1
-	if k.t.ToolEvery > 0 {
-		lines += 2 * (k.t.Chunks / k.t.ToolEvery)
+func (k *Sink) Flood() error { return k.call("session/prompt", k.t.linesPerFlood()) }
+
+// floodLines is how many lines a prompt's flood and answer take.
+func floodLines(chunks, toolEvery int) int {
+	lines := chunks + 1
+	if toolEvery > 0 {
+		lines += 2 * (chunks / toolEvery)
 	}
-	return k.call("session/prompt", lines)
+	return lines
 }
 
 // call sends a request and reads lines answered lines.

@@ -1,0 +1,66 @@
+package acpclient
+
+// chunkDecoder decodes the chunk lines of one connection. It remembers the
+// shapes of the last chunk lines it accepted (chunkShape), so that a stream
+// of chunks costs a match each instead of a full scan, and it copies what a
+// chunk keeps into slabs shared by many chunks (byteArena) instead of one
+// allocation each. It belongs to the read goroutine: no locks.
+type chunkDecoder struct {
+	shapes [chunkShapes]*chunkShape
+	last   int // the shape that matched last, tried first
+	arena  byteArena
+	boxes  chunkBoxes // shared with the dispatch goroutine, which gives boxes back
+}
+
+// chunkShapes is how many shapes a decoder remembers: an agent interleaving
+// message, thought and user chunks, or two sessions, uses a few at once.
+const chunkShapes = 4
+
+// decode is decodeChunkInbound with the decoder's shapes and slabs.
+func (d *chunkDecoder) decode(line []byte, owned bool) *inbound {
+	s := chunkScan{b: line, arena: &d.arena, boxes: &d.boxes}
+	for k := range chunkShapes {
+		j := (d.last + k) % chunkShapes
+		if sh := d.shapes[j]; sh != nil && sh.match(&s) {
+			d.last = j
+			return s.build(owned)
+		}
+	}
+	s = chunkScan{b: line, arena: &d.arena, boxes: &d.boxes}
+	in, res := s.scan(owned)
+	switch res {
+	case chunkScanOK:
+		if sh := newChunkShape(&s); sh != nil {
+			// Replace the shape tried last: the others matched more recently.
+			j := (d.last + chunkShapes - 1) % chunkShapes
+			d.shapes[j], d.last = sh, j
+		}
+		return in
+	case chunkScanFallback:
+		return chunkFallback(line, owned)
+	}
+	return nil
+}
+
+// byteArena copies small byte slices into shared slabs: one allocation per
+// slab rather than one per copy. A slab stays in memory while anything
+// refers into it, so copies larger than an eighth of a slab get their own
+// allocation, and a slab is never written again where a copy lies.
+type byteArena struct{ slab []byte }
+
+// arenaSlabSize is the size of a slab: about a hundred chunk lines, small
+// next to the 64 KiB a reading connection's line buffer holds.
+const arenaSlabSize = 8 << 10
+
+// clone returns a copy of b that nothing else will write to.
+func (a *byteArena) clone(b []byte) []byte {
+	if len(b) > arenaSlabSize/8 {
+		return append([]byte(nil), b...)
+	}
+	if len(b) > cap(a.slab)-len(a.slab) {
+		a.slab = make([]byte, 0, arenaSlabSize)
+	}
+	n := len(a.slab)
+	a.slab = append(a.slab, b...)
+	return a.slab[n:len(a.slab):len(a.slab)]
+}

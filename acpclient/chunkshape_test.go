@@ -1,0 +1,205 @@
+package acpclient
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// checkDecoder decodes line with d and checks the result is what the
+// stateless path (a full scan, no shapes) makes of it. It reports whether
+// one of d's shapes matched the line.
+func checkDecoder(t *testing.T, d *chunkDecoder, line []byte) (shaped bool) {
+	t.Helper()
+	for _, sh := range d.shapes {
+		s := chunkScan{b: line}
+		if sh != nil && sh.match(&s) {
+			shaped = true
+		}
+	}
+	want := decodeChunkInbound(bytes.Clone(line), false)
+	got := d.decode(bytes.Clone(line), false)
+	switch {
+	case (got == nil) != (want == nil):
+		t.Fatalf("line %q: decoder gave %v, full scan %v (shape matched: %v)", line, got != nil, want != nil, shaped)
+	case got != nil:
+		sameNotification(t, line, got.update, want.update)
+		if got.size != want.size {
+			t.Fatalf("line %q: queued size %d, full scan %d", line, got.size, want.size)
+		}
+	}
+	if shaped && want == nil {
+		t.Fatalf("line %q matched a shape but the full scan declines it", line)
+	}
+	return shaped
+}
+
+// TestChunkShapeStream: once a decoder has seen a line, the lines that
+// differ from it only in their session id, message id and text take the
+// shape, with strings of every kind, and mean what the full scan says.
+func TestChunkShapeStream(t *testing.T) {
+	tmpls := []string{
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"T"},"messageId":"M"}}}`,
+		`{"params":{"update":{"messageId":"M","content":{"text":"T","type":"text"},"sessionUpdate":"user_message_chunk"},"sessionId":"S"},"method":"session/update","jsonrpc":"2.0"}`,
+		"  {\"jsonrpc\" : \"2.0\", \"method\":\"session/update\",\"params\":{ \"sessionId\" : \"S\" , \"update\" : { \"sessionUpdate\" : \"agent_thought_chunk\" , \"content\" : { \"type\" : \"text\" , \"text\" : \"T\" } } } }\r\n",
+		`{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"T"},"messageId":null}}}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text"}},"x":[1,{"y":"z"}]},"other":true}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"S","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"image","text":"T"}}}}`,
+	}
+	good := []string{"", "x", "sess_01JD8X4", "hello world", `a\nb`, `\u00e9\u4e16`, `\ud83d\ude00`, `\ud83d`, `\"\\\/\b\f\r\t`,
+		"h\xc3\xa9llo", "\xff\xfe", "\xed\xa0\x80", `\u0000`, "\x7f", "\u2028", strings.Repeat("long text ", 50)}
+	bad := []string{`\x`, "a\x01", `\u12`, `"`, `\`, "\n"}
+	for _, tmpl := range tmpls {
+		var d chunkDecoder
+		first := strings.NewReplacer("S", "s", "T", "t", "M", "m").Replace(tmpl)
+		if checkDecoder(t, &d, []byte(first)) {
+			t.Fatalf("a fresh decoder matched a shape")
+		}
+		if d.shapes[d.last] == nil {
+			t.Fatalf("no shape learnt from %q", first)
+		}
+		for _, v := range good {
+			line := strings.NewReplacer("S", v, "T", v+"!", "M", "m"+v).Replace(tmpl)
+			if !checkDecoder(t, &d, []byte(line)) {
+				t.Errorf("line %q did not take the shape of %q", line, first)
+			}
+		}
+		for _, v := range bad {
+			line := strings.NewReplacer("S", "s", "T", v, "M", "m").Replace(tmpl)
+			if strings.Contains(tmpl, `"T"`) && checkDecoder(t, &d, []byte(line)) {
+				t.Errorf("line %q with a bad string took the shape", line)
+			}
+		}
+	}
+}
+
+// TestChunkShapeBreakouts: strings that end early and continue the line
+// with other keys or values never take the shape unless the line as a
+// whole is one the shape describes.
+func TestChunkShapeBreakouts(t *testing.T) {
+	tmpl := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"T"},"messageId":"m"}}}`
+	var d chunkDecoder
+	checkDecoder(t, &d, []byte(strings.Replace(tmpl, "T", "first", 1)))
+	for _, v := range []string{
+		`x","type":"image`, `x","text":"y`, `x","Text":"y`, `x"},"sessionUpdate":"tool_call","content":{"text":"y`,
+		`x"},"messageId":"m"}},"id":1,"x":{"a":{"b":"`, `x"},"messageId":"m"}}}`, `x"},"messageId":"m"}}}{"a":"`,
+		`x"},"_meta":{"a":"`, `x"},"messageId":"`,
+	} {
+		line := strings.Replace(tmpl, "T", v, 1)
+		checkDecoder(t, &d, []byte(line))
+	}
+}
+
+// TestChunkShapeRandomLines learns shapes from random lines and decodes
+// random lines and their variants with them, checking every result against
+// the full scan.
+func TestChunkShapeRandomLines(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	n := 20000
+	if testing.Short() || raceEnabled {
+		n = 4000
+	}
+	var d chunkDecoder
+	shaped := 0
+	for range n {
+		line := randomChunkLine(rng)
+		checkDecoder(t, &d, line)
+		// The same line with one of its strings changed, as the next chunk
+		// of a stream would be.
+		for _, w := range []string{`"x"`, `"hello world"`, `"msg_1"`} {
+			if i := bytes.Index(line, []byte(w)); i >= 0 {
+				v := bytes.Clone(line)
+				v = append(v[:i:i], append([]byte(`"changed \u00e9"`), line[i+len(w):]...)...)
+				if checkDecoder(t, &d, v) {
+					shaped++
+				}
+			}
+		}
+	}
+	t.Logf("%d lines, %d variants took a shape", n, shaped)
+	if shaped < n/20 {
+		t.Errorf("only %d variants of %d lines took a shape: the generator or the shapes are off", shaped, n)
+	}
+}
+
+// TestChunkShapeArena: chunks copied into a shared slab keep their own
+// bytes: later chunks do not change earlier ones, and a line too large for
+// the slab gets its own copy.
+func TestChunkShapeArena(t *testing.T) {
+	var d chunkDecoder
+	var got []*inbound
+	var want []string
+	for i := range 300 {
+		text := strings.Repeat("y", i%40)
+		if i == 150 {
+			text = strings.Repeat("big", arenaSlabSize/2)
+		}
+		buf := []byte(chunkLineJSON("s", text))
+		in := d.decode(buf, false)
+		if in == nil {
+			t.Fatalf("line %d declined", i)
+		}
+		for j := range buf {
+			buf[j] = 'Z' // the read buffer is reused
+		}
+		got, want = append(got, in), append(want, text)
+	}
+	for i, in := range got {
+		if txt := in.update.Update.(*AgentMessageChunk).Content.Text; txt != want[i] {
+			t.Fatalf("chunk %d has text %.40q, want %.40q", i, txt, want[i])
+		}
+		if raw := in.update.RawUpdate(); !bytes.Contains(raw, []byte(want[i])) {
+			t.Fatalf("chunk %d: RawUpdate %.60q lost its text", i, raw)
+		}
+	}
+}
+
+// FuzzChunkShape learns a shape from one line and decodes another with
+// it, and the second inserted into the first's strings, checking every
+// result against the full scan.
+func FuzzChunkShape(f *testing.F) {
+	f.Add(benchLines(1)[0], []byte("plain"))
+	f.Add([]byte(chunkLineJSON("s", "x")), []byte(`x"},"messageId":"m`))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"T"},"messageId":null}}}`), []byte(`\ud83d`))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		var d chunkDecoder
+		checkDecoder(t, &d, a)
+		checkDecoder(t, &d, b)
+		for _, tmpl := range []string{
+			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"%"},"messageId":"%"}}}`,
+			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"%"}}}}`,
+		} {
+			checkDecoder(t, &d, []byte(strings.ReplaceAll(tmpl, "%", "a")))
+			checkDecoder(t, &d, []byte(strings.ReplaceAll(tmpl, "%", string(b))))
+		}
+	})
+}
+
+// BenchmarkChunkShape decodes the flood's lines with a connection's
+// decoder (shapes and slabs) and, in the same iteration, with the full
+// scan alone, and reports the full scan's time over the decoder's.
+func BenchmarkChunkShape(b *testing.B) {
+	lines := benchLines(1000)
+	var d chunkDecoder
+	var shaped, full time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		start := time.Now()
+		for _, l := range lines {
+			if d.decode(l, false) == nil {
+				b.Fatal("declined")
+			}
+		}
+		mid := time.Now()
+		for _, l := range lines {
+			if decodeChunkInbound(l, false) == nil {
+				b.Fatal("declined")
+			}
+		}
+		shaped, full = shaped+mid.Sub(start), full+time.Since(mid)
+	}
+	b.ReportMetric(full.Seconds()/shaped.Seconds(), "x-fullscan")
+	b.ReportMetric(float64(shaped.Nanoseconds())/float64(b.N*len(lines)), "ns/line")
+}
