@@ -9,7 +9,8 @@ import (
 )
 
 // ProcessCPU is the user and system time this process has used, for CPU
-// per chunk around a flood (agent and client share the process).
+// per chunk around a flood: the client's alone with a Process agent, the
+// agent's too with a Transport agent, which shares the process.
 func ProcessCPU() (time.Duration, error) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {

@@ -10,7 +10,10 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	RunIfProcess()
+	goleak.VerifyTestMain(m)
+}
 
 // The agent answers the handshake and floods each prompt with exactly the
 // chunks (and tool calls) asked for, then answers it; Close ends it, also
@@ -64,5 +67,22 @@ func TestSinkCountsFloods(t *testing.T) {
 	}
 	if cpu, err := ProcessCPU(); err != nil || cpu <= 0 {
 		t.Fatalf("ProcessCPU = %v, %v", cpu, err)
+	}
+}
+
+// A Process agent is this test binary again, in a process of its own: a
+// Sink reads its floods whole, and closing it ends the process.
+func TestProcessFloods(t *testing.T) {
+	k, err := NewSink(context.Background(), &Process{Chunks: 3000, ToolEvery: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := k.Flood(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := k.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
