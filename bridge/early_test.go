@@ -343,3 +343,37 @@ func TestNotificationSizeCoversWhatIsHeld(t *testing.T) {
 		t.Errorf("plan of 1000 empty entries: size %d, want at least %d", got, min)
 	}
 }
+
+// Chunks held for a session not yet known are kept whole while the chunks
+// after them arrive: the connection reuses a chunk's memory once a run has
+// been delivered, so what the bridge holds past that must be its own copy.
+func TestEarlyChunksKeptWhole(t *testing.T) {
+	var steps []acptest.Step
+	var want strings.Builder
+	for i := range 300 {
+		text := fmt.Sprintf("s%d ", i)
+		steps = append(steps, acptest.Step{Text: text})
+		want.WriteString(text)
+	}
+	steps = append(steps, ghostSteps(300, acptest.Step{Text: "overwritten? "})...)
+	script := acptest.Script{NewSession: acptest.NewSessionScript{SessionIDs: []string{"slow"}, Steps: steps}}
+	h, rec := newHostAndRecorder(t, nil)
+	b, err := h.Start(context.Background(), agentConfig(t, "s", script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitFor("session ready", func(ev Event) bool { return ev.Kind == KindSession && ev.Session == "slow" })
+	waitEarlySize(t, b, 300) // the ghost's
+	var got strings.Builder
+	for _, ev := range rec.of("s", "slow") {
+		if ev.Kind == KindText {
+			got.WriteString(ev.Text)
+		}
+	}
+	if got.String() != want.String() {
+		t.Fatalf("the held chunks became %.200q…, want %.200q…", got.String(), want.String())
+	}
+}
