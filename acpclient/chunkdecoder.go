@@ -9,7 +9,24 @@ type chunkDecoder struct {
 	shapes [chunkShapes]*chunkShape
 	last   int // the shape that matched last, tried first
 	arena  byteArena
-	boxes  chunkBoxes // shared with the dispatch goroutine, which gives boxes back
+	// boxes is shared with the dispatch goroutine, which gives boxes back.
+	// It is made with the first chunk, so an idle connection does not hold
+	// it; the dispatcher reads it only for entries queued after that,
+	// which the queue's lock orders after the write.
+	boxes *chunkBoxes
+}
+
+// giveBack keeps the boxes of a run delivered to a SessionUpdateBatcher
+// for the next chunks. It runs on the dispatch goroutine and reads boxes
+// only once it has seen a boxed entry, which was queued after boxes was
+// made.
+func (d *chunkDecoder) giveBack(run []*inbound) {
+	for _, m := range run {
+		if m.box != boxNone {
+			d.boxes.putRun(run)
+			return
+		}
+	}
 }
 
 // chunkShapes is how many shapes a decoder remembers: an agent interleaving
@@ -18,7 +35,10 @@ const chunkShapes = 4
 
 // decode is decodeChunkInbound with the decoder's shapes and slabs.
 func (d *chunkDecoder) decode(line []byte, owned bool) *inbound {
-	s := chunkScan{b: line, arena: &d.arena, boxes: &d.boxes}
+	if d.boxes == nil {
+		d.boxes = new(chunkBoxes)
+	}
+	s := chunkScan{b: line, arena: &d.arena, boxes: d.boxes}
 	for k := range chunkShapes {
 		j := (d.last + k) % chunkShapes
 		if sh := d.shapes[j]; sh != nil && sh.match(&s) {
@@ -26,7 +46,7 @@ func (d *chunkDecoder) decode(line []byte, owned bool) *inbound {
 			return s.build(owned)
 		}
 	}
-	s = chunkScan{b: line, arena: &d.arena, boxes: &d.boxes}
+	s = chunkScan{b: line, arena: &d.arena, boxes: d.boxes}
 	in, res := s.scan(owned)
 	switch res {
 	case chunkScanOK:

@@ -128,7 +128,7 @@ func (c *Conn) dispatchLoop() {
 		case len(run) > 1 && batcher != nil:
 			updates = c.deliverRun(ctx, batcher, run, updates[:0])
 			c.queue.doneRun(run)
-			c.chunks.boxes.putRun(run) // the batcher keeps no chunk past the call
+			c.chunks.giveBack(run) // the batcher keeps no chunk past the call
 			clear(run)
 			continue
 		case isFileCall(m):
