@@ -46,6 +46,10 @@ type SessionView struct {
 	// Closed: the session was closed (session_closed) and not opened
 	// again; the Host's Snapshot leaves closed sessions out.
 	Closed bool `json:"closed,omitempty"`
+
+	// rows finds Tools by call id; it is a cache Apply keeps, rebuilt
+	// when Tools is not the slice it indexed.
+	rows *rowIndex
 }
 
 // ToolRow is one tool call of a session: a tool call id within one turn
@@ -222,7 +226,7 @@ func (v *SessionView) startTurn(turn uint64) {
 		}
 	}
 	clear(v.Tools[len(kept):])
-	v.Tools = kept
+	v.Tools, v.rows = kept, nil
 }
 
 // endTurn marks the turn over; requests it left waiting are gone with it.
@@ -245,6 +249,7 @@ func (v *SessionView) applyTool(ev *Event) {
 			return // a late word on a finished row of a turn the view has let go
 		}
 		v.Tools = append(v.Tools, row)
+		v.rowAdded()
 		return
 	}
 	v.Tools[i].Tool = *ev.Tool
@@ -289,10 +294,13 @@ func (v *SessionView) terminalRow(t *TerminalOutput) int {
 	return -1
 }
 
+// findRow returns the newest row of call id in turn (any turn with
+// anyTurn), or -1.
 func (v *SessionView) findRow(id string, turn uint64, anyTurn bool) int {
-	for i := len(v.Tools) - 1; i >= 0; i-- {
-		if r := v.Tools[i]; r.Tool.ID == id && (r.Turn == turn || anyTurn) {
-			return i
+	at := v.index().byID[id]
+	for k := len(at) - 1; k >= 0; k-- {
+		if r := &v.Tools[at[k]]; r.Turn == turn || anyTurn {
+			return at[k]
 		}
 	}
 	return -1
@@ -303,5 +311,6 @@ func (v *SessionView) clone() SessionView {
 	c := *v
 	c.Tools = append([]ToolRow(nil), v.Tools...)
 	c.Pending = append([]PendingRequest(nil), v.Pending...)
+	c.rows = nil
 	return c
 }
