@@ -288,16 +288,7 @@ func (p *Process) Read(b []byte) (int, error) {
 // readLeftover takes what the pipe still holds after the exit drain, then
 // reports the end of the stream.
 func (p *Process) readLeftover(b []byte) (int, error) {
-	if p.leftover >= p.maxLeftover {
-		return 0, io.EOF
-	}
-	n := readBuffered(p.stdout, b[:min(len(b), p.maxLeftover-p.leftover)])
-	if n == 0 {
-		p.leftover = p.maxLeftover
-		return 0, io.EOF
-	}
-	p.leftover += n
-	return n, nil
+	return readLeftover(p.stdout, b, &p.leftover, p.maxLeftover)
 }
 
 // Write writes the agent's stdin. Once the shutdown has closed it, writes

@@ -69,6 +69,8 @@ type RunningCommand struct {
 	out    *os.File
 	pty    bool // out is a pseudo-terminal's master
 	drain  time.Duration
+	// leftover counts the bytes read after the exit drain; only Read uses it.
+	leftover int
 
 	mu     sync.Mutex // orders Kill against the reap
 	done   bool       // the leader has been reaped (and its group ended)
@@ -82,11 +84,14 @@ func (c *RunningCommand) Pid() int { return c.cmd.Process.Pid }
 
 // Read reads the command's combined stdout and stderr. It returns io.EOF
 // once every writer of the pipe is gone, or ExitDrain after the command's
-// exit when something that left its group still holds the pipe, or after
-// Close.
+// exit when something that left its group still holds the pipe (what the
+// pipe holds then is still read, up to maxLeftoverBytes), or after Close.
 func (c *RunningCommand) Read(b []byte) (int, error) {
 	n, err := c.out.Read(b)
-	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, os.ErrClosed) || c.pty && ptyEnded(err) {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return readLeftover(c.out, b, &c.leftover, maxLeftoverBytes)
+	}
+	if errors.Is(err, os.ErrClosed) || c.pty && ptyEnded(err) {
 		err = io.EOF
 	}
 	return n, err

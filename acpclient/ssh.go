@@ -90,7 +90,14 @@ func shellQuote(s string) string {
 // The agent reads its stdin through a FIFO fed by a separate reader job,
 // so the wrapper learns when stdin ends (the reader signals it) while
 // waiting on the agent alone. A background job's stdin would be /dev/null,
-// hence the copy to fd 3. The wrapper must not contain single quotes.
+// hence the copy to fd 3. The reader repeats its USR1 every second while
+// the wrapper lives (and is still its parent): a signal whose trap ran
+// just before the wrapper's wait began would not end that wait, and the
+// stop would wait for the agent to end by itself. Once stopping, and in
+// tree, the wrapper ignores USR1, so a wait there ends only with the job
+// it waits for; it never retries a wait on a status above 128, as dash
+// reports a reaped job's status again on every wait, and a job that died
+// by a signal would make such a loop spin for ever.
 //
 // With ACPHOST_ENV set, the wrapper first reads the agent's environment from
 // stdin, one NAME=quoted-value line each, up to an empty line (see
@@ -120,7 +127,7 @@ S=; command -v setsid >/dev/null 2>&1 && S="setsid sh -c"
 _ahd=; _ahi=/dev/null
 if [ -z "$_aht" ]; then _ahd=$(mktemp -d 2>/dev/null) || _ahd=/tmp/acphost-$$; mkdir -p "$_ahd" && mkfifo "$_ahd/in" || exit 126; _ahi="$_ahd/in"; fi
 exec 3<&0
-( trap "kill \$c 2>/dev/null; exit 0" TERM; cat <&3 >"$_ahi" & c=$!; wait $c; kill -USR1 $$ ) >/dev/null 2>&1 &
+( z=; trap "kill \$c \$z 2>/dev/null; exit 0" TERM; cat <&3 >"$_ahi" & c=$!; wait $c; c=; while kill -USR1 $$; do sleep 1 & z=$!; wait $z; z=; read -r l </proc/self/stat 2>/dev/null && { set -- ${l##*\)}; [ "$2" = $$ ] || break; }; done ) >/dev/null 2>&1 &
 r=$!
 if [ -n "$S" ]; then $S "$W" acphost-watch $$ "$@" <"$_ahi" 3<&- 2>&$_ahe & else "$@" <"$_ahi" 3<&- 2>&$_ahe & fi
 a=$!
@@ -139,12 +146,12 @@ R() { f=; trap "f=1" TERM; p=" "; rs=; ps_ $a && rs=$_s; P=; ps -A -o pid= >/dev
   k=" "; n=0; while [ $n -lt 8 ]; do scan; m=; for e in $p; do case $k in *" $e "*) continue;; esac; sg STOP $e; k="$k$e "; m=1; done; [ -n "$m" ] || break; n=$((n+1)); done
   ps_ $a && [ "$_s" = "$rs" ] && sig KILL; for e in $k; do sg KILL $e; done; }
 w=$$ d=; [ -n "$_aht" ] && [ -r /proc/$a/stat ] && { R >/dev/null 2>&1 </dev/null & d=$!; }
-tree() { [ -n "$d" ] || return 0; kill -TERM $d 2>/dev/null; while :; do wait $d; [ $? -gt 128 ] || break; done; d=; }
+tree() { trap "" USR1; [ -n "$d" ] || return 0; kill -TERM $d 2>/dev/null; wait $d; d=; }
 graced() { i=0; while kill -0 $a 2>/dev/null && [ $i -lt $1 ]; do sleep 1; i=$((i+1)); done; }
 while :; do
-  wait $a; st=$?
+  [ -n "$stop" ] || { wait $a; st=$?; }
   kill -0 $a 2>/dev/null || break
-  [ -n "$stop" ] && { graced $_ahs; [ $_ahk -gt 0 ] && { sig TERM; graced $_ahk; }; tree; sig KILL; }
+  [ -n "$stop" ] && { trap "" USR1; graced $_ahs; [ $_ahk -gt 0 ] && { sig TERM; graced $_ahk; }; tree; sig KILL; wait $a; st=$?; }
 done
 wait $a 2>/dev/null; x=$?; [ $x -ne 127 ] && st=$x
 kill $r 2>/dev/null

@@ -49,6 +49,23 @@ func escapedGrandchild(t *testing.T, dir, marker string) int {
 	return pid
 }
 
+// waitMarkedGone waits, bounded, until no process whose command line
+// carries marker is left: an end that does not wait for the command
+// (release) returns while the remote wrapper and its jobs, whose arguments
+// hold the command, are still on their way out.
+func waitMarkedGone(t *testing.T, marker, why string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		pids := agentPids(t, marker)
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s, processes marked %s still in /proc: %v", why, marker, pids)
+		}
+	}
+}
+
 func cmdline(pid int) string {
 	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	return strings.ReplaceAll(string(b), "\x00", " ")
@@ -113,9 +130,7 @@ func TestTerminalEndsEscapedGrandchild(t *testing.T) {
 					f.report(tt.want)
 				}
 				waitAllGone(t, []int{escaped}, tt.name)
-				if pids := agentPids(t, marker); len(pids) != 0 {
-					t.Errorf("processes marked %s still in /proc: %v", marker, pids)
-				}
+				waitMarkedGone(t, marker, tt.name)
 				f.rec.waitFor("exit event", func(ev Event) bool { return ev.Kind == KindTerminal && ev.Terminal.Exit != nil })
 			})
 		}

@@ -75,6 +75,7 @@ func TestTerminalMemoryBounded(t *testing.T) {
 		output  string
 		live    int64
 		drained = make(chan struct{})
+		got     = make(chan struct{}) // closed once output is set
 	)
 	go func() { // keeps only what the test checks
 		defer close(drained)
@@ -85,6 +86,7 @@ func TestTerminalMemoryBounded(t *testing.T) {
 			}
 			if ev.Kind == KindText && strings.HasPrefix(ev.Text, "request terminal/output:") {
 				output = ev.Text
+				close(got)
 			}
 			mu.Unlock()
 		}
@@ -115,6 +117,13 @@ func TestTerminalMemoryBounded(t *testing.T) {
 		t.Errorf("heap in use grew by %d MiB while the command printed %s bytes", grown>>20, size)
 	}
 	s.Close(context.Background())
+	// The events reach this test's consumer on their own time: the turn's
+	// end does not wait for it.
+	select {
+	case <-got:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the terminal/output report never reached the event consumer")
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	// The output is the last MiB: lines of 16 bytes, the first one cut.
@@ -123,5 +132,5 @@ func TestTerminalMemoryBounded(t *testing.T) {
 	if output != prefix+want {
 		t.Errorf("terminal/output: %d bytes ending %q, want the last MiB of the lines", len(output), output[max(0, len(output)-80):])
 	}
-	t.Logf("heap peak %d MiB above the start; live events carried %d MiB", (int64(peak)-int64(before.HeapInuse))>>20, live>>20)
+	t.Logf("heap peak %d MiB above the start (%d MiB in use); live events carried %d MiB", (int64(peak)-int64(before.HeapInuse))>>20, before.HeapInuse>>20, live>>20)
 }

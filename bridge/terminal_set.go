@@ -18,6 +18,8 @@ type terminalSet struct {
 	// running counts the goroutines of terminals and of waiting
 	// wait_for_exit requests, released terminals included.
 	running sync.WaitGroup
+	// sftp is the SFTP client SSH terminals resolve directories with.
+	sftp sftpSessions
 }
 
 // terminal is one command the agent asked for.
@@ -157,6 +159,7 @@ func (set *terminalSet) endAll() {
 	set.mu.Unlock()
 	set.end(func(*terminal) bool { return true })
 	set.running.Wait()
+	set.sftp.close()
 }
 
 // read copies the command's output into the window until it ends, then

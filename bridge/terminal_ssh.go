@@ -41,14 +41,27 @@ type SSHTerminals struct {
 	// KeepEnv replaces the names of the login variables the base keeps;
 	// nil means the ones above.
 	KeepEnv []string
+
+	// sftp, set by the bridge that runs the terminals, is its one SFTP
+	// client; nil (a runner used alone) opens a session per ResolveDir.
+	sftp *sftpSessions
 }
 
 // ResolveDir resolves dir's symlinks on the host and checks that it is a
-// directory, in an SFTP session of its own.
+// directory, over SFTP: in a bridge, with the one SFTP session its
+// terminals share on the connection (opened at the first call, closed with
+// the bridge); used alone, in an SFTP session of its own.
 func (r SSHTerminals) ResolveDir(ctx context.Context, dir string) (string, error) {
 	client, err := r.client(ctx)
 	if err != nil {
 		return "", err
+	}
+	if r.sftp != nil {
+		c, err := r.sftp.get(client)
+		if err != nil {
+			return "", err
+		}
+		return fsroot.ResolveSFTPDir(ctx, c, dir)
 	}
 	c, err := sftp.NewClient(client)
 	if err != nil {
@@ -100,15 +113,20 @@ func (r SSHTerminals) client(ctx context.Context) (*ssh.Client, error) {
 // terminalRunner is the runner of the bridge's terminals: the app's, or
 // one where the agent runs (SSHTerminals for an agent on an SSH host,
 // LocalTerminals otherwise).
+// SSHTerminals, the app's too, share the bridge's SFTP client.
 func (b *Bridge) terminalRunner() TerminalRunner {
 	if r := b.cfg.Terminals.Runner; r != nil {
+		if st, ok := r.(SSHTerminals); ok && st.sftp == nil {
+			st.sftp = &b.terminals.sftp
+			return st
+		}
 		return r
 	}
 	b.mu.Lock()
 	tr := b.cfg.Transport
 	b.mu.Unlock()
 	if ssh := sshTransportOf(tr); ssh != nil {
-		return SSHTerminals{Dial: ssh.SSHClient}
+		return SSHTerminals{Dial: ssh.SSHClient, sftp: &b.terminals.sftp}
 	}
 	return LocalTerminals{}
 }

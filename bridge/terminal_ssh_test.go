@@ -3,8 +3,11 @@ package bridge
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/ssh"
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
@@ -88,4 +91,63 @@ func TestTerminalCreateDoesNotHoldTheConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.report(`terminal: exit 0 signal none truncated false output "started\n"`)
+}
+
+// TestSSHTerminalsShareOneSFTPSession: the terminals of a bridge resolve
+// their directories (the cwd and the session's roots, for every create)
+// in one SFTP session on the connection, not one per call; a new
+// connection (a redial after a drop) gets a new one, and the session ends
+// when the bridge closes.
+func TestSSHTerminalsShareOneSFTPSession(t *testing.T) {
+	srv := sshtest.Start(t, nil)
+	run := acptest.Step{Terminal: &acptest.Terminal{Command: "echo", Args: []string{"ran"}}}
+	script := acptest.Script{Prompts: []acptest.Turn{
+		{Match: "three", Steps: []acptest.Step{run, run, run}},
+		{Match: "one", Steps: []acptest.Step{run}},
+	}}
+	var (
+		mu  sync.Mutex
+		cur = srv.Dial(t)
+	)
+	dial := func(context.Context) (*ssh.Client, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return cur, nil
+	}
+	f := newTermFixture(t, script, Policy{Mode: ModeBuild}, &TerminalOptions{Runner: SSHTerminals{Dial: dial}})
+	ran := func(want int) {
+		t.Helper()
+		n := 0
+		for _, ev := range f.rec.snapshot() {
+			if ev.Kind == KindText && ev.Text == `terminal: exit 0 signal none truncated false output "ran\n"` {
+				n++
+			}
+		}
+		if n != want {
+			t.Fatalf("%d commands reported their run, want %d", n, want)
+		}
+	}
+	f.prompt(t, "three")
+	ran(3)
+	if opened, _ := srv.SFTPSessions(); opened != 1 {
+		t.Errorf("%d SFTP sessions opened for 3 terminals, want 1 shared", opened)
+	}
+	srv.DropConnections()
+	mu.Lock()
+	cur = srv.Dial(t)
+	mu.Unlock()
+	f.prompt(t, "one")
+	ran(4)
+	if opened, _ := srv.SFTPSessions(); opened != 2 {
+		t.Errorf("%d SFTP sessions opened in all, want 2: one per connection", opened)
+	}
+	f.b.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, live := srv.SFTPSessions(); live == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the SFTP session outlived the bridge")
+		}
+	}
 }

@@ -57,6 +57,8 @@ type Server struct {
 	conns    map[net.Conn]bool
 	procs    map[*exec.Cmd]bool
 	accepted int
+	sftpOpen int // SFTP sessions opened in all
+	sftpLive int // SFTP sessions still served
 	closed   bool
 
 	wg sync.WaitGroup
@@ -174,6 +176,14 @@ func (s *Server) Accepted() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.accepted
+}
+
+// SFTPSessions counts the SFTP sessions (subsystem requests) opened so
+// far, and those still being served.
+func (s *Server) SFTPSessions() (opened, live int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sftpOpen, s.sftpLive
 }
 
 // DropConnections cuts every open connection, as a server restart or a
@@ -316,11 +326,19 @@ func (sess *session) handle(req *ssh.Request) bool {
 		if err != nil {
 			return false
 		}
-		sess.s.wg.Add(1)
+		s := sess.s
+		s.mu.Lock()
+		s.sftpOpen++
+		s.sftpLive++
+		s.mu.Unlock()
+		s.wg.Add(1)
 		go func() {
-			defer sess.s.wg.Done()
+			defer s.wg.Done()
 			_ = server.Serve()
 			_ = server.Close()
+			s.mu.Lock()
+			s.sftpLive--
+			s.mu.Unlock()
 		}()
 		return true
 	case "signal":
