@@ -446,10 +446,7 @@ func (c *agentClient) SessionUpdates(ctx context.Context, ns []*acpclient.Sessio
 	b := c.b
 	b.routeMu.Lock()
 	defer b.routeMu.Unlock()
-	now := b.clock.Now()
-	for _, n := range ns {
-		b.route(n, now)
-	}
+	b.routeRun(ns, b.clock.Now())
 }
 
 // route hands an update received at now to its session, or holds it until
