@@ -91,6 +91,10 @@ func (q *eventQueue) pushDeltas(tmpl *Event, ns []*acpclient.SessionNotification
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	woken := true // whether those waiting have heard of every event appended
+	// into is the newest waiting event while the previous delta merged into
+	// it: it matches tmpl, so a delta of its kind and message merges there
+	// without mergeTarget's comparisons.
+	var into *Event
 	i := 0
 	for i < len(ns) && !q.closed {
 		kind, c, _ := deltaOf(ns[i])
@@ -98,7 +102,15 @@ func (q *eventQueue) pushDeltas(tmpl *Event, ns []*acpclient.SessionNotification
 		if c.MessageID != nil {
 			ev.MessageID = *c.MessageID
 		}
+		if into != nil && into.Kind == ev.Kind && into.MessageID == ev.MessageID && q.mergeIntoLocked(into, &ev) {
+			i++
+			continue
+		}
+		into = nil
 		if appended, ok := q.admitLocked(&ev); ok {
+			if !appended {
+				into = &q.events[len(q.events)-1] // mergeTarget is always the newest
+			}
 			woken = woken && !appended
 			i++
 			continue
@@ -120,13 +132,7 @@ func (q *eventQueue) pushDeltas(tmpl *Event, ns []*acpclient.SessionNotification
 // says whether ev took a place of its own.
 func (q *eventQueue) admitLocked(ev *Event) (appended, ok bool) {
 	if last := q.mergeTarget(ev); last != nil {
-		if q.bytes+q.mergeGrowth(last, ev) > q.maxBytes {
-			return false, false
-		}
-		before := eventBytes(last)
-		q.mergeLocked(last, ev)
-		q.bytes += eventBytes(last) - before
-		return false, true
+		return false, q.mergeIntoLocked(last, ev)
 	}
 	waiting, size := len(q.events)-q.head, eventBytes(ev)
 	if waiting > 0 && (waiting >= q.max || q.bytes+size > q.maxBytes) {
@@ -135,6 +141,18 @@ func (q *eventQueue) admitLocked(ev *Event) (appended, ok bool) {
 	q.events = append(q.events, *ev)
 	q.bytes += size
 	return true, true
+}
+
+// mergeIntoLocked merges ev into last, its merge target, if the bytes the
+// merge adds fit; false means ev must wait for room.
+func (q *eventQueue) mergeIntoLocked(last, ev *Event) bool {
+	if q.bytes+q.mergeGrowth(last, ev) > q.maxBytes {
+		return false
+	}
+	before := eventBytes(last)
+	q.mergeLocked(last, ev)
+	q.bytes += eventBytes(last) - before
+	return true
 }
 
 // eventOverhead is what a waiting event costs besides its text and Raw: the

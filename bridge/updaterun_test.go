@@ -171,3 +171,46 @@ func TestUpdateRunMatchesOneByOne(t *testing.T) {
 		})
 	}
 }
+
+// The queue merges a run of deltas pushed together exactly as it merges
+// them pushed one by one: into the newest waiting event while kind,
+// message and everything else match, never into a lone waiting event.
+func TestPushDeltasMergesAsPushDoes(t *testing.T) {
+	run := []*acpclient.SessionNotification{
+		chunk("s", KindText, "a", ""), chunk("s", KindText, "b", ""), chunk("s", KindText, "c", "m1"),
+		chunk("s", KindText, "c2", "m1"), chunk("s", KindThinking, "d", "m1"), chunk("s", KindThinking, "e", "m1"),
+		chunk("s", KindText, "f", ""), chunk("s", KindUserText, "g", ""), chunk("s", KindUserText, "h", ""),
+		chunk("s", KindText, "i", ""), chunk("s", KindText, "j", ""),
+	}
+	tmpl := Event{Bridge: "b", Key: "k", Session: "s", Turn: 2}
+	events := func(q *eventQueue) []string {
+		var out []string
+		for _, ev := range q.take(nil, 100) {
+			out = append(out, fmt.Sprintf("%s/%s/%s/%d:%s", ev.Kind, ev.MessageID, ev.Key, ev.Turn, ev.Text))
+		}
+		return out
+	}
+	oneByOne, together := newEventQueue(100, 0), newEventQueue(100, 0)
+	for _, q := range []*eventQueue{oneByOne, together} {
+		q.push(Event{Kind: KindText, Key: "other", Text: "o"}) // waiting, of another session
+	}
+	for _, n := range run {
+		kind, c, _ := deltaOf(n)
+		ev := tmpl
+		ev.Kind, ev.Text = kind, c.Content.Text
+		if c.MessageID != nil {
+			ev.MessageID = *c.MessageID
+		}
+		oneByOne.push(ev)
+	}
+	if !together.pushDeltas(&tmpl, run) {
+		t.Fatal("pushDeltas reported a closed queue")
+	}
+	want, got := events(oneByOne), events(together)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("a run pushed together queued\n%s\nwant, as one by one,\n%s", strings.Join(got, " "), strings.Join(want, " "))
+	}
+	if len(want) != 8 { // o, ab, cc2, de, f, g, h, ij
+		t.Errorf("one by one queued %d events, want 8: %s", len(want), strings.Join(want, " "))
+	}
+}
