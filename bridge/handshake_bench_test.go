@@ -27,31 +27,36 @@ const handshakeRounds = 20
 // move: the Host's and the floor's median ("host-ms", "hand-ms"), the
 // median of the per-round differences ("overhead-ms", the row:
 // +0.5 ms, to keep), the difference of the minima ("overhead-min-ms") and
-// the floor's median over the Host's ("x-hand"). A third handshake per
-// round goes through a Host whose transport starts no sentinel
-// (CommandTransport.NoSentinel), the floor's way: "overhead-nosentinel-ms"
-// is its median difference, what the Host itself adds.
+// the floor's median over the Host's ("x-hand").
+//
+// Two more handshakes per round say where the overhead is: through a Host
+// whose transport starts no sentinel (CommandTransport.NoSentinel, the
+// floor's way), "overhead-nosentinel-ms"; and on an acpclient.Conn of its
+// own, without the bridge and without a sentinel, "overhead-conn-ms". The
+// bridge's own share is the difference of those two.
 func BenchmarkHandshake(b *testing.B) {
 	bin := acptest.BuildBinary(b)
 	script := acptest.WriteScript(b, acptest.Script{})
 	handshakeByHand(b, bin, script) // warm the binary into the page cache
 	handshakeThroughHost(b, bin, script, false)
-	var host, hand, diff, bare []time.Duration
+	var host, hand, diff, bare, conn []time.Duration
 	for b.Loop() {
 		for i := range handshakeRounds {
-			var h, m, n time.Duration
-			for k := range 3 {
-				switch (i + k) % 3 {
+			var h, m, n, c time.Duration
+			for k := range 4 {
+				switch (i + k) % 4 {
 				case 0:
 					h = handshakeThroughHost(b, bin, script, false)
 				case 1:
 					m = handshakeByHand(b, bin, script)
 				case 2:
 					n = handshakeThroughHost(b, bin, script, true)
+				case 3:
+					c = handshakeThroughConn(b, bin, script)
 				}
 			}
 			host, hand = append(host, h), append(hand, m)
-			diff, bare = append(diff, h-m), append(bare, n-m)
+			diff, bare, conn = append(diff, h-m), append(bare, n-m), append(conn, c-m)
 		}
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -60,6 +65,7 @@ func BenchmarkHandshake(b *testing.B) {
 	b.ReportMetric(ms(median(diff)), "overhead-ms")
 	b.ReportMetric(ms(slices.Min(host)-slices.Min(hand)), "overhead-min-ms")
 	b.ReportMetric(ms(median(bare)), "overhead-nosentinel-ms")
+	b.ReportMetric(ms(median(conn)), "overhead-conn-ms")
 	b.ReportMetric(median(hand).Seconds()/median(host).Seconds(), "x-hand")
 }
 
@@ -93,6 +99,38 @@ func handshakeThroughHost(b *testing.B, bin, script string, noSentinel bool) tim
 		b.Fatal(err)
 	}
 	return elapsed
+}
+
+// handshakeThroughConn times the same two calls on an acpclient.Conn over
+// a transport without a sentinel: what the bridge builds on.
+func handshakeThroughConn(b *testing.B, bin, script string) time.Duration {
+	b.Helper()
+	ctx := context.Background()
+	start := time.Now()
+	conn, err := acpclient.Connect(ctx, &acpclient.CommandTransport{Path: bin, Args: []string{"-script", script}, NoSentinel: true},
+		handshakeClient{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := conn.Initialize(ctx, &acpclient.InitializeRequest{}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := conn.NewSession(ctx, &acpclient.NewSessionRequest{Cwd: "/w"}); err != nil {
+		b.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	conn.Close()
+	<-conn.Done()
+	return elapsed
+}
+
+// handshakeClient is a Client that receives nothing during a handshake.
+type handshakeClient struct{}
+
+func (handshakeClient) SessionUpdate(context.Context, *acpclient.SessionNotification) {}
+
+func (handshakeClient) RequestPermission(_ context.Context, _ *acpclient.RequestPermissionRequest, reply func(*acpclient.RequestPermissionResponse, error)) {
+	reply(acpclient.PermissionCancelled(), nil)
 }
 
 // handshakeByHand times the floor: the process, two requests, two answers.
