@@ -442,14 +442,13 @@ func (c *agentClient) SessionUpdate(ctx context.Context, n *acpclient.SessionNot
 // SessionUpdate does, reading the clock once for the run: its text events
 // share the run's time, which is also the watchdog's sign of life. A run
 // is what the connection had queued, so the time is that of its delivery.
+// Consecutive text deltas of one session in it are emitted together
+// (routeRun), under one lock of the session and one of the queue.
 func (c *agentClient) SessionUpdates(ctx context.Context, ns []*acpclient.SessionNotification) {
 	b := c.b
 	b.routeMu.Lock()
 	defer b.routeMu.Unlock()
-	now := b.clock.Now()
-	for _, n := range ns {
-		b.route(n, now)
-	}
+	b.routeRun(ns, b.clock.Now())
 }
 
 // route hands an update received at now to its session, or holds it until

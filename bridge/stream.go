@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/acphost/acphost/acpclient"
 )
 
 // DefaultMaxPendingEvents is how many undelivered events a Host holds before
@@ -43,7 +45,8 @@ type eventQueue struct {
 	head     int
 	max      int
 	maxBytes int
-	bytes    int // eventBytes of the waiting events
+	bytes    int      // eventBytes of the waiting events
+	spares   [][]byte // merge buffers to reuse (see maxSpareBuffers)
 	closed   bool
 }
 
@@ -69,23 +72,87 @@ func (q *eventQueue) pushPtr(ev *Event) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for !q.closed {
-		waiting := len(q.events) - q.head
-		if last := q.mergeTarget(ev); last != nil {
-			if q.bytes+mergeGrowth(last, ev) <= q.maxBytes {
-				before := eventBytes(last)
-				q.mergeLocked(last, ev)
-				q.bytes += eventBytes(last) - before
-				return true
+		if appended, ok := q.admitLocked(ev); ok {
+			if appended {
+				q.changed.Broadcast()
 			}
-		} else if size := eventBytes(ev); waiting == 0 || waiting < q.max && q.bytes+size <= q.maxBytes {
-			q.events = append(q.events, *ev)
-			q.bytes += size
-			q.changed.Broadcast()
 			return true
 		}
 		q.changed.Wait()
 	}
 	return false
+}
+
+// pushDeltas pushes the text deltas ns (see deltaOf) as events that are
+// tmpl but for their kind, text and message id, under one lock for the
+// whole run; tmpl is not kept. It reports false when the queue is closed.
+func (q *eventQueue) pushDeltas(tmpl *Event, ns []*acpclient.SessionNotification) bool {
+	ev := *tmpl // a local: filling it in needs no write barriers
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	woken := true // whether those waiting have heard of every event appended
+	// into is the newest waiting event while the previous delta merged into
+	// it: it matches tmpl, so a delta of its kind and message merges there
+	// without mergeTarget's comparisons.
+	var into *Event
+	i := 0
+	for i < len(ns) && !q.closed {
+		kind, c, _ := deltaOf(ns[i])
+		ev.Kind, ev.Text, ev.MessageID = kind, c.Content.Text, ""
+		if c.MessageID != nil {
+			ev.MessageID = *c.MessageID
+		}
+		if into != nil && into.Kind == ev.Kind && into.MessageID == ev.MessageID && q.mergeIntoLocked(into, &ev) {
+			i++
+			continue
+		}
+		into = nil
+		if appended, ok := q.admitLocked(&ev); ok {
+			if !appended {
+				into = &q.events[len(q.events)-1] // mergeTarget is always the newest
+			}
+			woken = woken && !appended
+			i++
+			continue
+		}
+		if !woken { // the pump may be asleep on an empty queue it no longer is
+			q.changed.Broadcast()
+			woken = true
+		}
+		q.changed.Wait()
+	}
+	if !woken {
+		q.changed.Broadcast()
+	}
+	return i == len(ns)
+}
+
+// admitLocked merges ev into the newest waiting event or appends it, as
+// push describes; ok is false when ev must wait for room, and appended
+// says whether ev took a place of its own.
+func (q *eventQueue) admitLocked(ev *Event) (appended, ok bool) {
+	if last := q.mergeTarget(ev); last != nil {
+		return false, q.mergeIntoLocked(last, ev)
+	}
+	waiting, size := len(q.events)-q.head, eventBytes(ev)
+	if waiting > 0 && (waiting >= q.max || q.bytes+size > q.maxBytes) {
+		return false, false
+	}
+	q.events = append(q.events, *ev)
+	q.bytes += size
+	return true, true
+}
+
+// mergeIntoLocked merges ev into last, its merge target, if the bytes the
+// merge adds fit; false means ev must wait for room.
+func (q *eventQueue) mergeIntoLocked(last, ev *Event) bool {
+	if q.bytes+q.mergeGrowth(last, ev) > q.maxBytes {
+		return false
+	}
+	before := eventBytes(last)
+	q.mergeLocked(last, ev)
+	q.bytes += eventBytes(last) - before
+	return true
 }
 
 // eventOverhead is what a waiting event costs besides its text and Raw: the
@@ -123,13 +190,17 @@ func (q *eventQueue) mergeTarget(ev *Event) *Event {
 }
 
 // mergeGrowth bounds what merging ev into last adds to eventBytes(last):
-// the merge buffer grows at most to twice what it must hold.
-func mergeGrowth(last, ev *Event) int {
+// a first merge takes a spare buffer that holds both, or a new one of
+// twice what it must hold, and a buffer grows at most to twice that.
+func (q *eventQueue) mergeGrowth(last, ev *Event) int {
 	add, held := len(ev.Text), len(last.Text)
 	if ev.Kind == KindTerminal {
 		add, held = len(ev.Terminal.Data), len(last.Terminal.Data)
 	}
 	if last.mergedText == nil {
+		if spare := q.spare(held + add); spare != nil {
+			return cap(spare)
+		}
 		return 2 * (held + add)
 	}
 	if need := len(last.mergedText) + add; need > cap(last.mergedText) {
@@ -138,16 +209,51 @@ func mergeGrowth(last, ev *Event) int {
 	return 0
 }
 
+// Merge buffers are kept for reuse once the pump took their event, so a
+// flood merges into memory it already has instead of growing a new buffer
+// for every event: at most maxSpareBuffers of them, of at most
+// maxSpareBuffer bytes each (what waits outside the queue's count).
+const (
+	maxSpareBuffers = 4
+	maxSpareBuffer  = 64 << 10
+)
+
+// spare returns the newest kept merge buffer if it can hold n bytes.
+func (q *eventQueue) spare(n int) []byte {
+	if len(q.spares) == 0 || cap(q.spares[len(q.spares)-1]) < n {
+		return nil
+	}
+	return q.spares[len(q.spares)-1]
+}
+
+// mergeBuffer returns an empty buffer that holds at least n bytes: the
+// spare one, or a new one of twice n.
+func (q *eventQueue) mergeBuffer(n int) []byte {
+	if b := q.spare(n); b != nil {
+		q.spares[len(q.spares)-1] = nil
+		q.spares = q.spares[:len(q.spares)-1]
+		return b[:0]
+	}
+	return make([]byte, 0, 2*n)
+}
+
+// keepSpare keeps a merge buffer whose contents were copied out.
+func (q *eventQueue) keepSpare(b []byte) {
+	if cap(b) <= maxSpareBuffer && len(q.spares) < maxSpareBuffers {
+		q.spares = append(q.spares, b[:0])
+	}
+}
+
 // mergeLocked folds ev into last, its mergeTarget.
 func (q *eventQueue) mergeLocked(last, ev *Event) {
 	if ev.Kind == KindTerminal {
-		mergeTerminal(last, ev)
+		q.mergeTerminal(last, ev)
 		return
 	}
 	// Appending to a buffer keeps a long run of merges linear; the text is
 	// materialised when the pump takes the event.
 	if last.mergedText == nil {
-		last.mergedText = append(make([]byte, 0, 2*(len(last.Text)+len(ev.Text))), last.Text...)
+		last.mergedText = append(q.mergeBuffer(len(last.Text)+len(ev.Text)), last.Text...)
 	}
 	last.mergedText = append(last.mergedText, ev.Text...)
 	last.Raw = nil // no single agent message carries the merged text
@@ -157,12 +263,12 @@ func (q *eventQueue) mergeLocked(last, ev *Event) {
 // when both are output of the same terminal, shown in the same row, from
 // the same source: not an exit, and not an event that carries Raw (the
 // agent's message would be lost). A Reset piece replaces what it follows.
-func mergeTerminal(last, ev *Event) {
+func (q *eventQueue) mergeTerminal(last, ev *Event) {
 	a, b := last.Terminal, ev.Terminal
 	if last.mergedText == nil {
 		cp := *a // the producer's value is not changed: the merge owns a copy
 		last.Terminal = &cp
-		last.mergedText = append(make([]byte, 0, 2*(len(a.Data)+len(b.Data))), a.Data...)
+		last.mergedText = append(q.mergeBuffer(len(a.Data)+len(b.Data)), a.Data...)
 	}
 	if b.Reset {
 		last.mergedText = last.mergedText[:0]
@@ -209,6 +315,7 @@ func (q *eventQueue) take(buf []Event, n int) []Event {
 			} else {
 				ev.Text = string(ev.mergedText)
 			}
+			q.keepSpare(ev.mergedText)
 			ev.mergedText = nil
 		}
 		buf = append(buf, ev)
