@@ -120,10 +120,13 @@ func TestSentinelSitsInTheAgentsGroup(t *testing.T) {
 func TestStopReapsTheSentinel(t *testing.T) {
 	cases := []struct {
 		name, script string
+		// early: the agent may be gone, and its sentinel with it, before
+		// the test looks (on a loaded machine it often is).
+		early bool
 	}{
-		{"Close", `exec cat`},
-		{"the agent exits on its own", `exit 0`},
-		{"the agent ignores SIGTERM", `trap "" TERM; while :; do sleep 0.02; done`},
+		{"Close", `exec cat`, false},
+		{"the agent exits on its own", `exit 0`, true},
+		{"the agent ignores SIGTERM", `trap "" TERM; while :; do sleep 0.02; done`, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -139,7 +142,7 @@ func TestStopReapsTheSentinel(t *testing.T) {
 			}
 			pid := p.guard.pid()
 			st := statOf(pid)
-			if st == nil {
+			if st == nil && !tc.early {
 				t.Fatal("no sentinel in the process table")
 			}
 			c.Close()
@@ -149,7 +152,7 @@ func TestStopReapsTheSentinel(t *testing.T) {
 				t.Fatal("Close returned before the sentinel was reaped")
 			}
 			waitDone(t, c)
-			if now := statOf(pid); now != nil && now[19] == st[19] {
+			if now := statOf(pid); now != nil && (st == nil || now[19] == st[19]) {
 				t.Fatalf("sentinel %d left behind in state %s", pid, now[0])
 			}
 		})
