@@ -21,9 +21,9 @@ type chunkDecoder struct {
 // only once it has seen a boxed entry, which was queued after boxes was
 // made.
 func (d *chunkDecoder) giveBack(run []*inbound) {
-	for _, m := range run {
+	for i, m := range run {
 		if m.box != boxNone {
-			d.boxes.putRun(run)
+			d.boxes.putRun(run[i:])
 			return
 		}
 	}
@@ -68,7 +68,7 @@ func (d *chunkDecoder) decode(line []byte, owned bool) *inbound {
 // allocation, and a slab is never written again where a copy lies.
 type byteArena struct{ slab []byte }
 
-// arenaSlabSize is the size of a slab: about a hundred chunk lines, small
+// arenaSlabSize is the size of a slab: about fifty chunk lines' params, small
 // next to the 64 KiB a reading connection's line buffer holds.
 const arenaSlabSize = 8 << 10
 

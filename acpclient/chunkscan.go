@@ -150,7 +150,7 @@ func (s *chunkScan) scan(owned bool) (*inbound, chunkScanResult) {
 // allocations per streamed chunk where one does; a box delivered in a run
 // to a SessionUpdateBatcher is then reused (chunkBoxes).
 type chunkBox[T any] struct {
-	in inbound // first, so the entry's address is the box's (chunkBoxes.put)
+	in inbound // first, so the entry's address is the box's (putBox)
 	n  SessionNotification
 	u  T
 	id string

@@ -6,16 +6,14 @@ package bridge
 // all its time there (quadratic in the calls).
 type rowIndex struct {
 	byID map[string][]int
-	// The view and the slice indexed (its first element and length): a
-	// view copied by value carries the pointer to this index, and neither
-	// it nor a view whose Tools changed outside Apply may use it.
-	owner *SessionView
+	// The slice indexed, as its first element and length: Tools changed
+	// outside Apply (or by a copy of the view) no longer matches.
 	first *ToolRow
 	n     int
 }
 
-// index returns the view's row index, building it if it is not the
-// view's or Tools is not what it indexed.
+// index returns the view's row index, building it if Tools is not what
+// it indexed.
 func (v *SessionView) index() *rowIndex {
 	if x := v.rows; x.indexes(v, 0) {
 		return x
@@ -32,7 +30,7 @@ func (v *SessionView) index() *rowIndex {
 
 // indexes reports whether x is v's index of all but its last extra rows.
 func (x *rowIndex) indexes(v *SessionView, extra int) bool {
-	if x == nil || x.owner != v || x.n != len(v.Tools)-extra {
+	if x == nil || x.n != len(v.Tools)-extra {
 		return false
 	}
 	return x.n == 0 || x.first == &v.Tools[0]
@@ -53,7 +51,7 @@ func (v *SessionView) rowAdded() {
 }
 
 func (x *rowIndex) mark(v *SessionView) {
-	x.owner, x.n, x.first = v, len(v.Tools), nil
+	x.n, x.first = len(v.Tools), nil
 	if x.n > 0 {
 		x.first = &v.Tools[0]
 	}
