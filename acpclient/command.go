@@ -48,6 +48,7 @@ type CommandTransport struct {
 	// DescendantScan is how often the agent's descendants are recorded while
 	// it runs, so those that leave its process group can be ended when it
 	// stops (default DefaultDescendantScan; negative: only when stopping).
+	// Agents with the same interval share one scan of /proc per interval.
 	// Linux only; elsewhere nothing is recorded.
 	DescendantScan time.Duration
 	// NoSentinel leaves out the sentinel: a small /bin/sh process per agent,

@@ -32,11 +32,11 @@ type descendants struct {
 	root procEntry
 	mu   sync.Mutex
 	seen map[int]uint64 // pid → start time
-	// Sampling runs on a timer, not on a goroutine of its own that would
-	// wait between samples for the agent's whole life.
+	// Sampling is the process-wide treeSampler's: one scan of /proc per
+	// interval serves every agent, rather than a scan each.
 	interval time.Duration
 	exited   <-chan struct{}
-	timer    *time.Timer // nil when not sampling
+	sampler  *treeSampler // nil when not sampling
 	ended    bool
 }
 
@@ -44,78 +44,92 @@ type descendants struct {
 // (none when interval is negative) until the process has exited or end is
 // called.
 func newDescendants(pid int, interval time.Duration, exited <-chan struct{}) *descendants {
+	return newDescendantsIn(&processTrees, pid, interval, exited)
+}
+
+// newDescendantsIn is newDescendants sampled by s.
+func newDescendantsIn(s *treeSampler, pid int, interval time.Duration, exited <-chan struct{}) *descendants {
 	d := &descendants{seen: map[int]uint64{}, interval: interval, exited: exited}
 	d.root = procEntry{pid: pid}
 	if e, ok := readProcStat(pid, make([]byte, 512)); ok {
 		d.root = e
 	}
 	if interval >= 0 {
-		d.mu.Lock()
-		d.timer = time.AfterFunc(interval, d.tick)
-		d.mu.Unlock()
+		d.sampler = s
+		s.join(d, interval)
 	}
 	return d
 }
 
-// tick takes one sample and arms the next, until the process has exited
-// or end was called.
-func (d *descendants) tick() {
+// take records from one periodic scan and reports whether d wants more:
+// not once its process has exited or end was called.
+func (d *descendants) take(scan *procScan) bool {
 	select {
 	case <-d.exited:
-		return
+		return false
 	default:
 	}
-	procs := scanProcs()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.ended {
-		return
+		return false
 	}
-	d.record(procs)
-	d.timer.Reset(d.interval)
+	d.record(scan)
+	return true
 }
 
 // sample adds every live descendant of the agent, or of a process recorded
 // before, and forgets recorded processes that are gone.
 func (d *descendants) sample() {
-	procs := scanProcs()
+	scan := indexProcs(scanProcs())
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.record(procs)
+	d.record(scan)
 }
 
-// record works on the scan as it is, without an index of it: with many
-// agents on one host every agent scans every process each second, and maps
-// built per scan were most of the host's garbage. Descendants are found in
-// passes over the scan, as many as the tree has new levels (usually one).
-func (d *descendants) record(procs []procEntry) {
-	live := make(map[int]bool, len(d.seen))
-	rootAlive := false
-	for _, e := range procs {
-		if start, ok := d.seen[e.pid]; ok && start == e.start {
-			live[e.pid] = true
-		}
-		if e.pid == d.root.pid && e.start == d.root.start {
-			rootAlive = true
-		}
-	}
-	for pid := range d.seen {
-		if !live[pid] {
+// record forgets recorded processes the scan no longer has (or has under a
+// reused pid) and adds every descendant of the root, if it still lives, and
+// of each process still recorded, at any depth.
+func (d *descendants) record(scan *procScan) {
+	var from []int
+	for pid, start := range d.seen {
+		if now, ok := scan.start[pid]; ok && now == start {
+			from = append(from, pid)
+		} else {
 			delete(d.seen, pid)
 		}
 	}
-	for added := true; added; {
-		added = false
-		for _, e := range procs {
-			if _, known := d.seen[e.pid]; known || e.pid == d.root.pid {
+	if now, ok := scan.start[d.root.pid]; ok && now == d.root.start {
+		from = append(from, d.root.pid)
+	}
+	for len(from) > 0 {
+		pid := from[len(from)-1]
+		from = from[:len(from)-1]
+		for _, c := range scan.children[pid] {
+			if _, known := d.seen[c.pid]; known || c.pid == d.root.pid {
 				continue
 			}
-			if _, parent := d.seen[e.ppid]; parent || (rootAlive && e.ppid == d.root.pid) {
-				d.seen[e.pid] = e.start
-				added = true
-			}
+			d.seen[c.pid] = c.start
+			from = append(from, c.pid)
 		}
 	}
+}
+
+// procScan is one scan of /proc, indexed: the start time of each pid and
+// the children of each parent. One scan serves every agent's record.
+type procScan struct {
+	start    map[int]uint64
+	children map[int][]procEntry
+}
+
+// indexProcs indexes a scan.
+func indexProcs(procs []procEntry) *procScan {
+	s := &procScan{start: make(map[int]uint64, len(procs)), children: map[int][]procEntry{}}
+	for _, e := range procs {
+		s.start[e.pid] = e.start
+		s.children[e.ppid] = append(s.children[e.ppid], e)
+	}
+	return s
 }
 
 // end stops the sampling and ends every recorded descendant still alive.
@@ -126,12 +140,13 @@ func (d *descendants) end() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.ended = true // a tick under way records nothing more
-	if d.timer != nil {
-		d.timer.Stop()
+	if d.sampler != nil {
+		d.sampler.leave(d, d.interval)
+		d.sampler = nil
 	}
 	stopped := map[int]uint64{}
 	for round := 0; round < 32; round++ {
-		d.record(scanProcs())
+		d.record(indexProcs(scanProcs()))
 		fresh := 0
 		for pid, start := range d.seen {
 			if _, done := stopped[pid]; !done {

@@ -219,15 +219,15 @@ func TestParseProcStatMatchesFields(t *testing.T) {
 func TestRecordFollowsTheTree(t *testing.T) {
 	root := procEntry{pid: 10, ppid: 1, start: 100}
 	d := &descendants{root: root, seen: map[int]uint64{20: 200}}
-	d.record([]procEntry{
+	d.record(indexProcs([]procEntry{
 		{pid: 13, ppid: 12, start: 5}, {pid: 12, ppid: 11, start: 5}, {pid: 11, ppid: 10, start: 5},
 		root, {pid: 20, ppid: 1, start: 201}, {pid: 21, ppid: 20, start: 5}, {pid: 30, ppid: 1, start: 5},
-	})
+	}))
 	if want := map[int]uint64{11: 5, 12: 5, 13: 5}; !maps.Equal(d.seen, want) {
 		t.Fatalf("recorded %v, want %v", d.seen, want)
 	}
 	d = &descendants{root: root, seen: map[int]uint64{}}
-	d.record([]procEntry{{pid: 10, ppid: 1, start: 101}, {pid: 11, ppid: 10, start: 5}})
+	d.record(indexProcs([]procEntry{{pid: 10, ppid: 1, start: 101}, {pid: 11, ppid: 10, start: 5}}))
 	if len(d.seen) != 0 {
 		t.Fatalf("recorded %v under a reused root pid", d.seen)
 	}

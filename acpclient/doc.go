@@ -114,12 +114,14 @@
 //     caught by the syscall package, which rechecks getppid in the child.
 //     The sentinel gets no parent-death signal (it would die before acting).
 //     Descendants that leave the group (setsid, daemons) are found by walking
-//     /proc (parent links) every DescendantScan while the agent runs and
-//     again when the stop begins; the stop ends each recorded one still
+//     /proc (parent links) every DescendantScan while the agent runs (one
+//     scan per interval serves every agent of the process) and again when
+//     the stop begins; the stop ends each recorded one still
 //     alive, checking its start time (field 22 of /proc/PID/stat) through a
 //     pidfd so that a reused pid is never signalled. One scan costs about
 //     6–10 µs per process on the machine (0.5 ms with 80 processes, 6 ms
-//     with 580), hence the 1 s default.
+//     with 580), hence the 1 s default, paid once per second however many
+//     agents run.
 //   - Other Unix systems (macOS, the BSDs): the process group, the sentinel
 //     (which is what ends the agent itself when the host dies) and the exit
 //     drain. Descendants that leave the group outlive the agent.
