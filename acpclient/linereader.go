@@ -184,10 +184,21 @@ func (l *lineReader) tooLong() error {
 	return fmt.Errorf("%w: more than %d bytes", ErrLineTooLong, l.max)
 }
 
-// lineBuffered reports whether a complete line is already buffered, so the
-// next call to next will not block.
+// lineBuffered reports whether a complete line that is not blank is
+// already buffered, so the next call to next will not read from the source
+// (a blank line alone would not do: next skips it and reads on).
 func (l *lineReader) lineBuffered() bool {
-	return bytes.IndexByte(l.buf[l.r:l.w], '\n') >= 0
+	rest := l.buf[l.r:l.w]
+	for {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			return false
+		}
+		if len(bytes.TrimSpace(rest[:i])) > 0 {
+			return true
+		}
+		rest = rest[i+1:]
+	}
 }
 
 // readLong continues a line that did not fit in the full-size buffer. It

@@ -180,14 +180,14 @@ func TestQueuePushParksBeforeWaiting(t *testing.T) {
 	q := newQueue(100, nil)
 	waits := 0
 	q.onWait = func() { waits++ }
-	q.push(&inbound{size: 80}, true)
+	q.push(&inbound{size: 80})
 	if waits != 0 {
 		t.Fatalf("onWait ran %d times for a push with room", waits)
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		q.push(&inbound{size: 80}, true)
+		q.push(&inbound{size: 80})
 	}()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 		q.mu.Lock()
