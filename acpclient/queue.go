@@ -17,7 +17,7 @@ type inbound struct {
 	settle func()          // a response marker: run in stream order
 	reject *Error          // a malformed request: answered with this
 	seq    uint64          // its place in the stream, from 1
-	box    boxKind         // a chunk's box (chunkBox): reusable once delivered in a run
+	boxed  bool            // it lives in a chunkBox: reusable once delivered in a run
 }
 
 // queuedOverhead is what a queued message holds besides its line's bytes:

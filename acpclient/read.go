@@ -29,8 +29,9 @@ func (c *Conn) readObject(v any) error {
 		if resp := c.handleLine(line); resp != nil {
 			return json.Unmarshal(resp, v)
 		}
-		if !c.lines.lineBuffered() {
-			c.flushBatch() // the next read may wait on the agent
+		if !c.lines.lineBuffered() { // the next read may wait on the agent
+			c.flushBatch()
+			c.chunks.boxes.release()
 		}
 	}
 }
