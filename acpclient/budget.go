@@ -43,29 +43,31 @@ func (b *QueueBudget) Used() int {
 	return b.used
 }
 
-// tryTake charges size bytes for q, which holds held bytes already, if the
-// fairness rule allows it; if not, q is woken (its hasRoom broadcast) when
-// room may have appeared. Called with q.mu held.
-func (b *QueueBudget) tryTake(q *queue, held, size int) bool {
+// takeRun charges for q, which holds held bytes already, the longest
+// start of run the fairness rule allows, the first forced messages
+// whatever it says (a queue's first message), and returns its length. If
+// it refuses any of run, q is woken (its hasRoom broadcast) when room may
+// have appeared. Called with q.mu held.
+func (b *QueueBudget) takeRun(q *queue, held, forced int, run []*inbound) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	busy := b.busy
 	if held == 0 {
 		busy++ // q would be busy too
 	}
-	if held+size <= b.max/busy && b.used+size <= b.max {
-		b.chargeLocked(held, size)
-		return true
+	n, size := forced, 0
+	for _, m := range run[:forced] {
+		size += m.size
 	}
-	b.waiters[q] = struct{}{}
-	return false
-}
-
-// take charges size bytes for q whatever the budget says: its first message.
-func (b *QueueBudget) take(held, size int) {
-	b.mu.Lock()
+	for n < len(run) && held+size+run[n].size <= b.max/busy && b.used+size+run[n].size <= b.max {
+		size += run[n].size
+		n++
+	}
+	if n < len(run) {
+		b.waiters[q] = struct{}{}
+	}
 	b.chargeLocked(held, size)
-	b.mu.Unlock()
+	return n
 }
 
 func (b *QueueBudget) chargeLocked(held, size int) {

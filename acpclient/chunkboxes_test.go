@@ -12,9 +12,10 @@ import (
 	"time"
 )
 
-// A box given back after a run is filled afresh by the next chunk of its
-// kind: nothing of the chunk before shows through (message id, metas, the
-// kept bytes), and the earlier chunk's strings are untouched.
+// A box given back after a run is filled afresh by the next chunk: nothing
+// of the chunk before shows through (message id, metas, the kept bytes),
+// the earlier chunk's strings are untouched, and a box that held one kind
+// of chunk serves another as that kind.
 func TestChunkBoxesRefilledClean(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // a collection empties the pools
 	first := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"first","_meta":{"a":1}},"messageId":"m1","_meta":{"b":2}},"_meta":{"c":3}}}`)
@@ -28,17 +29,21 @@ func TestChunkBoxesRefilledClean(t *testing.T) {
 		t.Fatalf("the given-back box was not reused")
 	}
 	sameNotification(t, second, in2.update, generalDecode(second))
-	if in2.box != boxMessage || in2.size != queuedSize(len(second), false) {
-		t.Fatalf("refilled entry: box %d size %d", in2.box, in2.size)
+	if !in2.boxed || in2.size != queuedSize(len(second), false) {
+		t.Fatalf("refilled entry: boxed %v size %d", in2.boxed, in2.size)
 	}
 	if text1 != "first" {
 		t.Fatalf("the first chunk's text became %q", text1)
 	}
-	// A box of another kind is not taken for it.
-	thought := bytes.Replace(second, []byte("agent_message_chunk"), []byte("agent_thought_chunk"), 1)
-	d.boxes.putRun([]*inbound{in2})
-	if in3 := d.decode(thought, false); in3 == in2 {
-		t.Fatalf("a message box was refilled as a thought")
+	for _, kind := range []string{"agent_thought_chunk", "user_message_chunk"} {
+		line := bytes.Replace(first, []byte("agent_message_chunk"), []byte(kind), 1)
+		d.boxes.putRun([]*inbound{in2})
+		in3 := d.decode(line, false)
+		if !raceEnabled && in3 != in2 {
+			t.Fatalf("the given-back box was not reused for a %s", kind)
+		}
+		sameNotification(t, line, in3.update, generalDecode(line))
+		in2 = in3
 	}
 }
 
@@ -149,5 +154,35 @@ func waitUntil(t *testing.T, cond func() bool) {
 			t.Fatal("timed out")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// Before the read goroutine waits on a quiet agent, it puts the boxes it
+// took and did not use back where a collection reaches them: a connection
+// that streamed and went idle keeps none of its own.
+func TestChunkBoxesReleasedBeforeWaiting(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // a collection empties the pools
+	var lines strings.Builder
+	for i := range 300 {
+		lines.WriteString(chunkLineJSON("s", fmt.Sprint("t", i)) + "\n")
+	}
+	held := make(chan int, 1)
+	var c *Conn
+	client := &orderClient{}
+	pr, pw := io.Pipe()
+	c = NewConn(pipeStream{Reader: pr, Writer: io.Discard, closer: pr}, client, &ConnOptions{
+		OnBadLine: func(BadLine) { held <- len(c.chunks.boxes.taken) }, // on the read goroutine
+	})
+	defer func() {
+		pw.Close()
+		<-c.Done()
+	}()
+	pw.Write([]byte(lines.String()))
+	client.waitLog(t, 300) // the boxes are given back
+	pw.Write([]byte(chunkLineJSON("s", "one more") + "\n"))
+	client.waitLog(t, 301)
+	pw.Write([]byte("junk\n"))
+	if n := <-held; n != 0 {
+		t.Fatalf("waiting for the agent, the read goroutine held %d boxes", n)
 	}
 }

@@ -22,7 +22,7 @@ type chunkDecoder struct {
 // made.
 func (d *chunkDecoder) giveBack(run []*inbound) {
 	for i, m := range run {
-		if m.box != boxNone {
+		if m.boxed {
 			d.boxes.putRun(run[i:])
 			return
 		}

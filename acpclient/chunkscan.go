@@ -148,36 +148,31 @@ func (s *chunkScan) scan(owned bool) (*inbound, chunkScanResult) {
 // one allocation: the queue entry, the notification, its update and the
 // message id the update points to. Allocating them apart cost three
 // allocations per streamed chunk where one does; a box delivered in a run
-// to a SessionUpdateBatcher is then reused (chunkBoxes).
-type chunkBox[T any] struct {
-	in inbound // first, so the entry's address is the box's (putBox)
+// to a SessionUpdateBatcher is then reused (chunkBoxes). The three chunk
+// kinds are the same struct (ContentChunk), so one box holds any of them,
+// and a box given back serves the next chunk whatever its kind.
+type chunkBox struct {
+	in inbound // first, so the entry's address is the box's (putRun)
 	n  SessionNotification
-	u  T
+	u  AgentMessageChunk // or, converted, the thought or user chunk
 	id string
 }
 
 // newChunkBox returns a box whose update is the kind s found, and that
 // update's chunk to fill.
 func (s *chunkScan) newChunkBox() (*inbound, *ContentChunk) {
+	b := s.boxes.get()
+	var u SessionUpdate = &b.u
 	switch s.kind {
-	case UpdateAgentMessageChunk:
-		box := getBox[AgentMessageChunk](s.boxes, boxMessage)
-		return box.link(boxMessage, &box.u, &box.u.ContentChunk)
 	case UpdateAgentThoughtChunk:
-		box := getBox[AgentThoughtChunk](s.boxes, boxThought)
-		return box.link(boxThought, &box.u, &box.u.ContentChunk)
-	default:
-		box := getBox[UserMessageChunk](s.boxes, boxUser)
-		return box.link(boxUser, &box.u, &box.u.ContentChunk)
+		u = (*AgentThoughtChunk)(&b.u)
+	case UpdateUserMessageChunk:
+		u = (*UserMessageChunk)(&b.u)
 	}
-}
-
-// link points the box's parts at each other; u and chunk are its update.
-func (b *chunkBox[T]) link(kind boxKind, u SessionUpdate, chunk *ContentChunk) (*inbound, *ContentChunk) {
 	b.n.Update, b.n.rawShared = u, true
-	b.in.method, b.in.update, b.in.box = methodSessionUpdate, &b.n, kind
-	chunk.MessageID = &b.id
-	return &b.in, chunk
+	b.in.method, b.in.update, b.in.boxed = methodSessionUpdate, &b.n, true
+	b.u.MessageID = &b.id
+	return &b.in, &b.u.ContentChunk
 }
 
 // build makes the notification from the extracted spans, queued as one

@@ -59,6 +59,7 @@ type Conn struct {
 	rwc     io.ReadWriteCloser
 	lines   *lineReader
 	chunks  chunkDecoder // the read goroutine's
+	batch   readBatch    // the read goroutine's
 	out     *writer
 	rpc     *jsonrpc2.Conn
 	queue   *queue

@@ -41,7 +41,14 @@
 // when chunks arrive faster than the Client takes them, the dispatcher
 // takes the queued ones together and hands a Client that implements
 // SessionUpdateBatcher up to 64 in one call, so per-delivery costs (locks,
-// the clock) are paid per run rather than per chunk.
+// the clock) are paid per run rather than per chunk. The read loop hands
+// them over the same way: the notifications of lines it already holds in
+// its buffer go into the queue together (up to 64 or 64 KiB), under one
+// lock, one charge to the budgets and one wake-up of the dispatcher; a
+// request or an answer ends such a batch and goes at once, and a batch is
+// handed over before the loop may wait on the agent, so nothing waits for
+// input that may not come. The chunks' boxes (one allocation each) come
+// back from a batcher in runs and are refilled.
 //
 // Robustness. A line that is not JSON, is truncated, is not a JSON-RPC
 // message or answers nobody costs that one line: it is reported through

@@ -192,7 +192,7 @@ func TestQueueCountsHandedOffMessagesWhenAnswered(t *testing.T) {
 	msgs := make([]*inbound, 3)
 	for i := range msgs {
 		msgs[i] = &inbound{size: 10}
-		q.push(msgs[i], false)
+		q.push(msgs[i])
 	}
 	for range msgs {
 		q.pop()

@@ -36,6 +36,9 @@ type lineReader struct {
 	// owned reports that the last line returned is the caller's to keep:
 	// it is not overwritten by the following call.
 	owned bool
+	// lineEnd, when past r, is where the line at r ends (after its
+	// newline), as lineBuffered found it: readSlice need not look again.
+	lineEnd int
 }
 
 // Buffer sizes, and chunk sizes for long lines: an eighth of the line so
@@ -58,6 +61,7 @@ func newLineReader(r io.Reader, max int) *lineReader {
 
 // grow moves what is buffered into a full-size buffer.
 func (l *lineReader) grow() {
+	l.lineEnd = 0
 	l.big = lineBuffers.Get().(*[]byte)
 	l.w = copy(*l.big, l.buf[l.r:l.w])
 	l.r = 0
@@ -82,6 +86,7 @@ func (l *lineReader) park() {
 	if l.big == nil {
 		return
 	}
+	l.lineEnd = 0
 	n := l.w - l.r
 	dst := l.small
 	if n > len(dst) {
@@ -94,6 +99,7 @@ func (l *lineReader) park() {
 
 // fill reads once more from the source, after what is buffered.
 func (l *lineReader) fill() {
+	l.lineEnd = 0 // what is buffered may move
 	if l.r == l.w {
 		if l.w != 0 { // a reader that has read nothing yet writes nothing
 			l.r, l.w = 0, 0
@@ -127,6 +133,11 @@ func (l *lineReader) fill() {
 // buffered with bufio.ErrBufferFull when the full-size buffer holds no
 // newline, and what is left with the source's error at the end.
 func (l *lineReader) readSlice() ([]byte, error) {
+	if l.lineEnd > l.r {
+		line := l.buf[l.r:l.lineEnd]
+		l.r = l.lineEnd
+		return line, nil
+	}
 	scanned := 0
 	for {
 		if i := bytes.IndexByte(l.buf[l.r+scanned:l.w], '\n'); i >= 0 {
@@ -184,10 +195,23 @@ func (l *lineReader) tooLong() error {
 	return fmt.Errorf("%w: more than %d bytes", ErrLineTooLong, l.max)
 }
 
-// lineBuffered reports whether a complete line is already buffered, so the
-// next call to next will not block.
+// lineBuffered reports whether a complete line that is not blank is
+// already buffered, so the next call to next will not read from the source
+// (a blank line alone would not do: next skips it and reads on).
 func (l *lineReader) lineBuffered() bool {
-	return bytes.IndexByte(l.buf[l.r:l.w], '\n') >= 0
+	for at := l.r; ; {
+		i := bytes.IndexByte(l.buf[at:l.w], '\n')
+		if i < 0 {
+			return false
+		}
+		if len(bytes.TrimSpace(l.buf[at:at+i])) > 0 {
+			if at == l.r {
+				l.lineEnd = at + i + 1 // the line readSlice returns next
+			}
+			return true
+		}
+		at += i + 1
+	}
 }
 
 // readLong continues a line that did not fit in the full-size buffer. It

@@ -17,7 +17,7 @@ type inbound struct {
 	settle func()          // a response marker: run in stream order
 	reject *Error          // a malformed request: answered with this
 	seq    uint64          // its place in the stream, from 1
-	box    boxKind         // a chunk's box (chunkBox): reusable once delivered in a run
+	boxed  bool            // it lives in a chunkBox: reusable once delivered in a run
 }
 
 // queuedOverhead is what a queued message holds besides its line's bytes:
@@ -78,44 +78,62 @@ func newQueue(maxBytes int, budget *QueueBudget) *queue {
 	return q
 }
 
-// push appends m, waiting while the queue is over its byte budget or its
-// share of the QueueBudget. One message is always admitted into an empty
-// queue, however large. The
-// dispatcher is woken only when wake is set: the read loop batches wake-ups
-// while more complete lines are already buffered, which saves a futex wake
-// per streamed chunk without delaying anything it could not read anyway.
-func (q *queue) push(m *inbound, wake bool) {
-	q.mu.Lock()
-	for !q.admit(m.size) {
-		q.nonEmpty.Signal() // the dispatcher must run for room to appear
-		if q.onWait != nil {
-			q.onWait()
-		}
-		q.hasRoom.Wait()
-	}
-	q.items = append(q.items, m)
-	q.bytes += m.size
-	q.enqueued++
-	m.seq = q.enqueued
-	q.mu.Unlock()
-	if wake {
-		q.nonEmpty.Signal()
-	}
+// push appends m, as pushRun does a run of one.
+func (q *queue) push(m *inbound) {
+	q.pushRun([]*inbound{m})
 }
 
-// admit reports whether size more bytes may be queued now, charging them
-// to the budget if so. Called with mu held.
-func (q *queue) admit(size int) bool {
-	if q.closed || q.exempt > 0 || len(q.items)-q.head == 0 {
-		if q.budget != nil {
-			q.budget.take(q.bytes, size)
+// pushRun appends run in order under one lock, charging the QueueBudget
+// once for what it admits at a time, and wakes the dispatcher once. It
+// waits while the queue is over its byte budget or its share of the
+// QueueBudget; what was admitted before a wait is handed on at once. One
+// message is always admitted into an empty queue, however large.
+func (q *queue) pushRun(run []*inbound) {
+	q.mu.Lock()
+	for len(run) > 0 {
+		n := q.admit(run)
+		if n == 0 {
+			q.nonEmpty.Signal() // the dispatcher must run for room to appear
+			if q.onWait != nil {
+				q.onWait()
+			}
+			q.hasRoom.Wait()
+			continue
 		}
-		return true
+		for _, m := range run[:n] {
+			q.bytes += m.size
+			q.enqueued++
+			m.seq = q.enqueued
+		}
+		q.items = append(q.items, run[:n]...)
+		run = run[n:]
 	}
-	if q.bytes+size > q.maxBytes {
-		return false
+	q.mu.Unlock()
+	q.nonEmpty.Signal()
+}
+
+// admit returns how many messages from the start of run may be queued
+// now, charging their bytes to the budget. Called with mu held.
+func (q *queue) admit(run []*inbound) int {
+	forced := 0 // admitted whatever the bounds say
+	switch {
+	case q.closed || q.exempt > 0:
+		forced = len(run)
+	case len(q.items)-q.head == 0:
+		forced = 1
 	}
-	return q.budget == nil || q.budget.tryTake(q, q.bytes, size)
+	n, size := forced, 0
+	for _, m := range run[:forced] {
+		size += m.size
+	}
+	for n < len(run) && q.bytes+size+run[n].size <= q.maxBytes {
+		size += run[n].size
+		n++
+	}
+	if q.budget == nil {
+		return n
+	}
+	return q.budget.takeRun(q, q.bytes, forced, run[:n])
 }
 
 // releaseBytes returns m's bytes to the queue and the budget, records m
@@ -136,9 +154,6 @@ func (q *queue) releaseBytes(m *inbound, handedOff bool) {
 		budget.give(held, m.size)
 	}
 }
-
-// wake lets the dispatcher run on whatever is queued.
-func (q *queue) wake() { q.nonEmpty.Signal() }
 
 // mark returns the number of messages enqueued so far.
 func (q *queue) mark() uint64 {

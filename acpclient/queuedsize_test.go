@@ -38,6 +38,7 @@ func TestQueuedSizeCoversWhatAMessageHolds(t *testing.T) {
 				<-c.Done()
 			}()
 			c.handleLine([]byte(fmt.Sprintf(pattern, 0))) // taken by the dispatcher, which then waits
+			c.flushBatch()                                // as the read loop does with nothing more buffered
 			const n = 5000
 			queued := make([][]byte, n)
 			for i := range queued {
@@ -47,6 +48,7 @@ func TestQueuedSizeCoversWhatAMessageHolds(t *testing.T) {
 			for _, line := range queued {
 				c.handleLine(line)
 			}
+			c.flushBatch()
 			held := heapInUse() - before
 			c.queue.mu.Lock()
 			charged, waiting := c.queue.bytes, len(c.queue.items)-c.queue.head

@@ -13,7 +13,8 @@ import (
 // readObject is the read loop's body, called by jsonrpc2 for its next
 // message. It reads lines until one is a response to one of our calls, which
 // it decodes into v; requests and notifications from the agent are queued
-// for the dispatch goroutine on the way, and bad lines are reported and
+// for the dispatch goroutine on the way (notifications in batches while
+// more lines are buffered, see readBatch), and bad lines are reported and
 // skipped. It returns an error only when the stream itself has ended.
 func (c *Conn) readObject(v any) error {
 	for {
@@ -26,8 +27,11 @@ func (c *Conn) readObject(v any) error {
 			c.trace.line(WireTraceIn, line)
 		}
 		if resp := c.handleLine(line); resp != nil {
-			c.queue.wake()
 			return json.Unmarshal(resp, v)
+		}
+		if !c.lines.lineBuffered() { // the next read may wait on the agent
+			c.flushBatch()
+			c.chunks.boxes.release()
 		}
 	}
 }
@@ -48,6 +52,7 @@ func (c *Conn) endRead(err error) {
 		}
 	}
 	c.setErr(cause)
+	c.flushBatch()
 	c.queue.close()
 	c.failInflight()
 	close(c.readEnd)
@@ -59,11 +64,11 @@ func (c *Conn) endRead(err error) {
 // an error (see salvage).
 func (c *Conn) handleLine(line []byte) []byte {
 	if m := c.chunks.decode(line, c.lines.lineOwned()); m != nil {
-		c.queue.push(m, !c.lines.lineBuffered())
+		c.enqueue(m)
 		return nil
 	}
 	if n := decodeToolLine(line, c.lines.lineOwned()); n != nil {
-		c.queue.push(&inbound{method: methodSessionUpdate, update: n, size: queuedSize(len(line), true)}, !c.lines.lineBuffered())
+		c.enqueue(&inbound{method: methodSessionUpdate, update: n, size: queuedSize(len(line), true)})
 		return nil
 	}
 	var env envelope
@@ -76,7 +81,6 @@ func (c *Conn) handleLine(line []byte) []byte {
 		if s := salvage(line); s.answerable() {
 			c.answerMalformed(s, err, len(line))
 		}
-		c.queue.wake()
 		return nil
 	}
 	if env.JSONRPC != nil && *env.JSONRPC != "2.0" {
@@ -122,7 +126,7 @@ func (c *Conn) inboundMessage(method string, id, params json.RawMessage, size in
 		}
 		m.update, m.params, m.size = &n, nil, queuedSize(size, true)
 	}
-	c.queue.push(m, !c.lines.lineBuffered())
+	c.enqueue(m)
 }
 
 // inboundResponse checks a response is for one of our calls and returns it
@@ -143,13 +147,14 @@ func (c *Conn) inboundResponse(env *envelope, line []byte) []byte {
 		c.badLine("response to no pending request (id "+string(env.ID)+")", line)
 		return nil
 	}
+	c.flushBatch() // the barrier below counts what came before the answer
 	if hook != nil {
 		// Runs on the dispatch goroutine at the answer's place in the stream.
 		result, errObj := env.Result, (*Error)(nil)
 		if env.Error != nil {
 			errObj = decodeWireError(env.Error)
 		}
-		c.queue.push(&inbound{settle: func() { hook(result, errObj) }}, true)
+		c.enqueue(&inbound{settle: func() { hook(result, errObj) }})
 	}
 	c.mu.Lock()
 	c.barriers[id] = c.queue.mark()

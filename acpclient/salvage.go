@@ -111,5 +111,5 @@ func malformedRequestError(s salvaged, err error) *Error {
 // order like any other request's answer; the dispatcher sends it.
 func (c *Conn) answerMalformed(s salvaged, err error, size int) {
 	id := compactID(s.id)
-	c.queue.push(&inbound{id: id, req: c.newInboundRequest(id), reject: malformedRequestError(s, err), size: queuedSize(size, false)}, true)
+	c.enqueue(&inbound{id: id, req: c.newInboundRequest(id), reject: malformedRequestError(s, err), size: queuedSize(size, false)})
 }

@@ -141,7 +141,8 @@ func (o *oneByteEvery) Read(p []byte) (int, error) {
 
 // TestLineReaderParks: parked while it waits for queue room, the reader
 // holds no full-size buffer, whether what it buffered fits the small buffer
-// or not, and the lines go on whole and in order after.
+// or not, and the lines go on whole and in order after (what lineBuffered
+// found before the park included).
 func TestLineReaderParks(t *testing.T) {
 	var want []string
 	var in bytes.Buffer
@@ -157,6 +158,7 @@ func TestLineReaderParks(t *testing.T) {
 		if err != nil || string(line) != w {
 			t.Fatalf("line %d: %.40q, %v; want %.40q", i, line, err, w)
 		}
+		r.lineBuffered() // as the read loop asks after each line, before it may park
 		if i%50 == 0 && r.big != nil {
 			buffered := r.w - r.r
 			r.park()
@@ -180,14 +182,14 @@ func TestQueuePushParksBeforeWaiting(t *testing.T) {
 	q := newQueue(100, nil)
 	waits := 0
 	q.onWait = func() { waits++ }
-	q.push(&inbound{size: 80}, true)
+	q.push(&inbound{size: 80})
 	if waits != 0 {
 		t.Fatalf("onWait ran %d times for a push with room", waits)
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		q.push(&inbound{size: 80}, true)
+		q.push(&inbound{size: 80})
 	}()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 		q.mu.Lock()
