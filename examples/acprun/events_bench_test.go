@@ -22,11 +22,11 @@ const eventsFloodChunks = 200_000
 
 // BenchmarkEventsFlood is acprun --events under a flood of
 // eventsFloodChunks text chunks, in process: a Host with its journal, as
-// acprun runs it, every event written by the --events writer as a line to
-// a pipe whose reader only counts lines. The same iteration runs the floor,
-// the same agent's output read by a newline counter (the pipe limit), and
-// reports the floor's time over acprun's ("x-pipe") and acprun's time per
-// chunk. "process" runs the flood agent as a process of its own, started as
+// acprun opens it, every event relayed as acprun relays them and written by
+// the --events writer as a line to a pipe whose reader only counts lines.
+// The same iteration runs the floor, the same agent's output read by a
+// newline counter (the pipe limit), and reports the floor's time over
+// acprun's ("x-pipe") and acprun's time per chunk. "process" runs the flood agent as a process of its own, started as
 // acprun starts agents; "inprocess" runs it on OS pipes in this process,
 // sharing its cores and runtime (internal/floodagent).
 func BenchmarkEventsFlood(b *testing.B) {
@@ -51,7 +51,7 @@ func benchEventsFlood(b *testing.B, agent floodagent.Agent) {
 func eventsFloodOnce(b *testing.B, agent floodagent.Agent) time.Duration {
 	b.Helper()
 	ctx := context.Background()
-	db, err := journal.Open(ctx, filepath.Join(b.TempDir(), "j.db"), nil)
+	db, err := journal.Open(ctx, filepath.Join(b.TempDir(), "j.db"), journalOptions(false))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -66,9 +66,8 @@ func eventsFloodOnce(b *testing.B, agent floodagent.Agent) time.Duration {
 	go func() {
 		defer close(shown)
 		defer pw.Close()
-		for ev := range host.Events() {
-			out.event(ev)
-		}
+		relayEvents(host.Events(), out, out.event)
+		out.finish()
 	}()
 	turnEnded, text := make(chan struct{}), make(chan int, 1)
 	go func() { text <- readEventLines(b, pr, turnEnded) }()
