@@ -44,12 +44,15 @@ type Options struct {
 	// committed in one transaction with those of the Appends that follow,
 	// which makes a flood of small batches several times cheaper. Zero
 	// commits every Append before it returns. With a delay, what waits is
-	// committed at once when a batch holds a turn's end, when 4096 events
-	// or 4 MiB of them wait, before any read or other write of this DB
-	// (which so always sees every appended event), at Flush and at Close;
-	// a process killed in the meantime loses at most the events of the
-	// last CommitDelay, never part of a batch and never one before a
-	// committed one (see "Crash guarantees" in the package doc).
+	// committed when the delay since the first of it has passed, at once
+	// when a batch holds a turn's end or 4096 events or 4 MiB of them
+	// wait, before any read or other write of this DB (which so always
+	// sees every appended event), at Flush and at Close. A process killed
+	// in the meantime loses what waited (the last CommitDelay of events
+	// while commits succeed), never part of a batch and never an event
+	// before a committed one; see "Crash guarantees" in the package doc.
+	// A delayed commit that fails is logged and tried again; the next
+	// Append, Flush or Close that commits reports the failure.
 	CommitDelay time.Duration
 	// Clock times CommitDelay; nil is the real clock. Tests inject a fake.
 	Clock bridge.Clock
