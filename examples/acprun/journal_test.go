@@ -216,3 +216,15 @@ func TestResumeHintOnlyWhenTheAgentCanResume(t *testing.T) {
 		})
 	}
 }
+
+// TestTurnJournalGroupsCommits: a turn writes its journal with a commit
+// delay (a flood commits a few times a second, not per batch); history and
+// sessions read it read-only, with nothing to commit.
+func TestTurnJournalGroupsCommits(t *testing.T) {
+	if o := journalOptions(false); o.ReadOnly || o.CommitDelay <= 0 || o.CommitDelay != journalCommitDelay {
+		t.Errorf("a turn opens its journal with %+v, want a CommitDelay of %v", o, journalCommitDelay)
+	}
+	if o := journalOptions(true); !o.ReadOnly || o.CommitDelay != 0 {
+		t.Errorf("a reader opens the journal with %+v, want read-only", o)
+	}
+}
