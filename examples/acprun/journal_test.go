@@ -228,3 +228,41 @@ func TestTurnJournalGroupsCommits(t *testing.T) {
 		t.Errorf("a reader opens the journal with %+v, want read-only", o)
 	}
 }
+
+// TestEventsLiveAndHistoryAgree: the lines --events printed live for a
+// session are, byte for byte and in order, the lines history --events
+// prints from the journal afterwards: nothing is lost between the two, not
+// what waited for a delayed commit when acprun closed its journal.
+func TestEventsLiveAndHistoryAgree(t *testing.T) {
+	t.Parallel()
+	home, cwd := t.TempDir(), t.TempDir()
+	live := runAcprunIn(t, home, "--events", "--approve", "allow", "--cwd", cwd, "Write the note")
+	if live.code != exitOK {
+		t.Fatalf("turn: exit %d; stderr:\n%s", live.code, live.stderr)
+	}
+	var key string
+	var liveLines []string
+	for _, line := range strings.Split(strings.TrimSpace(live.stdout), "\n") {
+		var ev keyEvent
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		if ev.Key == "" {
+			continue // agent-wide: not in a session's history
+		}
+		if key == "" {
+			key = ev.Key
+		}
+		liveLines = append(liveLines, line)
+	}
+	if key == "" {
+		t.Fatalf("no session event in:\n%s", live.stdout)
+	}
+	hist := runAcprunIn(t, home, "history", key, "--events")
+	if hist.code != exitOK {
+		t.Fatalf("history: exit %d; stderr:\n%s", hist.code, hist.stderr)
+	}
+	if got, want := strings.TrimSpace(hist.stdout), strings.Join(liveLines, "\n"); got != want {
+		t.Errorf("history --events:\n%s\nwant the live lines:\n%s", got, want)
+	}
+}
