@@ -52,7 +52,10 @@ type Options struct {
 	// while commits succeed), never part of a batch and never an event
 	// before a committed one; see "Crash guarantees" in the package doc.
 	// A delayed commit that fails is logged and tried again; the next
-	// Append, Flush or Close that commits reports the failure.
+	// Append, Flush or Close that commits reports the failure. So an event
+	// whose Pos is already stored, which fails its batch at once without
+	// a delay, fails with one every commit that holds it (a Host, which
+	// numbers events after LastPos, never sends one).
 	CommitDelay time.Duration
 	// Clock times CommitDelay; nil is the real clock. Tests inject a fake.
 	Clock bridge.Clock
