@@ -11,7 +11,8 @@ import (
 )
 
 // Bounds of what waits for a delayed commit (Options.CommitDelay): a flood
-// commits at least this often, and its rows hold bounded memory.
+// commits at least every so many events or bytes of them, so what waits
+// holds bounded memory and a commit stays short.
 const (
 	maxPendingRows  = 4096
 	maxPendingBytes = 4 << 20
@@ -31,10 +32,10 @@ type pendingCommits struct {
 
 	mu     sync.Mutex
 	rows   []eventRow
-	bytes  int          // of the rows' documents
-	timer  bridge.Timer // armed while rows wait; nil otherwise
-	gen    uint64       // names the armed timer, so a stale one does nothing
-	fired  sync.WaitGroup
+	bytes  int            // of the rows' documents
+	timer  bridge.Timer   // armed while rows wait; nil otherwise
+	gen    uint64         // names the armed timer, so a stale one does nothing
+	fired  sync.WaitGroup // timer calls armed or running: close waits for them
 	closed bool
 }
 
