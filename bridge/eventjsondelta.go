@@ -1,9 +1,6 @@
 package bridge
 
-import (
-	"encoding/json"
-	"strconv"
-)
+import "strconv"
 
 // appendDeltaJSON writes the JSON form of a text, thinking or user-text
 // delta that carries nothing but the common keys, Text and MessageID, byte
@@ -70,19 +67,4 @@ func isPlainDelta(e *Event) bool {
 		e.Compaction == nil && e.AgentMode == "" && e.ConfigOptions == nil && e.Models == nil && e.Commands == nil &&
 		e.SessionInfo == nil && e.SessionReady == nil && e.StopReason == "" && e.Auth == nil && e.Todos == nil &&
 		e.Terminal == nil && e.Decision == nil && e.Authority == nil && e.Err == nil && e.Method == "" && e.Raw == nil
-}
-
-// appendJSONString appends s as a JSON string the way encoding/json writes
-// it. Printable ASCII that needs no escape (most text) is copied as is;
-// anything else is left to encoding/json, so the escapes are its own.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }

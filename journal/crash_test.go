@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,20 +24,35 @@ import (
 // is skipped (it only runs as TestCrashSIGKILL's child process).
 const crashDBEnv = "ACPHOST_JOURNAL_CRASH_DB"
 
+// crashDelayEnv, when set, is the CommitDelay TestCrashChild opens the
+// journal with; it then reports the last Pos of every crashFlushEvery
+// batches once Flush committed them.
+const crashDelayEnv = "ACPHOST_JOURNAL_CRASH_COMMIT_DELAY"
+
+const crashFlushEvery = 5
+
 const crashBatch = 50
 
 var crashKeys = []string{"k1", "k2", "k3"}
 
 // TestCrashChild appends batches to the journal in crashDBEnv, continuing
-// its numbering, and prints the last Pos of every committed batch, until
-// it is killed (or gives up after a while, should its parent be gone).
+// its numbering, and prints the last Pos of every committed batch (with a
+// commit delay, of every flushed one), until it is killed (or gives up
+// after a while, should its parent be gone).
 func TestCrashChild(t *testing.T) {
 	path := os.Getenv(crashDBEnv)
 	if path == "" {
 		t.Skip("the child process of TestCrashSIGKILL")
 	}
 	ctx := context.Background()
-	db, err := Open(ctx, path, nil)
+	opts := &Options{}
+	if v := os.Getenv(crashDelayEnv); v != "" {
+		var err error
+		if opts.CommitDelay, err = time.ParseDuration(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := Open(ctx, path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,13 +68,21 @@ func TestCrashChild(t *testing.T) {
 		}
 	}
 	filler := strings.Repeat("x", 400) // bigger rows: longer commits to land the kill in
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+	for deadline, n := time.Now().Add(20*time.Second), 1; time.Now().Before(deadline); n++ {
 		batch := flood(crashBatch, &pos, crashKeys, last)
 		for i := range batch {
 			batch[i].Text += filler
 		}
 		if err := db.Append(ctx, batch); err != nil {
 			t.Fatal(err)
+		}
+		if opts.CommitDelay > 0 {
+			if n%crashFlushEvery != 0 {
+				continue
+			}
+			if err := db.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
 		}
 		fmt.Println(pos)
 	}
@@ -73,23 +97,46 @@ func TestCrashSIGKILL(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "journal.db")
 	var reported uint64
 	for round, delay := range []time.Duration{0, 200 * time.Microsecond, time.Millisecond, 3 * time.Millisecond, 7 * time.Millisecond} {
-		got := floodAndKill(t, path, 2+3*round, delay)
+		got := floodAndKill(t, path, 2+3*round, delay, 0)
 		if got < reported {
 			t.Fatalf("the second child reported Pos %d, below the first's %d", got, reported)
 		}
 		reported = got
-		checkAfterCrash(t, path, reported)
+		checkAfterCrash(t, path, reported, crashBatch)
 	}
 }
 
-// floodAndKill runs TestCrashChild on path, SIGKILLs it delay after it
-// has reported killAfter commits, and returns the last Pos it reported.
-func floodAndKill(t *testing.T, path string, killAfter int, delay time.Duration) uint64 {
+// TestCrashSIGKILLWithCommitDelay is TestCrashSIGKILL for a journal whose
+// batches wait for a delayed commit: a kill loses only what waited, so the
+// journal still holds every flushed batch, ends on a whole batch, and has
+// no gap.
+func TestCrashSIGKILLWithCommitDelay(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.db")
+	var reported uint64
+	for round, delay := range []time.Duration{0, time.Millisecond, 3 * time.Millisecond} {
+		got := floodAndKill(t, path, 2+round, delay, 5*time.Millisecond)
+		if got < reported {
+			t.Fatalf("the second child reported Pos %d, below the first's %d", got, reported)
+		}
+		reported = got
+		// What the child appended after its last Flush may be committed
+		// too (the delay, the bounds), in whole batches.
+		checkAfterCrash(t, path, reported, math.MaxUint64-reported)
+	}
+}
+
+// floodAndKill runs TestCrashChild on path (with commitDelay, unless 0),
+// SIGKILLs it delay after it has reported killAfter commits, and returns
+// the last Pos it reported.
+func floodAndKill(t *testing.T, path string, killAfter int, delay, commitDelay time.Duration) uint64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), crashDBEnv+"="+path)
+	if commitDelay > 0 {
+		cmd.Env = append(cmd.Env, crashDelayEnv+"="+commitDelay.String())
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -151,8 +198,9 @@ func assertZombie(t *testing.T, pid int) {
 }
 
 // checkAfterCrash reopens the journal and checks that it is intact and
-// holds every batch up to at least reported, whole and without gaps.
-func checkAfterCrash(t *testing.T, path string, reported uint64) {
+// holds every batch up to at least reported, and at most ahead events
+// more, whole and without gaps.
+func checkAfterCrash(t *testing.T, path string, reported, ahead uint64) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := Open(ctx, path, nil)
@@ -192,9 +240,10 @@ func checkAfterCrash(t *testing.T, path string, reported uint64) {
 	if last := mustRead(t, db, bridge.EventQuery{After: pos - 1}); len(last) != 1 || last[0].Pos != pos || last[0].Seq != seqs[last[0].Key] {
 		t.Fatalf("the last event reads back as %+v", last)
 	}
-	// The child prints after each commit: at most one more batch than it
-	// reported can have committed, and only whole batches.
-	if pos < reported || pos > reported+crashBatch || pos%crashBatch != 0 {
+	// The child prints after each commit: without a commit delay at most
+	// one more batch than it reported can have committed, and only whole
+	// batches.
+	if pos < reported || pos > reported+ahead || pos%crashBatch != 0 {
 		t.Fatalf("journal ends at Pos %d; the child reported %d committed (batches of %d)", pos, reported, crashBatch)
 	}
 	var count uint64

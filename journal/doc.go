@@ -43,14 +43,27 @@
 //
 // # Crash guarantees
 //
-// The file is in WAL mode with synchronous=NORMAL. An Append is one
-// transaction: after a crash the batch is there whole or not at all. A
+// The file is in WAL mode with synchronous=NORMAL. By default an Append is
+// one transaction, committed before it returns: after a crash the batch is
+// there whole or not at all, and a Host, which delivers a batch only once
+// Append returned, never shows an event that a crash could take back. A
 // process that is killed (SIGKILL, a panic, an OOM kill) loses nothing
 // that was committed: the next Open recovers the write-ahead log. A power
 // loss or an operating-system crash may lose the last transactions
 // (those since the last checkpoint), never the file's integrity. The
-// package's crash test kills a real process in the middle of a flood of
-// appends and checks PRAGMA integrity_check and the absence of gaps.
+// package's crash tests kill a real process in the middle of a flood of
+// appends and check PRAGMA integrity_check and the absence of gaps.
+//
+// Options.CommitDelay trades a little of that for speed: the batches of
+// Appends that follow each other within the delay share one transaction,
+// so a Host may deliver an event up to the delay before it is committed.
+// What a kill may lose is then the events of the last delay at most: the
+// journal still ends on a whole batch, with no gap before it, and a
+// turn's end is committed, with everything before it, before its Append
+// returns. Readers of the same DB always see every appended event (a read
+// commits what waits first); other processes see it once committed.
+// Close and Flush commit what waits. acprun, whose journal is its
+// history rather than a live record other programs rely on, uses a delay.
 //
 // # Schema
 //

@@ -71,7 +71,7 @@ func (s *appendStmts) close() error {
 	return errors.Join(errs...)
 }
 
-// keyTouch is what one batch changes in the row of one session key.
+// keyTouch is what one transaction changes in the row of one session key.
 type keyTouch struct {
 	key, bridge, native string
 	first, last         time.Time
@@ -80,66 +80,109 @@ type keyTouch struct {
 	titleSet            bool
 }
 
-// Append stores a batch of events in one transaction, and creates or
+// eventRow is one event as the events table stores it, with what its
+// session's row needs: encoded once, when it is appended, so that a row
+// waiting for a later commit keeps nothing of the caller's.
+type eventRow struct {
+	pos, seq, turn uint64
+	key, bridge    string
+	session, kind  string
+	time           time.Time
+	replay, late   bool
+	doc            string // text: the column is TEXT, a []byte would bind as a BLOB
+	title          string
+	titleSet       bool // a session_info event that changes the title to title
+	ends           bool // a turn end: what waits for a commit is committed with it
+}
+
+// Append stores a batch of events, whole or not at all, and creates or
 // advances the sessions row of every session key in it (updated_at,
 // last_seq, last_pos, and the title from session_info events that change
 // it). Events with an empty Key (agent-wide) get no sessions row. An
 // event whose Pos is already stored fails the whole batch.
+//
+// With Options.CommitDelay zero the batch is one transaction, committed
+// when Append returns. With a delay, Append may return before the batch
+// is committed: see Options.CommitDelay for when it is. Either way a
+// failed Append stored none of its events, so the caller may append them
+// again.
 func (db *DB) Append(ctx context.Context, events []bridge.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	// Encoding happens before the transaction, which then holds the write
-	// lock only for the inserts.
-	docs := make([]string, len(events)) // text: the column is TEXT, a []byte would bind as a BLOB
+	rows, err := rowsOf(events)
+	if err != nil {
+		return err
+	}
+	if db.commits != nil {
+		return db.commits.add(ctx, rows)
+	}
+	return db.commitRows(ctx, rows)
+}
+
+// rowsOf encodes a batch, before any transaction, which then holds the
+// write lock only for the inserts.
+func rowsOf(events []bridge.Event) ([]eventRow, error) {
+	rows := make([]eventRow, len(events))
 	var buf []byte
 	for i := range events {
-		if events[i].Pos == 0 {
-			return fmt.Errorf("journal: appending a %s event of %q: %w", events[i].Kind, events[i].Key, ErrNoPos)
+		ev := &events[i]
+		if ev.Pos == 0 {
+			return nil, fmt.Errorf("journal: appending a %s event of %q: %w", ev.Kind, ev.Key, ErrNoPos)
 		}
 		var err error
-		if buf, err = events[i].AppendJSON(buf[:0]); err != nil {
-			return fmt.Errorf("journal: encoding event %d: %w", events[i].Pos, err)
+		if buf, err = ev.AppendJSON(buf[:0]); err != nil {
+			return nil, fmt.Errorf("journal: encoding event %d: %w", ev.Pos, err)
 		}
-		docs[i] = string(buf)
+		rows[i] = eventRow{pos: ev.Pos, seq: ev.Seq, turn: ev.Turn, key: ev.Key, bridge: ev.Bridge,
+			session: ev.Session, kind: string(ev.Kind), time: ev.Time, replay: ev.Replay, late: ev.Late,
+			doc: string(buf), ends: ev.Kind == bridge.KindTurnEnd}
+		if ev.Kind == bridge.KindSessionInfo && ev.SessionInfo != nil && ev.SessionInfo.TitleChanged {
+			rows[i].title, rows[i].titleSet = ev.SessionInfo.Title, true
+		}
 	}
-	if err := db.appendTx(ctx, events, docs, touches(events)); err != nil {
-		return fmt.Errorf("journal: appending events %d-%d: %w", events[0].Pos, events[len(events)-1].Pos, err)
+	return rows, nil
+}
+
+// commitRows stores rows in one transaction.
+func (db *DB) commitRows(ctx context.Context, rows []eventRow) error {
+	if err := db.appendTx(ctx, rows, touches(rows)); err != nil {
+		return fmt.Errorf("journal: appending events %d-%d: %w", rows[0].pos, rows[len(rows)-1].pos, err)
 	}
 	return nil
 }
 
-// touches folds a batch into one change per session key, in the order the
+// touches folds rows into one change per session key, in the order the
 // keys first appear.
-func touches(events []bridge.Event) []*keyTouch {
+func touches(rows []eventRow) []*keyTouch {
 	var order []*keyTouch
 	byKey := map[string]*keyTouch{}
-	for _, ev := range events {
-		if ev.Key == "" {
+	for _, r := range rows {
+		if r.key == "" {
 			continue
 		}
-		t := byKey[ev.Key]
+		t := byKey[r.key]
 		if t == nil {
-			t = &keyTouch{key: ev.Key, bridge: ev.Bridge, native: ev.Session, first: ev.Time}
-			byKey[ev.Key] = t
+			t = &keyTouch{key: r.key, bridge: r.bridge, native: r.session, first: r.time}
+			byKey[r.key] = t
 			order = append(order, t)
 		}
 		if t.native == "" {
-			t.native = ev.Session
+			t.native = r.session
 		}
-		if ev.Time.After(t.last) {
-			t.last = ev.Time
+		if r.time.After(t.last) {
+			t.last = r.time
 		}
-		t.lastSeq = max(t.lastSeq, ev.Seq)
-		t.lastPos = max(t.lastPos, ev.Pos)
-		if ev.Kind == bridge.KindSessionInfo && ev.SessionInfo != nil && ev.SessionInfo.TitleChanged {
-			t.title, t.titleSet = ev.SessionInfo.Title, true
+		t.lastSeq = max(t.lastSeq, r.seq)
+		t.lastPos = max(t.lastPos, r.pos)
+		if r.titleSet {
+			t.title, t.titleSet = r.title, true
 		}
 	}
 	return order
 }
 
-func (db *DB) appendTx(ctx context.Context, events []bridge.Event, docs []string, keys []*keyTouch) error {
+func (db *DB) appendTx(ctx context.Context, rows []eventRow, keys []*keyTouch) error {
 	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return err
@@ -147,12 +190,12 @@ func (db *DB) appendTx(ctx context.Context, events []bridge.Event, docs []string
 	defer tx.Rollback()
 	insert := tx.StmtContext(ctx, db.stmts.insertEvent)
 	var maxPos uint64
-	for i, ev := range events {
-		if _, err := insert.ExecContext(ctx, ev.Pos, ev.Key, ev.Bridge, ev.Session, ev.Seq, ev.Turn,
-			string(ev.Kind), timeText(ev.Time), boolInt(ev.Replay), boolInt(ev.Late), docs[i]); err != nil {
-			return fmt.Errorf("event %d: %w", ev.Pos, err)
+	for _, r := range rows {
+		if _, err := insert.ExecContext(ctx, r.pos, r.key, r.bridge, r.session, r.seq, r.turn,
+			r.kind, timeText(r.time), boolInt(r.replay), boolInt(r.late), r.doc); err != nil {
+			return fmt.Errorf("event %d: %w", r.pos, err)
 		}
-		maxPos = max(maxPos, ev.Pos)
+		maxPos = max(maxPos, r.pos)
 	}
 	touch := tx.StmtContext(ctx, db.stmts.touchSession)
 	now := time.Now()
@@ -178,6 +221,9 @@ func (db *DB) appendTx(ctx context.Context, events []bridge.Event, docs []string
 // ReadEvents returns up to q.Limit events (1000 when unset) with Pos
 // after q.After, of q.Key and q.Bridge when set, in Pos order.
 func (db *DB) ReadEvents(ctx context.Context, q bridge.EventQuery) ([]bridge.Event, error) {
+	if err := db.Flush(ctx); err != nil {
+		return nil, err
+	}
 	where := []string{"pos > ?"}
 	args := []any{q.After}
 	if q.Key != "" {
@@ -220,6 +266,9 @@ func (db *DB) ReadEvents(ctx context.Context, q bridge.EventQuery) ([]bridge.Eve
 // not go back when DeleteSession removes the latest events: positions are
 // subscribers' cursors and are never reused.
 func (db *DB) LastPos(ctx context.Context) (uint64, error) {
+	if err := db.Flush(ctx); err != nil {
+		return 0, err
+	}
 	var pos uint64
 	err := db.read.QueryRowContext(ctx, "SELECT value FROM meta WHERE name = 'last_pos'").Scan(&pos)
 	if err != nil {
@@ -231,6 +280,9 @@ func (db *DB) LastPos(ctx context.Context) (uint64, error) {
 // LastSeq is the highest Seq appended for the session key (0 when the key
 // has no events, and for the agent-wide key "").
 func (db *DB) LastSeq(ctx context.Context, key string) (uint64, error) {
+	if err := db.Flush(ctx); err != nil {
+		return 0, err
+	}
 	var seq uint64
 	err := db.read.QueryRowContext(ctx, "SELECT last_seq FROM sessions WHERE key = ?", key).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {

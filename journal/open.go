@@ -40,6 +40,25 @@ type Options struct {
 	// show sessions while a Host writes it: no lock is taken, nothing is
 	// created or migrated, and every write fails with ErrReadOnly.
 	ReadOnly bool
+	// CommitDelay lets the events of an Append wait up to this long to be
+	// committed in one transaction with those of the Appends that follow,
+	// which makes a flood of small batches several times cheaper. Zero
+	// commits every Append before it returns. With a delay, what waits is
+	// committed when the delay since the first of it has passed, at once
+	// when a batch holds a turn's end or 4096 events or 4 MiB of them
+	// wait, before any read or other write of this DB (which so always
+	// sees every appended event), at Flush and at Close. A process killed
+	// in the meantime loses what waited (the last CommitDelay of events
+	// while commits succeed), never part of a batch and never an event
+	// before a committed one; see "Crash guarantees" in the package doc.
+	// A delayed commit that fails is logged and tried again; the next
+	// Append, Flush or Close that commits reports the failure. So an event
+	// whose Pos is already stored, which fails its batch at once without
+	// a delay, fails with one every commit that holds it (a Host, which
+	// numbers events after LastPos, never sends one).
+	CommitDelay time.Duration
+	// Clock times CommitDelay; nil is the real clock. Tests inject a fake.
+	Clock bridge.Clock
 }
 
 // Errors of Open and of writes.
@@ -67,6 +86,9 @@ type DB struct {
 	read  *sql.DB
 	stmts appendStmts
 	lock  *os.File // held while open for writing; see lockFile
+	// commits holds what waits for a delayed commit; nil without
+	// Options.CommitDelay (and when read-only).
+	commits *pendingCommits
 }
 
 // Open opens the journal at path, creating the file (mode 0600) and its
@@ -103,7 +125,22 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	if opts.CommitDelay > 0 {
+		clock := opts.Clock
+		if clock == nil {
+			clock = realClock{}
+		}
+		db.commits = &pendingCommits{db: db, clock: clock, delay: opts.CommitDelay, log: log}
+	}
 	return db, nil
+}
+
+// realClock is the clock of a DB whose Options name none.
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+func (realClock) AfterFunc(d time.Duration, f func()) bridge.Timer {
+	return time.AfterFunc(d, f)
 }
 
 // openReader opens only the read pool, on a file that must exist and have
@@ -204,10 +241,13 @@ func dsn(path string, writer bool) string {
 // Path is the file the journal was opened from, made absolute.
 func (db *DB) Path() string { return db.path }
 
-// Close closes the journal. Calls that are running finish first; later
-// calls fail.
+// Close commits what waits for a delayed commit and closes the journal.
+// Calls that are running finish first; later calls fail.
 func (db *DB) Close() error {
 	var errs []error
+	if db.commits != nil {
+		errs = append(errs, db.commits.close(context.Background()))
+	}
 	errs = append(errs, db.stmts.close())
 	for _, pool := range []*sql.DB{db.read, db.write} {
 		if pool != nil {

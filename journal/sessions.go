@@ -43,6 +43,9 @@ func (db *DB) SaveSession(ctx context.Context, key string, rec bridge.Record) er
 	if key == "" {
 		return fmt.Errorf("journal: saving a session: %w", ErrNoKey)
 	}
+	if err := db.Flush(ctx); err != nil {
+		return err
+	}
 	if err := db.saveTx(ctx, key, rec); err != nil {
 		return fmt.Errorf("journal: saving session %q: %w", key, err)
 	}
@@ -89,6 +92,9 @@ const recordColumns = `key, bridge, provider, native_id, cwd, model, effort, mod
 
 // LoadSession returns the record of session key, with its native history.
 func (db *DB) LoadSession(ctx context.Context, key string) (bridge.Record, bool, error) {
+	if err := db.Flush(ctx); err != nil {
+		return bridge.Record{}, false, err
+	}
 	recs, err := db.readRecords(ctx, "WHERE key = ?", key)
 	if err != nil {
 		return bridge.Record{}, false, fmt.Errorf("journal: loading session %q: %w", key, err)
@@ -102,6 +108,9 @@ func (db *DB) LoadSession(ctx context.Context, key string) (bridge.Record, bool,
 // Sessions lists every session record, most recently updated first (ties
 // by key).
 func (db *DB) Sessions(ctx context.Context) ([]bridge.Record, error) {
+	if err := db.Flush(ctx); err != nil {
+		return nil, err
+	}
 	recs, err := db.readRecords(ctx, "")
 	if err != nil {
 		return nil, fmt.Errorf("journal: listing sessions: %w", err)
@@ -200,6 +209,9 @@ func readHistories(ctx context.Context, tx *sql.Tx, where string, args []any, re
 func (db *DB) DeleteSession(ctx context.Context, key string) error {
 	if key == "" {
 		return fmt.Errorf("journal: deleting a session: %w", ErrNoKey)
+	}
+	if err := db.Flush(ctx); err != nil {
+		return err
 	}
 	if err := db.deleteTx(ctx, key); err != nil {
 		return fmt.Errorf("journal: deleting session %q: %w", key, err)

@@ -1,21 +1,33 @@
 package main
 
 import (
+	"bufio"
 	"io"
 
 	"github.com/acphost/acphost/bridge"
 )
 
+// eventsBuffer is how much of the --events lines is gathered into one
+// write while events follow each other without a pause.
+const eventsBuffer = 64 << 10
+
 // jsonOutput writes each event as one line of JSON: exactly json.Marshal of
 // the bridge's Event, the form its journal and subscribers use too (see the
 // bridge package doc, "Event JSON"). How a permission request was answered
 // is not added here: the bridge reports it as a decision event of its own.
+//
+// Lines are buffered: a flood costs a write per buffer, not per event.
+// flush writes them out; relayEvents calls it whenever no further event is
+// ready, permission before it asks, finish at the end, so a program that
+// reads the lines live never waits for more events to see one.
 type jsonOutput struct {
-	w    io.Writer
+	w    *bufio.Writer
 	line []byte // reused: one line per event
 }
 
-func newJSONOutput(w io.Writer) *jsonOutput { return &jsonOutput{w: w} }
+func newJSONOutput(w io.Writer) *jsonOutput {
+	return &jsonOutput{w: bufio.NewWriterSize(w, eventsBuffer)}
+}
 
 func (o *jsonOutput) event(ev bridge.Event) { o.write(ev) }
 
@@ -23,10 +35,15 @@ func (o *jsonOutput) event(ev bridge.Event) { o.write(ev) }
 // reading the lines sees it while acprun asks on the terminal.
 func (o *jsonOutput) permission(ev bridge.Event, decide func() string) {
 	o.write(ev)
+	o.flush()
 	decide()
 }
 
-func (o *jsonOutput) finish() {}
+func (o *jsonOutput) finish() { o.flush() }
+
+// flush writes out the buffered lines. A closed stdout is noticed by the
+// exit status of whoever reads it.
+func (o *jsonOutput) flush() { _ = o.w.Flush() }
 
 func (o *jsonOutput) write(ev bridge.Event) {
 	line, err := ev.AppendJSON(o.line[:0]) // the bytes of json.Marshal, encoded once
@@ -37,9 +54,34 @@ func (o *jsonOutput) write(ev bridge.Event) {
 		line, _ = failed.AppendJSON(o.line[:0])
 	}
 	o.line = append(line, '\n')
-	// A closed stdout is noticed by the exit status of whoever reads it.
-	_, _ = o.w.Write(o.line)
-	if cap(o.line) > 64<<10 {
+	_, _ = o.w.Write(o.line) // a failed write is kept by the bufio.Writer and seen as above
+	if cap(o.line) > eventsBuffer {
 		o.line = nil // one huge event does not pin its line
+	}
+}
+
+// flusher is an output that buffers what it shows.
+type flusher interface{ flush() }
+
+// relayEvents calls show for each event of events until it is closed.
+// When no event is ready, it flushes out (when out buffers) before it
+// waits: what was shown reaches the reader as soon as the stream pauses.
+func relayEvents(events <-chan bridge.Event, out output, show func(bridge.Event)) {
+	buffered, _ := out.(flusher)
+	for {
+		var ev bridge.Event
+		var ok bool
+		select {
+		case ev, ok = <-events:
+		default:
+			if buffered != nil {
+				buffered.flush()
+			}
+			ev, ok = <-events
+		}
+		if !ok {
+			return
+		}
+		show(ev)
 	}
 }

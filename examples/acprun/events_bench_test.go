@@ -22,11 +22,13 @@ const eventsFloodChunks = 200_000
 
 // BenchmarkEventsFlood is acprun --events under a flood of
 // eventsFloodChunks text chunks, in process: a Host with its journal, as
-// acprun runs it, every event written by the --events writer as a line to
-// a pipe whose reader only counts lines. The same iteration runs the floor,
-// the same agent's output read by a newline counter (the pipe limit), and
-// reports the floor's time over acprun's ("x-pipe") and acprun's time per
-// chunk. "process" runs the flood agent as a process of its own, started as
+// acprun opens it, every event relayed as acprun relays them and written by
+// the --events writer as a line to a pipe whose reader only counts lines.
+// The same iteration runs the floor, the same agent's output read by a
+// newline counter (the pipe limit), and reports the floor's time over
+// acprun's ("x-pipe"), acprun's time per chunk, and the CPU time this
+// process spent per chunk (with "process", the agent's is not in it),
+// which shows the cost of the events path on a loaded machine too. "process" runs the flood agent as a process of its own, started as
 // acprun starts agents; "inprocess" runs it on OS pipes in this process,
 // sharing its cores and runtime (internal/floodagent).
 func BenchmarkEventsFlood(b *testing.B) {
@@ -35,23 +37,27 @@ func BenchmarkEventsFlood(b *testing.B) {
 }
 
 func benchEventsFlood(b *testing.B, agent floodagent.Agent) {
-	var events, pipe time.Duration
+	var events, cpu, pipe time.Duration
 	eventsFloodOnce(b, agent) // the first flood of a process is slower: warm up
 	for b.Loop() {
-		events += eventsFloodOnce(b, agent)
+		wall, used := eventsFloodOnce(b, agent)
+		events, cpu = events+wall, cpu+used
 		pipe += eventsFloorOnce(b, agent)
 	}
+	chunks := float64(b.N * eventsFloodChunks)
 	b.ReportMetric(pipe.Seconds()/events.Seconds(), "x-pipe")
-	b.ReportMetric(float64(events.Nanoseconds())/float64(b.N*eventsFloodChunks), "ns/chunk")
+	b.ReportMetric(float64(events.Nanoseconds())/chunks, "ns/chunk")
+	b.ReportMetric(float64(cpu.Nanoseconds())/chunks, "cpu-ns/chunk")
 }
 
 // eventsFloodOnce floods one prompt through acprun's event path and
-// returns the time from the prompt to the last line read; it checks the
-// lines carry every chunk's text.
-func eventsFloodOnce(b *testing.B, agent floodagent.Agent) time.Duration {
+// returns the time from the prompt to the turn end's line, and the
+// process's CPU time over it; it checks the lines carry every chunk's
+// text.
+func eventsFloodOnce(b *testing.B, agent floodagent.Agent) (wall, cpu time.Duration) {
 	b.Helper()
 	ctx := context.Background()
-	db, err := journal.Open(ctx, filepath.Join(b.TempDir(), "j.db"), nil)
+	db, err := journal.Open(ctx, filepath.Join(b.TempDir(), "j.db"), journalOptions(false))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -66,9 +72,8 @@ func eventsFloodOnce(b *testing.B, agent floodagent.Agent) time.Duration {
 	go func() {
 		defer close(shown)
 		defer pw.Close()
-		for ev := range host.Events() {
-			out.event(ev)
-		}
+		relayEvents(host.Events(), out, out.event)
+		out.finish()
 	}()
 	turnEnded, text := make(chan struct{}), make(chan int, 1)
 	go func() { text <- readEventLines(b, pr, turnEnded) }()
@@ -80,12 +85,17 @@ func eventsFloodOnce(b *testing.B, agent floodagent.Agent) time.Duration {
 	if err != nil {
 		b.Fatal(err)
 	}
+	cpu0, err := floodagent.ProcessCPU()
+	if err != nil {
+		b.Skip(err)
+	}
 	start := time.Now()
 	if _, err := s.Prompt(ctx, acpclient.TextBlock("flood")); err != nil {
 		b.Fatal(err)
 	}
 	<-turnEnded
-	elapsed := time.Since(start)
+	wall = time.Since(start)
+	cpu1, _ := floodagent.ProcessCPU()
 	if err := host.Shutdown(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -93,7 +103,7 @@ func eventsFloodOnce(b *testing.B, agent floodagent.Agent) time.Duration {
 	if got, want := <-text, floodText(); got != want {
 		b.Fatalf("the lines carried %d bytes of text, want %d", got, want)
 	}
-	return elapsed
+	return wall, cpu1 - cpu0
 }
 
 // readEventLines reads event lines until r ends, closing turnEnded at the

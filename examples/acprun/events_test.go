@@ -64,7 +64,9 @@ func TestEventsAreTheBridgeForm(t *testing.T) {
 // saying why, in the same session.
 func TestEventsReportAnEventThatCannotEncode(t *testing.T) {
 	var out bytes.Buffer
-	newJSONOutput(&out).event(bridge.Event{Bridge: "agent-1", Session: "s", Seq: 3, Kind: bridge.KindExt, Raw: json.RawMessage(`{broken`)})
+	o := newJSONOutput(&out)
+	o.event(bridge.Event{Bridge: "agent-1", Session: "s", Seq: 3, Kind: bridge.KindExt, Raw: json.RawMessage(`{broken`)})
+	o.finish()
 	var ev bridge.Event
 	if err := json.Unmarshal(out.Bytes(), &ev); err != nil {
 		t.Fatalf("%q: %v", out.String(), err)

@@ -30,7 +30,7 @@ func openJournal(ctx context.Context, o *options, readOnly bool) (*journal.DB, e
 		}
 		path = p
 	}
-	db, err := journal.Open(ctx, path, &journal.Options{ReadOnly: readOnly})
+	db, err := journal.Open(ctx, path, journalOptions(readOnly))
 	switch {
 	case errors.Is(err, journal.ErrInUse):
 		return nil, fail(exitFailed, "the journal %s is in use by another acprun; let it finish, or give this run its own with --journal FILE", path)
@@ -40,6 +40,21 @@ func openJournal(ctx context.Context, o *options, readOnly bool) (*journal.DB, e
 		return nil, fail(exitFailed, "opening the journal: %v", err)
 	}
 	return db, nil
+}
+
+// journalCommitDelay is how long acprun lets journaled events wait to be
+// committed together (journal.Options.CommitDelay): a flood commits some
+// twenty times a second instead of once per batch the Host takes. The journal is acprun's
+// history, read by its next runs; a kill of acprun loses at most this much
+// of the turn it interrupts, and a turn's end is committed at once.
+const journalCommitDelay = 50 * time.Millisecond
+
+// journalOptions are the options acprun opens its journal with.
+func journalOptions(readOnly bool) *journal.Options {
+	if readOnly {
+		return &journal.Options{ReadOnly: true}
+	}
+	return &journal.Options{CommitDelay: journalCommitDelay}
 }
 
 // errNoJournalYet: the journal to read has not been written yet.

@@ -216,3 +216,53 @@ func TestResumeHintOnlyWhenTheAgentCanResume(t *testing.T) {
 		})
 	}
 }
+
+// TestTurnJournalGroupsCommits: a turn writes its journal with a commit
+// delay (a flood commits a few times a second, not per batch); history and
+// sessions read it read-only, with nothing to commit.
+func TestTurnJournalGroupsCommits(t *testing.T) {
+	if o := journalOptions(false); o.ReadOnly || o.CommitDelay <= 0 || o.CommitDelay != journalCommitDelay {
+		t.Errorf("a turn opens its journal with %+v, want a CommitDelay of %v", o, journalCommitDelay)
+	}
+	if o := journalOptions(true); !o.ReadOnly || o.CommitDelay != 0 {
+		t.Errorf("a reader opens the journal with %+v, want read-only", o)
+	}
+}
+
+// TestEventsLiveAndHistoryAgree: the lines --events printed live for a
+// session are, byte for byte and in order, the lines history --events
+// prints from the journal afterwards: nothing is lost between the two, not
+// what waited for a delayed commit when acprun closed its journal.
+func TestEventsLiveAndHistoryAgree(t *testing.T) {
+	t.Parallel()
+	home, cwd := t.TempDir(), t.TempDir()
+	live := runAcprunIn(t, home, "--events", "--approve", "allow", "--cwd", cwd, "Write the note")
+	if live.code != exitOK {
+		t.Fatalf("turn: exit %d; stderr:\n%s", live.code, live.stderr)
+	}
+	var key string
+	var liveLines []string
+	for _, line := range strings.Split(strings.TrimSpace(live.stdout), "\n") {
+		var ev keyEvent
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		if ev.Key == "" {
+			continue // agent-wide: not in a session's history
+		}
+		if key == "" {
+			key = ev.Key
+		}
+		liveLines = append(liveLines, line)
+	}
+	if key == "" {
+		t.Fatalf("no session event in:\n%s", live.stdout)
+	}
+	hist := runAcprunIn(t, home, "history", key, "--events")
+	if hist.code != exitOK {
+		t.Fatalf("history: exit %d; stderr:\n%s", hist.code, hist.stderr)
+	}
+	if got, want := strings.TrimSpace(hist.stdout), strings.Join(liveLines, "\n"); got != want {
+		t.Errorf("history --events:\n%s\nwant the live lines:\n%s", got, want)
+	}
+}

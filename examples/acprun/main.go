@@ -409,7 +409,7 @@ func runTurn(o *options) error {
 	shown := make(chan struct{})
 	go func() {
 		defer close(shown)
-		for ev := range host.Events() {
+		relayEvents(host.Events(), out, func(ev bridge.Event) {
 			switch ev.Kind {
 			case bridge.KindPermission:
 				if answered(ev.Permission) { // the policy decided; its decision event follows
@@ -425,7 +425,7 @@ func runTurn(o *options) error {
 			default:
 				out.event(ev)
 			}
-		}
+		})
 	}()
 	var closers []io.Closer
 	finish := func() {
