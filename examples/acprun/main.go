@@ -331,7 +331,7 @@ func profileNames() []string {
 }
 
 // runTurn starts the agent, opens a session, runs one turn and shows it.
-func runTurn(o *options) error {
+func runTurn(o *options) (err error) {
 	stdinTTY, stdoutTTY := isTerminal(os.Stdin), isTerminal(os.Stdout)
 	prompt := strings.Join(o.args, " ")
 	if prompt == "" && !stdinTTY {
@@ -399,7 +399,13 @@ func runTurn(o *options) error {
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer func() {
+		// Close commits what the commit delay still holds: its failure
+		// means journaled events are lost, which the run must say.
+		if cerr := db.Close(); cerr != nil && err == nil {
+			err = fail(exitFailed, "journal: %v", cerr)
+		}
+	}()
 	if o.resume != "" {
 		if o.resumeKey, o.resume, err = resumeTarget(setupCtx, db, o.resume); err != nil {
 			return fail(exitFailed, "--resume: %v", err)
