@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/acphost/acphost/internal/sshdtest"
 	"github.com/acphost/acphost/internal/sshtest"
@@ -50,6 +51,94 @@ func benchSize(b *testing.B) int {
 func benchContent(size int) string {
 	line := strings.Repeat("x", 99) + "\n"
 	return strings.Repeat(line, size/len(line)+1)[:size]
+}
+
+// benchSource is a page of source code as it is often written: ASCII
+// lines, some with comments or strings in other scripts (2- and 3-byte
+// runes) and the odd emoji (4 bytes); about 8% of its bytes are not ASCII.
+const benchSource = `// Package parse reads the configuration of a build.
+package parse
+
+import (
+	"errors"
+	"strings"
+)
+
+// Lire la configuration : les clés sont triées, les valeurs gardées telles quelles.
+func Parse(text string) (map[string]string, error) {
+	out := make(map[string]string)
+	for i, line := range strings.Split(text, "\n") {
+		key, value, ok := strings.Cut(line, "=")
+		if !ok {
+			return nil, errors.New("строка без знака равенства") // Russian: a line without "="
+		}
+		// 設定ファイルの各行はキーと値の組です。
+		out[strings.TrimSpace(key)] = strings.TrimSpace(value)
+		_ = i
+	}
+	return out, nil
+}
+
+func greet(name string) string {
+	return "¡Hola, " + name + "! 👋 ça va? → " + strings.ToUpper(name)
+}
+
+// sum adds the values; an empty slice sums to zero, as one would expect.
+func sum(values []int) (total int) {
+	for _, v := range values {
+		total += v
+	}
+	return total
+}
+
+// indexOf returns the position of want in values, or -1 when it is absent.
+func indexOf(values []string, want string) int {
+	for i, v := range values {
+		if v == want {
+			return i
+		}
+	}
+	return -1
+}
+
+type cache struct {
+	entries map[string][]byte
+	limit   int
+}
+
+func (c *cache) put(key string, value []byte) {
+	if len(c.entries) >= c.limit {
+		for k := range c.entries {
+			delete(c.entries, k)
+			break
+		}
+	}
+	c.entries[key] = value
+}
+
+`
+
+// benchProse is CJK prose: 3-byte runes with a few ASCII line breaks.
+const benchProse = "天地玄黄，宇宙洪荒。日月盈昃，辰宿列张。寒来暑往，秋收冬藏。闰余成岁，律吕调阳。" +
+	"云腾致雨，露结为霜。金生丽水，玉出昆冈。剑号巨阙，珠称夜光。果珍李柰，菜重芥姜。\n" +
+	"吾輩は猫である。名前はまだ無い。どこで生れたかとんと見当がつかぬ。何でも薄暗いじめじめした所で泣いていた事だけは記憶している。\n"
+
+// benchText is size bytes of unit repeated, cut at a rune boundary and
+// padded with newlines, so it is valid UTF-8 of exactly size bytes.
+func benchText(unit string, size int) string {
+	text := strings.Repeat(unit, size/len(unit)+1)[:size]
+	for len(text) > 0 && !utf8.ValidString(text[len(text)-utf8.UTFMax+1:]) {
+		text = text[:len(text)-1]
+	}
+	return text + strings.Repeat("\n", size-len(text))
+}
+
+// benchCorpora are the kinds of text the read benchmarks read: the UTF-8
+// check costs more the more of a file is not ASCII.
+var benchCorpora = []struct{ name, unit string }{
+	{"ascii", strings.Repeat("x", 99) + "\n"},
+	{"source", benchSource},
+	{"cjk", benchProse},
 }
 
 func benchDir(b *testing.B) string {
@@ -132,31 +221,36 @@ func procStatusKiB(b *testing.B, field string) int64 {
 }
 
 // BenchmarkLocalRead reads a large file through a Local root against
-// os.ReadFile of the same file.
+// os.ReadFile of the same file, for each of benchCorpora.
 func BenchmarkLocalRead(b *testing.B) {
 	size := benchSize(b)
 	cwd := benchDir(b)
-	p := filepath.Join(cwd, "big.txt")
-	if err := os.WriteFile(p, []byte(benchContent(size)), 0o644); err != nil {
-		b.Fatal(err)
-	}
 	r, err := NewLocal(cwd, &Options{MaxFileSize: int64(size)})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer r.Close()
-	read := func() {
-		got, err := r.ReadTextFile(ctx, p, 0, 0)
-		if err != nil || len(got) != size {
-			b.Fatalf("read %d bytes, %v", len(got), err)
-		}
+	for _, corpus := range benchCorpora {
+		b.Run(corpus.name, func(b *testing.B) {
+			p := filepath.Join(cwd, corpus.name+".txt")
+			if err := os.WriteFile(p, []byte(benchText(corpus.unit, size)), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			defer os.Remove(p)
+			read := func() {
+				got, err := r.ReadTextFile(ctx, p, 0, 0)
+				if err != nil || len(got) != size {
+					b.Fatalf("read %d bytes, %v", len(got), err)
+				}
+			}
+			versus(b, size, "os.ReadFile", timed(read), timed(func() {
+				if got, err := os.ReadFile(p); err != nil || len(got) != size {
+					b.Fatalf("os.ReadFile: %d bytes, %v", len(got), err)
+				}
+			}))
+			reportPeak(b, size, read)
+		})
 	}
-	versus(b, size, "os.ReadFile", timed(read), timed(func() {
-		if got, err := os.ReadFile(p); err != nil || len(got) != size {
-			b.Fatalf("os.ReadFile: %d bytes, %v", len(got), err)
-		}
-	}))
-	reportPeak(b, size, read)
 }
 
 // BenchmarkLocalWrite writes a large file through a Local root (no floor:
