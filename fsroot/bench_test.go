@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,9 +26,10 @@ import (
 //
 //	ACPHOST_BENCH_MIB=200 go test -run '^$' -bench 'Local|SSHD' -benchtime 5x ./fsroot
 //
-// Peak memory is the growth of the process's VmHWM over its VmRSS during one
-// operation, after debug.FreeOSMemory and a VmHWM reset (/proc/self/clear_refs),
-// divided by the file size; a read's includes the returned text itself.
+// Peak memory is the growth during one operation, after
+// debug.FreeOSMemory, of the process's VmHWM over its VmRSS (VmHWM reset
+// through /proc/self/clear_refs) and of the Go heap in use, each divided by
+// the file size (reportPeak); a read's includes the returned text itself.
 
 // benchCipher is used by both our client and OpenSSH's sftp, so the
 // comparison is of the SFTP paths and not of two ciphers.
@@ -181,8 +183,11 @@ func timed(f func()) func() time.Duration {
 	}
 }
 
-// reportPeak runs op once and reports how much the process's peak resident
-// memory grew during it, as a multiple of size ("peak-x-size").
+// reportPeak runs op once and reports how much the process's memory grew
+// during it, as multiples of size: "peak-rss-x" from the peak resident
+// size (VmHWM, reset before op), "peak-heap-x" from the Go heap in use
+// (HeapInuse, the objects and the unused room of their spans) as a
+// sampler saw it every 200µs.
 func reportPeak(b *testing.B, size int, op func()) {
 	b.Helper()
 	b.StopTimer()
@@ -192,10 +197,46 @@ func reportPeak(b *testing.B, size int, op func()) {
 		b.Logf("peak memory not measured: %v", err)
 		return
 	}
+	heapBefore := heapInuse()
 	before := procStatusKiB(b, "VmRSS")
+	stop, heapPeak := sampleHeap()
 	op()
+	stop()
 	peak := procStatusKiB(b, "VmHWM")
-	b.ReportMetric(float64(peak-before)*1024/float64(size), "peak-x-size")
+	b.ReportMetric(float64(peak-before)*1024/float64(size), "peak-rss-x")
+	b.ReportMetric(float64(*heapPeak-heapBefore)/float64(size), "peak-heap-x")
+}
+
+// sampleHeap samples heapInuse until stop, which returns when the sampler
+// has ended; *peak is then the largest value seen.
+func sampleHeap() (stop func(), peak *uint64) {
+	peak = new(uint64)
+	*peak = heapInuse()
+	done, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		tick := time.NewTicker(200 * time.Microsecond)
+		defer tick.Stop()
+		for {
+			*peak = max(*peak, heapInuse())
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { close(done); <-ended; *peak = max(*peak, heapInuse()) }, peak
+}
+
+// heapInuse is runtime.MemStats.HeapInuse, read without stopping the world.
+func heapInuse() uint64 {
+	samples := []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"},
+	}
+	metrics.Read(samples)
+	return samples[0].Value.Uint64() + samples[1].Value.Uint64()
 }
 
 func procStatusKiB(b *testing.B, field string) int64 {

@@ -34,9 +34,11 @@ type SFTP struct {
 	watchers sync.WaitGroup
 
 	// Test seams: noPosixRename pretends the server lacks
-	// posix-rename@openssh.com; pollTicker replaces the Watch poll ticker.
+	// posix-rename@openssh.com; pollTicker replaces the Watch poll ticker;
+	// collectEvery, when not 0, replaces sftpCollectEvery.
 	noPosixRename bool
 	pollTicker    func(time.Duration) (<-chan time.Time, func())
+	collectEvery  int
 }
 
 var _ Root = (*SFTP)(nil)
@@ -217,11 +219,15 @@ func (b sftpFS) readFile(ctx context.Context, t target, max int64) (data []byte,
 			return err
 		}
 		defer f.Close()
-		// A Read into a buffer the size of the file is split by the client
-		// into concurrent MaxPacket reads, each copied straight into its
-		// place, so the file crosses the wire without a round trip per
-		// packet and lands in memory once.
-		data, err = readAllCapped(f, info.Size(), max, 0)
+		// Each Read is split by the client into concurrent MaxPacket
+		// reads, each copied straight into its place, so the file crosses
+		// the wire without a round trip per packet and lands in memory
+		// once.
+		every := sftpCollectEvery
+		if b.s.collectEvery != 0 {
+			every = b.s.collectEvery
+		}
+		data, err = readAllCapped(&collectingReader{r: f, every: every}, info.Size(), max, sftpReadPiece)
 		return err
 	})
 	return data, err
