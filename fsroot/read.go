@@ -3,50 +3,44 @@ package fsroot
 import (
 	"errors"
 	"io"
-	"slices"
-	"unsafe"
+	"strings"
 )
 
-// ownedString returns the bytes of b as a string without copying them. b
-// must be held by no one else and never written again: readFile's buffers
-// are, so a whole file is in memory once, not twice.
-func ownedString(b []byte) string {
-	return unsafe.String(unsafe.SliceData(b), len(b))
-}
-
-// readAllCapped reads r to its end into one buffer sized for the size the
-// file was measured at, so the bytes are copied once, straight from the
-// source, and checks that they are UTF-8 text (a *NotTextError otherwise).
-// A file that has grown since is still read, up to max; past max it fails
-// with ErrTooLarge. piece > 0 bounds each Read, so that each piece is
-// checked while it is in the cache; 0 reads as much as fits.
-func readAllCapped(r io.Reader, size, max int64, piece int) ([]byte, error) {
+// readAllCapped reads r to its end and returns what it read, checked to be
+// UTF-8 text (a *NotTextError otherwise). A file that has grown since it
+// was measured at size is still read, up to max; past max it fails with
+// ErrTooLarge.
+//
+// Each Read brings at most piece bytes into a scratch buffer, where they
+// are checked while they are in the cache and from where they are appended
+// to the text. The text is a strings.Builder grown to size at the start,
+// so the file is in memory once and its buffer is never zeroed first:
+// appending a piece that is still in the cache costs less than clearing
+// the whole buffer would, so the read as a whole, check included, keeps up
+// with os.ReadFile, which clears its buffer and then reads into it.
+func readAllCapped(r io.Reader, size, max int64, piece int) (string, error) {
+	var text strings.Builder
 	// One byte to spare, so that the end of a file that did not grow is
 	// seen without growing the buffer.
-	buf := make([]byte, 0, min(size, max)+1)
-	var text textChecker
+	want := min(size, max) + 1
+	text.Grow(int(want))
+	scratch := make([]byte, min(int64(piece), want))
+	var check textChecker
 	for {
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, len(buf)/2+1)
-		}
-		end := cap(buf)
-		if piece > 0 {
-			end = min(end, len(buf)+piece)
-		}
-		n, err := r.Read(buf[len(buf):end])
-		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > max {
-			return nil, tooLarge(int64(len(buf)), max)
+		n, err := r.Read(scratch)
+		text.Write(scratch[:n])
+		if int64(text.Len()) > max {
+			return "", tooLarge(int64(text.Len()), max)
 		}
 		eof := errors.Is(err, io.EOF)
 		if err != nil && !eof {
-			return nil, err
+			return "", err
 		}
-		if err := text.check(ownedString(buf), eof); err != nil {
-			return nil, err
+		if err := check.check(text.String(), eof); err != nil {
+			return "", err
 		}
 		if eof {
-			return buf, nil
+			return text.String(), nil
 		}
 	}
 }

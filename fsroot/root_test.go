@@ -276,37 +276,44 @@ func TestDefaultSizeCap(t *testing.T) {
 
 // TestReadAllCappedKeepsTheCap feeds readAllCapped files that changed size
 // after they were measured: growth is read up to the cap and refused past
-// it, whatever the size the buffer was made for.
+// it, whatever the size the buffer was made for and whatever the size of
+// its pieces.
 func TestReadAllCappedKeepsTheCap(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		r         io.Reader
+		r         func() io.Reader
 		size, max int64
 		want      string
 		wantErr   error
 	}{
-		{"as measured", strings.NewReader("abcdef"), 6, 6, "abcdef", nil},
-		{"grew under the cap", strings.NewReader("abcdef"), 3, 10, "abcdef", nil},
-		{"grew past the cap", strings.NewReader("abcdef"), 3, 4, "", ErrTooLarge},
-		{"grew past the cap a byte at a time", iotest.OneByteReader(strings.NewReader("abcdef")), 4, 4, "", ErrTooLarge},
-		{"shrank", strings.NewReader("abc"), 6, 6, "abc", nil},
-		{"measured empty", strings.NewReader("abc"), 0, 6, "abc", nil},
-		{"data with EOF", iotest.DataErrReader(strings.NewReader("abc")), 3, 3, "abc", nil},
-		{"read error", iotest.ErrReader(syscall.EIO), 3, 3, "", syscall.EIO},
+		{"as measured", reader("abcdef"), 6, 6, "abcdef", nil},
+		{"grew under the cap", reader("abcdef"), 3, 10, "abcdef", nil},
+		{"grew past the cap", reader("abcdef"), 3, 4, "", ErrTooLarge},
+		{"grew past the cap a byte at a time", func() io.Reader { return iotest.OneByteReader(strings.NewReader("abcdef")) }, 4, 4, "", ErrTooLarge},
+		{"shrank", reader("abc"), 6, 6, "abc", nil},
+		{"measured empty", reader("abc"), 0, 6, "abc", nil},
+		{"data with EOF", func() io.Reader { return iotest.DataErrReader(strings.NewReader("abc")) }, 3, 3, "abc", nil},
+		{"read error", func() io.Reader { return iotest.ErrReader(syscall.EIO) }, 3, 3, "", syscall.EIO},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := readAllCapped(tc.r, tc.size, tc.max, 0)
-			if tc.wantErr != nil {
-				if !errors.Is(err, tc.wantErr) {
-					t.Fatalf("err = %v, want %v", err, tc.wantErr)
+		for _, piece := range []int{1, 2, 1 << 10} {
+			t.Run(fmt.Sprintf("%s/piece %d", tc.name, piece), func(t *testing.T) {
+				got, err := readAllCapped(tc.r(), tc.size, tc.max, piece)
+				if tc.wantErr != nil {
+					if !errors.Is(err, tc.wantErr) {
+						t.Fatalf("err = %v, want %v", err, tc.wantErr)
+					}
+					return
 				}
-				return
-			}
-			if err != nil || string(got) != tc.want {
-				t.Fatalf("got %q, %v; want %q", got, err, tc.want)
-			}
-		})
+				if err != nil || got != tc.want {
+					t.Fatalf("got %q, %v; want %q", got, err, tc.want)
+				}
+			})
+		}
 	}
+}
+
+func reader(s string) func() io.Reader {
+	return func() io.Reader { return strings.NewReader(s) }
 }
 
 // TestReadCopiesTheFileOnce checks that a read holds the file in memory

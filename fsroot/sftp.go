@@ -201,7 +201,7 @@ func (b sftpFS) readlink(ctx context.Context, abs string) (dest string, err erro
 	return dest, err
 }
 
-func (b sftpFS) readFile(ctx context.Context, t target, max int64) (data []byte, err error) {
+func (b sftpFS) readFile(ctx context.Context, t target, max int64) (text string, err error) {
 	err = b.s.do(ctx, func(c *sftp.Client) error {
 		// Stat before open: opening a FIFO would stall the server.
 		info, err := c.Stat(t.abs())
@@ -219,18 +219,17 @@ func (b sftpFS) readFile(ctx context.Context, t target, max int64) (data []byte,
 			return err
 		}
 		defer f.Close()
-		// Each Read is split by the client into concurrent MaxPacket
-		// reads, each copied straight into its place, so the file crosses
-		// the wire without a round trip per packet and lands in memory
-		// once.
+		// Each Read of a piece is split by the client into concurrent
+		// MaxPacket reads, so the file crosses the wire without a round
+		// trip per packet.
 		every := sftpCollectEvery
 		if b.s.collectEvery != 0 {
 			every = b.s.collectEvery
 		}
-		data, err = readAllCapped(&collectingReader{r: f, every: every}, info.Size(), max, sftpReadPiece)
+		text, err = readAllCapped(&collectingReader{r: f, every: every}, info.Size(), max, sftpReadPiece)
 		return err
 	})
-	return data, err
+	return text, err
 }
 
 func (b sftpFS) mkdir(ctx context.Context, t target, perm fs.FileMode) error {
