@@ -219,14 +219,20 @@ func (b sftpFS) readFile(ctx context.Context, t target, max int64) (text string,
 			return err
 		}
 		defer f.Close()
-		// Each Read of a piece is split by the client into concurrent
-		// MaxPacket reads, so the file crosses the wire without a round
-		// trip per packet.
+		// WriteTo keeps sftpRequestsPerFile MaxPacket reads in flight from
+		// the start of the file to its end, and writes what they bring in
+		// order, so the file crosses the wire without a round trip per
+		// packet and each packet goes into the text while it is in the
+		// cache.
 		every := sftpCollectEvery
 		if b.s.collectEvery != 0 {
 			every = b.s.collectEvery
 		}
-		text, err = readAllCapped(&collectingReader{r: f, every: every}, info.Size(), max, sftpReadPiece)
+		sink := newTextSink(info.Size(), max)
+		if _, err := f.WriteTo(&collectingWriter{w: sink, every: every}); err != nil {
+			return err
+		}
+		text, err = sink.end()
 		return err
 	})
 	return text, err

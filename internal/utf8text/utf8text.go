@@ -1,5 +1,14 @@
 // Package utf8text finds where text stops being valid UTF-8, for the
 // errors of acpclient and fsroot that refuse such text.
+//
+// Valid text, the usual case, is recognised a vector at a time on amd64
+// with AVX2 or AVX-512 (the lookup algorithm of Keiser and Lemire, in
+// valid_amd64.s), some ten times as fast as utf8.ValidString on text in
+// other scripts, which is what a large file read would otherwise spend
+// most of its time on; the ends of text, other CPUs and the purego build
+// tag use utf8.ValidString. Invalid text is then decoded rune by rune to
+// find the offset. The vector checks are tested against utf8.ValidString
+// byte pair by byte pair at their block edges, and fuzzed.
 package utf8text
 
 import (
