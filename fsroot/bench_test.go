@@ -8,10 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/acphost/acphost/internal/sshdtest"
 	"github.com/acphost/acphost/internal/sshtest"
@@ -24,9 +26,10 @@ import (
 //
 //	ACPHOST_BENCH_MIB=200 go test -run '^$' -bench 'Local|SSHD' -benchtime 5x ./fsroot
 //
-// Peak memory is the growth of the process's VmHWM over its VmRSS during one
-// operation, after debug.FreeOSMemory and a VmHWM reset (/proc/self/clear_refs),
-// divided by the file size; a read's includes the returned text itself.
+// Peak memory is the growth during one operation, after
+// debug.FreeOSMemory, of the process's VmHWM over its VmRSS (VmHWM reset
+// through /proc/self/clear_refs) and of the Go heap in use, each divided by
+// the file size (reportPeak); a read's includes the returned text itself.
 
 // benchCipher is used by both our client and OpenSSH's sftp, so the
 // comparison is of the SFTP paths and not of two ciphers.
@@ -50,6 +53,94 @@ func benchSize(b *testing.B) int {
 func benchContent(size int) string {
 	line := strings.Repeat("x", 99) + "\n"
 	return strings.Repeat(line, size/len(line)+1)[:size]
+}
+
+// benchSource is a page of source code as it is often written: ASCII
+// lines, some with comments or strings in other scripts (2- and 3-byte
+// runes) and the odd emoji (4 bytes); about 8% of its bytes are not ASCII.
+const benchSource = `// Package parse reads the configuration of a build.
+package parse
+
+import (
+	"errors"
+	"strings"
+)
+
+// Lire la configuration : les clés sont triées, les valeurs gardées telles quelles.
+func Parse(text string) (map[string]string, error) {
+	out := make(map[string]string)
+	for i, line := range strings.Split(text, "\n") {
+		key, value, ok := strings.Cut(line, "=")
+		if !ok {
+			return nil, errors.New("строка без знака равенства") // Russian: a line without "="
+		}
+		// 設定ファイルの各行はキーと値の組です。
+		out[strings.TrimSpace(key)] = strings.TrimSpace(value)
+		_ = i
+	}
+	return out, nil
+}
+
+func greet(name string) string {
+	return "¡Hola, " + name + "! 👋 ça va? → " + strings.ToUpper(name)
+}
+
+// sum adds the values; an empty slice sums to zero, as one would expect.
+func sum(values []int) (total int) {
+	for _, v := range values {
+		total += v
+	}
+	return total
+}
+
+// indexOf returns the position of want in values, or -1 when it is absent.
+func indexOf(values []string, want string) int {
+	for i, v := range values {
+		if v == want {
+			return i
+		}
+	}
+	return -1
+}
+
+type cache struct {
+	entries map[string][]byte
+	limit   int
+}
+
+func (c *cache) put(key string, value []byte) {
+	if len(c.entries) >= c.limit {
+		for k := range c.entries {
+			delete(c.entries, k)
+			break
+		}
+	}
+	c.entries[key] = value
+}
+
+`
+
+// benchProse is CJK prose: 3-byte runes with a few ASCII line breaks.
+const benchProse = "天地玄黄，宇宙洪荒。日月盈昃，辰宿列张。寒来暑往，秋收冬藏。闰余成岁，律吕调阳。" +
+	"云腾致雨，露结为霜。金生丽水，玉出昆冈。剑号巨阙，珠称夜光。果珍李柰，菜重芥姜。\n" +
+	"吾輩は猫である。名前はまだ無い。どこで生れたかとんと見当がつかぬ。何でも薄暗いじめじめした所で泣いていた事だけは記憶している。\n"
+
+// benchText is size bytes of unit repeated, cut at a rune boundary and
+// padded with newlines, so it is valid UTF-8 of exactly size bytes.
+func benchText(unit string, size int) string {
+	text := strings.Repeat(unit, size/len(unit)+1)[:size]
+	for len(text) > 0 && !utf8.ValidString(text[len(text)-utf8.UTFMax+1:]) {
+		text = text[:len(text)-1]
+	}
+	return text + strings.Repeat("\n", size-len(text))
+}
+
+// benchCorpora are the kinds of text the read benchmarks read: the UTF-8
+// check costs more the more of a file is not ASCII.
+var benchCorpora = []struct{ name, unit string }{
+	{"ascii", strings.Repeat("x", 99) + "\n"},
+	{"source", benchSource},
+	{"cjk", benchProse},
 }
 
 func benchDir(b *testing.B) string {
@@ -92,8 +183,11 @@ func timed(f func()) func() time.Duration {
 	}
 }
 
-// reportPeak runs op once and reports how much the process's peak resident
-// memory grew during it, as a multiple of size ("peak-x-size").
+// reportPeak runs op once and reports how much the process's memory grew
+// during it, as multiples of size: "peak-rss-x" from the peak resident
+// size (VmHWM, reset before op), "peak-heap-x" from the Go heap in use
+// (HeapInuse, the objects and the unused room of their spans) as a
+// sampler saw it every 200µs.
 func reportPeak(b *testing.B, size int, op func()) {
 	b.Helper()
 	b.StopTimer()
@@ -103,10 +197,46 @@ func reportPeak(b *testing.B, size int, op func()) {
 		b.Logf("peak memory not measured: %v", err)
 		return
 	}
+	heapBefore := heapInuse()
 	before := procStatusKiB(b, "VmRSS")
+	stop, heapPeak := sampleHeap()
 	op()
+	stop()
 	peak := procStatusKiB(b, "VmHWM")
-	b.ReportMetric(float64(peak-before)*1024/float64(size), "peak-x-size")
+	b.ReportMetric(float64(peak-before)*1024/float64(size), "peak-rss-x")
+	b.ReportMetric(float64(*heapPeak-heapBefore)/float64(size), "peak-heap-x")
+}
+
+// sampleHeap samples heapInuse until stop, which returns when the sampler
+// has ended; *peak is then the largest value seen.
+func sampleHeap() (stop func(), peak *uint64) {
+	peak = new(uint64)
+	*peak = heapInuse()
+	done, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		tick := time.NewTicker(200 * time.Microsecond)
+		defer tick.Stop()
+		for {
+			*peak = max(*peak, heapInuse())
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { close(done); <-ended; *peak = max(*peak, heapInuse()) }, peak
+}
+
+// heapInuse is runtime.MemStats.HeapInuse, read without stopping the world.
+func heapInuse() uint64 {
+	samples := []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"},
+	}
+	metrics.Read(samples)
+	return samples[0].Value.Uint64() + samples[1].Value.Uint64()
 }
 
 func procStatusKiB(b *testing.B, field string) int64 {
@@ -132,31 +262,36 @@ func procStatusKiB(b *testing.B, field string) int64 {
 }
 
 // BenchmarkLocalRead reads a large file through a Local root against
-// os.ReadFile of the same file.
+// os.ReadFile of the same file, for each of benchCorpora.
 func BenchmarkLocalRead(b *testing.B) {
 	size := benchSize(b)
 	cwd := benchDir(b)
-	p := filepath.Join(cwd, "big.txt")
-	if err := os.WriteFile(p, []byte(benchContent(size)), 0o644); err != nil {
-		b.Fatal(err)
-	}
 	r, err := NewLocal(cwd, &Options{MaxFileSize: int64(size)})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer r.Close()
-	read := func() {
-		got, err := r.ReadTextFile(ctx, p, 0, 0)
-		if err != nil || len(got) != size {
-			b.Fatalf("read %d bytes, %v", len(got), err)
-		}
+	for _, corpus := range benchCorpora {
+		b.Run(corpus.name, func(b *testing.B) {
+			p := filepath.Join(cwd, corpus.name+".txt")
+			if err := os.WriteFile(p, []byte(benchText(corpus.unit, size)), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			defer os.Remove(p)
+			read := func() {
+				got, err := r.ReadTextFile(ctx, p, 0, 0)
+				if err != nil || len(got) != size {
+					b.Fatalf("read %d bytes, %v", len(got), err)
+				}
+			}
+			versus(b, size, "os.ReadFile", timed(read), timed(func() {
+				if got, err := os.ReadFile(p); err != nil || len(got) != size {
+					b.Fatalf("os.ReadFile: %d bytes, %v", len(got), err)
+				}
+			}))
+			reportPeak(b, size, read)
+		})
 	}
-	versus(b, size, "os.ReadFile", timed(read), timed(func() {
-		if got, err := os.ReadFile(p); err != nil || len(got) != size {
-			b.Fatalf("os.ReadFile: %d bytes, %v", len(got), err)
-		}
-	}))
-	reportPeak(b, size, read)
 }
 
 // BenchmarkLocalWrite writes a large file through a Local root (no floor:

@@ -42,10 +42,17 @@
 // regular files are read (opening a FIFO would hang). Writes are capped too
 // (Options.MaxWriteSize, by default the read cap, so nothing is written
 // that could not be read back); an over-cap write is refused before
-// anything is written. An Overlay lets
-// the host serve unsaved editor buffers, as ACP asks; overlay reads are
-// confined and sliced like disk reads, and OnWrite tells the host when a
-// write landed on disk.
+// anything is written. An Overlay lets the host serve unsaved editor
+// buffers, as ACP asks; overlay reads are confined and sliced like disk
+// reads, and OnWrite tells the host when a write landed on disk.
+//
+// A file is read in pieces, each checked for UTF-8 while it is in the
+// cache (a vector at a time on amd64) and appended to a buffer grown to the
+// file's size and never zeroed, so a local read keeps up with os.ReadFile
+// and the file is in memory once. An SFTP read of more than 32 MiB asks
+// for a garbage collection every 32 MiB: pkg/sftp and x/crypto/ssh
+// allocate every packet, and their garbage would otherwise reach the size
+// of the file before the collector ran.
 //
 // An existing file is replaced only if this user may write it: the rename
 // needs only the directory's permission, so the file is first opened for

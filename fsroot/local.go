@@ -91,26 +91,26 @@ func (b localFS) readlink(_ context.Context, abs string) (string, error) {
 	return os.Readlink(abs)
 }
 
-func (b localFS) readFile(_ context.Context, t target, max int64) ([]byte, error) {
+func (b localFS) readFile(_ context.Context, t target, max int64) (string, error) {
 	r, err := b.l.osRoot(t.base)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	// O_NONBLOCK: opening a FIFO must not hang; it is refused below.
 	f, err := r.OpenFile(t.rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	if !info.Mode().IsRegular() {
-		return nil, ErrNotRegular
+		return "", ErrNotRegular
 	}
 	if info.Size() > max {
-		return nil, tooLarge(info.Size(), max)
+		return "", tooLarge(info.Size(), max)
 	}
 	return readAllCapped(f, info.Size(), max, localReadPiece)
 }

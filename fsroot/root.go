@@ -142,10 +142,9 @@ type tempFile interface {
 type fsys interface {
 	lstat(ctx context.Context, abs string) (fs.FileInfo, error)
 	readlink(ctx context.Context, abs string) (string, error)
-	// readFile returns the file's bytes, checked to be UTF-8 text (a
-	// *NotTextError otherwise), in a buffer nobody else holds or will
-	// write, so the caller may turn it into a string in place.
-	readFile(ctx context.Context, t target, max int64) ([]byte, error)
+	// readFile returns the file's text, checked to be UTF-8 (a
+	// *NotTextError otherwise).
+	readFile(ctx context.Context, t target, max int64) (string, error)
 	mkdir(ctx context.Context, t target, perm fs.FileMode) error
 	create(ctx context.Context, t target) (tempFile, error)
 	rename(ctx context.Context, from, to target) error
@@ -321,14 +320,14 @@ func (c *core) ReadTextFile(ctx context.Context, p string, line, limit int) (str
 	if err := ctx.Err(); err != nil {
 		return "", pathErr("read", p, err)
 	}
-	data, err := c.fs.readFile(ctx, t, c.opts.MaxFileSize)
+	text, err := c.fs.readFile(ctx, t, c.opts.MaxFileSize)
 	if err != nil {
 		return "", pathErr("read", p, err)
 	}
 	// readFile has checked the whole file, even for a slice: an agent that
 	// reads part of a file and writes the whole of it back must not get
 	// that far.
-	return sliceLines(ownedString(data), line, limit), nil
+	return sliceLines(text, line, limit), nil
 }
 
 func tooLarge(size, max int64) error {

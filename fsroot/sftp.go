@@ -34,9 +34,11 @@ type SFTP struct {
 	watchers sync.WaitGroup
 
 	// Test seams: noPosixRename pretends the server lacks
-	// posix-rename@openssh.com; pollTicker replaces the Watch poll ticker.
+	// posix-rename@openssh.com; pollTicker replaces the Watch poll ticker;
+	// collectEvery, when not 0, replaces sftpCollectEvery.
 	noPosixRename bool
 	pollTicker    func(time.Duration) (<-chan time.Time, func())
+	collectEvery  int
 }
 
 var _ Root = (*SFTP)(nil)
@@ -199,7 +201,7 @@ func (b sftpFS) readlink(ctx context.Context, abs string) (dest string, err erro
 	return dest, err
 }
 
-func (b sftpFS) readFile(ctx context.Context, t target, max int64) (data []byte, err error) {
+func (b sftpFS) readFile(ctx context.Context, t target, max int64) (text string, err error) {
 	err = b.s.do(ctx, func(c *sftp.Client) error {
 		// Stat before open: opening a FIFO would stall the server.
 		info, err := c.Stat(t.abs())
@@ -217,14 +219,23 @@ func (b sftpFS) readFile(ctx context.Context, t target, max int64) (data []byte,
 			return err
 		}
 		defer f.Close()
-		// A Read into a buffer the size of the file is split by the client
-		// into concurrent MaxPacket reads, each copied straight into its
-		// place, so the file crosses the wire without a round trip per
-		// packet and lands in memory once.
-		data, err = readAllCapped(f, info.Size(), max, 0)
+		// WriteTo keeps sftpRequestsPerFile MaxPacket reads in flight from
+		// the start of the file to its end, and writes what they bring in
+		// order, so the file crosses the wire without a round trip per
+		// packet and each packet goes into the text while it is in the
+		// cache.
+		every := sftpCollectEvery
+		if b.s.collectEvery != 0 {
+			every = b.s.collectEvery
+		}
+		sink := newTextSink(info.Size(), max)
+		if _, err := f.WriteTo(&collectingWriter{w: sink, every: every}); err != nil {
+			return err
+		}
+		text, err = sink.end()
 		return err
 	})
-	return data, err
+	return text, err
 }
 
 func (b sftpFS) mkdir(ctx context.Context, t target, perm fs.FileMode) error {

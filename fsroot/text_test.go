@@ -2,7 +2,10 @@ package fsroot
 
 import (
 	"errors"
+	"io"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // checkInPieces runs a textChecker over text arriving in pieces of the
@@ -33,7 +36,9 @@ func notTextOffset(err error) int {
 
 // FuzzTextCheckerMatchesCheckText checks that text checked piece by piece,
 // with pieces that cut runes anywhere, is refused exactly when checkText
-// refuses it whole, at the same offset.
+// refuses it whole, at the same offset, both by a textChecker and by
+// readAllCapped, and that checkText refuses exactly what utf8.ValidString
+// does.
 func FuzzTextCheckerMatchesCheckText(f *testing.F) {
 	for _, seed := range []struct {
 		text   string
@@ -51,6 +56,8 @@ func FuzzTextCheckerMatchesCheckText(f *testing.F) {
 		{"\xf4\x90\x80\x80 past U+10FFFF", []byte{3}},
 		{"\xff", []byte{1}},
 		{"", nil},
+		{strings.Repeat("漢字", 40) + "\xe2\x98", []byte{7, 3}},
+		{strings.Repeat("é", 100) + "\xed\xa0\x80" + strings.Repeat("a", 100), []byte{8}},
 	} {
 		f.Add(seed.text, seed.pieces)
 	}
@@ -62,5 +69,34 @@ func FuzzTextCheckerMatchesCheckText(f *testing.F) {
 		if notTextOffset(whole) != notTextOffset(inPieces) {
 			t.Fatalf("%q in pieces %v: whole says %v, in pieces %v", text, pieces, whole, inPieces)
 		}
+		if (whole == nil) != utf8.ValidString(text) {
+			t.Fatalf("%q: checkText says %v, utf8.ValidString %v", text, whole, utf8.ValidString(text))
+		}
+		got, read := readAllCapped(&pieceReader{text: text, sizes: pieces}, int64(len(text)), int64(len(text)), 8)
+		if notTextOffset(read) != notTextOffset(whole) || (read == nil && got != text) {
+			t.Fatalf("%q read in pieces %v: got %q, %v; whole says %v", text, pieces, got, read, whole)
+		}
 	})
+}
+
+// pieceReader reads text in reads of the given sizes (cycled), at most as
+// many bytes as each Read asks for.
+type pieceReader struct {
+	text  string
+	sizes []byte
+	reads int
+}
+
+func (r *pieceReader) Read(p []byte) (int, error) {
+	if r.text == "" {
+		return 0, io.EOF
+	}
+	step := 1
+	if len(r.sizes) > 0 {
+		step = int(r.sizes[r.reads%len(r.sizes)])
+	}
+	r.reads++
+	n := copy(p[:min(len(p), step)], r.text)
+	r.text = r.text[n:]
+	return n, nil
 }
