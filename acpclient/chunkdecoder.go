@@ -50,9 +50,11 @@ func (d *chunkDecoder) decode(line []byte, owned bool) *inbound {
 	in, res := s.scan(owned)
 	switch res {
 	case chunkScanOK:
-		if sh := newChunkShape(&s); sh != nil {
-			// Replace the shape tried last: the others matched more recently.
-			j := (d.last + chunkShapes - 1) % chunkShapes
+		// Replace the shape tried last (the others matched more recently),
+		// reusing its memory: lines that keep changing shape (a counter in
+		// _meta) make one shape each.
+		j := (d.last + chunkShapes - 1) % chunkShapes
+		if sh := newChunkShape(&s, d.shapes[j]); sh != nil {
 			d.shapes[j], d.last = sh, j
 		}
 		return in

@@ -54,8 +54,9 @@ type shapePos struct{ lit, off int }
 func (sh *chunkShape) literal(k int) []byte { return sh.lits[sh.cuts[k]:sh.cuts[k+1]] }
 
 // newChunkShape returns the shape of the line s has just accepted, or nil
-// for a rich content block (not the scanner's to decode).
-func newChunkShape(s *chunkScan) *chunkShape {
+// for a rich content block (not the scanner's to decode). reuse, when not
+// nil, is a shape no longer wanted: the new one takes its memory.
+func newChunkShape(s *chunkScan, reuse *chunkShape) *chunkShape {
 	if s.fallback {
 		return nil
 	}
@@ -75,9 +76,15 @@ func newChunkShape(s *chunkScan) *chunkShape {
 	}
 	slices.SortFunc(cuts, func(a, b cut) int { return a.sp.start - b.sp.start })
 
-	sh := &chunkShape{kind: s.kind, ctype: s.ctype, nvars: len(cuts),
+	sh := reuse
+	var lits []byte
+	if sh == nil {
+		sh, lits = new(chunkShape), make([]byte, 0, len(s.b))
+	} else {
+		lits = reuse.lits[:0]
+	}
+	*sh = chunkShape{lits: lits, kind: s.kind, ctype: s.ctype, nvars: len(cuts),
 		hasParamsMeta: s.hasParamsMeta, hasUpdateMeta: s.hasUpdateMeta, hasContentMeta: s.hasContentMeta}
-	sh.lits = make([]byte, 0, len(s.b))
 	// starts[k] is where literal k begins in the line; a variable's bytes,
 	// quotes included, are b[sp.start-1 : sp.end+1].
 	var starts [maxShapeVars + 1]int

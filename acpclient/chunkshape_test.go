@@ -3,6 +3,7 @@ package acpclient
 import (
 	"bytes"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -244,4 +245,42 @@ func benchPair(b *testing.B, lines int, ours, floor func()) {
 	}
 	b.ReportMetric(f.Seconds()/o.Seconds(), "x-fullscan")
 	b.ReportMetric(float64(o.Nanoseconds())/float64(b.N*lines), "ns/line")
+}
+
+// TestChunkShapeReusesEvictedShapes: lines whose skeleton changes every
+// time (a counter in _meta) each make a shape; the shape they replace
+// gives its memory, so learning allocates nothing, and the shapes still
+// decode what they learned.
+func TestChunkShapeReusesEvictedShapes(t *testing.T) {
+	var d chunkDecoder
+	line := func(i int) []byte {
+		return []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","_meta":{"n":` + strconv.Itoa(i) +
+			`},"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t` + strconv.Itoa(i) + `"}}}}`)
+	}
+	lines := make([][]byte, 300)
+	for k := range lines {
+		lines[k] = line(1_000_000 + k + 1)
+	}
+	i := 0
+	decode := func() {
+		i++
+		in := d.decode(lines[i-1], false)
+		if in == nil {
+			t.Fatalf("line %d declined", i)
+		}
+		if got, want := in.update.Update.(*AgentMessageChunk).Content.Text, "t"+strconv.Itoa(1_000_000+i); got != want {
+			t.Fatalf("line %d decoded text %q, want %q", i, got, want)
+		}
+		d.giveBack([]*inbound{in})
+	}
+	for range chunkShapes * 2 {
+		decode() // every slot holds a shape
+	}
+	// A line of a learned shape costs 1 allocation here and the full scan
+	// of a new one 2 more; making its shape took 2 more again before the
+	// evicted shape's memory was reused. (The race detector's pools drop
+	// boxes at random.)
+	if allocs := testing.AllocsPerRun(200, decode); !raceEnabled && allocs > 3 {
+		t.Errorf("%.1f allocations per line of a new shape, want at most 3 (the evicted shape's memory reused)", allocs)
+	}
 }

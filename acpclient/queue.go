@@ -87,8 +87,9 @@ func (q *queue) push(m *inbound) {
 // once for what it admits at a time, and wakes the dispatcher once. It
 // waits while the queue is over its byte budget or its share of the
 // QueueBudget; what was admitted before a wait is handed on at once. One
-// message is always admitted into an empty queue, however large.
-func (q *queue) pushRun(run []*inbound) {
+// message is always admitted into an empty queue, however large. It
+// reports whether it had to wait.
+func (q *queue) pushRun(run []*inbound) (waited bool) {
 	q.mu.Lock()
 	for len(run) > 0 {
 		n := q.admit(run)
@@ -98,6 +99,7 @@ func (q *queue) pushRun(run []*inbound) {
 				q.onWait()
 			}
 			q.hasRoom.Wait()
+			waited = true
 			continue
 		}
 		for _, m := range run[:n] {
@@ -110,6 +112,7 @@ func (q *queue) pushRun(run []*inbound) {
 	}
 	q.mu.Unlock()
 	q.nonEmpty.Signal()
+	return waited
 }
 
 // admit returns how many messages from the start of run may be queued

@@ -14,15 +14,23 @@ package acpclient
 type readBatch struct {
 	run   []*inbound
 	bytes int
+	// tight counts down the flushes that still hand on one message each
+	// since a flush had to wait for room: under backpressure (many agents
+	// sharing a budget) a batch held back is memory no budget counts, and
+	// nothing is saved while the reader waits anyway.
+	tight int
 }
 
 // A batch holds at most maxReadBatch messages or maxReadBatchBytes (as
-// queuedSize counts them): what a dispatcher's run takes (maxUpdateRun),
-// and little next to the queue's budget, so the dispatcher is never kept
-// waiting for long.
+// queuedSize counts them), and one message for tightFlushes flushes after
+// a flush waited for room. The memory a batch holds is not yet counted by
+// the budget: with 200 agents under backpressure, batches of 16 held about
+// 10 MiB more live heap than single messages, for nothing, while a lone
+// agent whose host keeps up reads 1.2–1.3 times faster in batches.
 const (
-	maxReadBatch      = maxUpdateRun
-	maxReadBatchBytes = 64 << 10
+	maxReadBatch      = 16
+	maxReadBatchBytes = 16 << 10
+	tightFlushes      = 64
 )
 
 // enqueue queues m behind what the read loop decoded before it, in a
@@ -31,7 +39,7 @@ func (c *Conn) enqueue(m *inbound) {
 	b := &c.batch
 	b.run = append(b.run, m)
 	b.bytes += m.size
-	if m.req != nil || m.settle != nil || len(b.run) >= maxReadBatch || b.bytes >= maxReadBatchBytes {
+	if b.tight > 0 || m.req != nil || m.settle != nil || len(b.run) >= maxReadBatch || b.bytes >= maxReadBatchBytes {
 		c.flushBatch()
 	}
 }
@@ -42,7 +50,11 @@ func (c *Conn) flushBatch() {
 	if len(b.run) == 0 {
 		return
 	}
-	c.queue.pushRun(b.run)
+	if c.queue.pushRun(b.run) {
+		b.tight = tightFlushes
+	} else if b.tight > 0 {
+		b.tight--
+	}
 	clear(b.run)
 	b.run, b.bytes = b.run[:0], 0
 }

@@ -278,3 +278,57 @@ func TestReadBatchesLoseNothingUnderTinyBounds(t *testing.T) {
 		t.Fatalf("the budget still counts %d bytes with everything delivered", used)
 	}
 }
+
+// TestReadBatchSingleAfterAWait: once a flush had to wait for room, the
+// read loop hands on each message at once for tightFlushes flushes (a held
+// batch is memory no budget counts), then batches again.
+func TestReadBatchSingleAfterAWait(t *testing.T) {
+	const size = 400
+	c := &Conn{queue: newQueue(1000, nil)}
+	msg := func() *inbound { return &inbound{method: methodSessionUpdate, size: size} }
+	drain := func() {
+		for {
+			c.queue.mu.Lock()
+			empty := len(c.queue.items)-c.queue.head == 0
+			c.queue.mu.Unlock()
+			if empty {
+				return
+			}
+			m, _ := c.queue.pop()
+			c.queue.done(m)
+		}
+	}
+	c.enqueue(msg())
+	c.enqueue(msg())
+	if len(c.batch.run) != 2 {
+		t.Fatalf("batch holds %d messages, want 2 (no wait yet)", len(c.batch.run))
+	}
+	c.enqueue(msg()) // three do not fit: the flush waits
+	flushed := make(chan struct{})
+	go func() { defer close(flushed); c.flushBatch() }()
+	for {
+		c.queue.mu.Lock()
+		queued := len(c.queue.items) - c.queue.head
+		c.queue.mu.Unlock()
+		if queued == 2 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	m, _ := c.queue.pop() // room for the third
+	c.queue.done(m)
+	<-flushed
+	drain()
+	for i := range tightFlushes {
+		c.enqueue(msg())
+		if len(c.batch.run) != 0 {
+			t.Fatalf("flush %d after a wait: %d messages held back, want each handed on", i, len(c.batch.run))
+		}
+		drain()
+	}
+	c.enqueue(msg())
+	c.enqueue(msg())
+	if len(c.batch.run) != 2 {
+		t.Errorf("after %d flushes without a wait the batch holds %d messages, want 2", tightFlushes, len(c.batch.run))
+	}
+}
