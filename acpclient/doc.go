@@ -43,11 +43,13 @@
 // SessionUpdateBatcher up to 64 in one call, so per-delivery costs (locks,
 // the clock) are paid per run rather than per chunk. The read loop hands
 // them over the same way: the notifications of lines it already holds in
-// its buffer go into the queue together (up to 64 or 64 KiB), under one
+// its buffer go into the queue together (up to 16 or 16 KiB), under one
 // lock, one charge to the budgets and one wake-up of the dispatcher; a
 // request or an answer ends such a batch and goes at once, and a batch is
 // handed over before the loop may wait on the agent, so nothing waits for
-// input that may not come. The chunks' boxes (one allocation each) come
+// input that may not come. After a batch had to wait for room (the host is
+// behind) messages go one at a time for a while: a batch held back is
+// memory the budgets do not yet count. The chunks' boxes (one allocation each) come
 // back from a batcher in runs and are refilled.
 //
 // Robustness. A line that is not JSON, is truncated, is not a JSON-RPC
