@@ -63,9 +63,14 @@ func TestOutputEndedContextKillsTheGroup(t *testing.T) {
 	}()
 	fields := strings.Fields(waitFile(t, pidFile))
 	leader, _ := strconv.Atoi(fields[0])
+	// The helper can write its pids before the sentinel has joined its
+	// group (the sentinel starts once the helper runs): wait for it.
 	members := groupMembers(t, leader)
-	if len(members) < 3 { // the helper, its child, the sentinel
-		t.Fatalf("group %d has %v, want the helper, its child %s and the sentinel", leader, members, fields[1])
+	for deadline := time.Now().Add(5 * time.Second); len(members) < 3; members = groupMembers(t, leader) {
+		if time.Now().After(deadline) { // the helper, its child, the sentinel
+			t.Fatalf("group %d has %v, want the helper, its child %s and the sentinel", leader, members, fields[1])
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	if got := statusField(t, leader, "SigIgn"); got == "0000000000000000" {
 		t.Fatalf("the helper does not ignore SIGTERM (SigIgn %s)", got)
