@@ -43,10 +43,12 @@ type HostOptions struct {
 }
 
 // DefaultMaxQueuedBytes is the default of HostOptions.MaxQueuedBytes. It
-// is small because what it counts costs about twice as much (a line and
-// its decoded form) and the garbage collector doubles the heap: with 200
-// agents flooding a slow consumer the whole process peaks near 140 MiB.
-const DefaultMaxQueuedBytes = 16 << 20
+// is small because what it counts costs more than itself in the process
+// (the slabs and boxes in flight, the bridges' own memory) and the garbage
+// collector doubles the heap: with 200 agents flooding, a process peaked
+// at 140–150 MiB over its start with 16 MiB and at 117–124 MiB with 8 MiB,
+// while one agent alone floods as fast with either.
+const DefaultMaxQueuedBytes = 8 << 20
 
 func (o HostOptions) maxQueuedBytes() int {
 	if o.MaxQueuedBytes <= 0 {
