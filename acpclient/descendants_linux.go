@@ -36,7 +36,8 @@ type descendants struct {
 	// interval serves every agent, rather than a scan each.
 	interval time.Duration
 	exited   <-chan struct{}
-	sampler  *treeSampler // nil when not sampling
+	trees    *treeSampler // its scans, periodic and fresh
+	sampling bool         // a member of trees' groups
 	ended    bool
 }
 
@@ -49,13 +50,13 @@ func newDescendants(pid int, interval time.Duration, exited <-chan struct{}) *de
 
 // newDescendantsIn is newDescendants sampled by s.
 func newDescendantsIn(s *treeSampler, pid int, interval time.Duration, exited <-chan struct{}) *descendants {
-	d := &descendants{seen: map[int]uint64{}, interval: interval, exited: exited}
+	d := &descendants{seen: map[int]uint64{}, interval: interval, exited: exited, trees: s}
 	d.root = procEntry{pid: pid}
 	if e, ok := readProcStat(pid, make([]byte, 512)); ok {
 		d.root = e
 	}
 	if interval >= 0 {
-		d.sampler = s
+		d.sampling = true
 		s.join(d, interval)
 	}
 	return d
@@ -81,7 +82,7 @@ func (d *descendants) take(scan *procScan) bool {
 // sample adds every live descendant of the agent, or of a process recorded
 // before, and forgets recorded processes that are gone.
 func (d *descendants) sample() {
-	scan := indexProcs(scanProcs())
+	scan := d.trees.fresh()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.record(scan)
@@ -140,13 +141,13 @@ func (d *descendants) end() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.ended = true // a tick under way records nothing more
-	if d.sampler != nil {
-		d.sampler.leave(d, d.interval)
-		d.sampler = nil
+	if d.sampling {
+		d.trees.leave(d, d.interval)
+		d.sampling = false
 	}
 	stopped := map[int]uint64{}
 	for round := 0; round < 32; round++ {
-		d.record(indexProcs(scanProcs()))
+		d.record(d.trees.fresh())
 		fresh := 0
 		for pid, start := range d.seen {
 			if _, done := stopped[pid]; !done {

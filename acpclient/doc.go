@@ -125,7 +125,7 @@
 //     Descendants that leave the group (setsid, daemons) are found by walking
 //     /proc (parent links) every DescendantScan while the agent runs (one
 //     scan per interval serves every agent of the process) and again when
-//     the stop begins; the stop ends each recorded one still
+//     the stop begins (stops under way at once share their scans); the stop ends each recorded one still
 //     alive, checking its start time (field 22 of /proc/PID/stat) through a
 //     pidfd so that a reused pid is never signalled. One scan costs about
 //     6–10 µs per process on the machine (0.5 ms with 80 processes, 6 ms

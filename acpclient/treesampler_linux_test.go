@@ -47,13 +47,69 @@ func TestTreeSamplerOneScanServesEveryRecord(t *testing.T) {
 		t.Fatalf("the exited record holds %v and the group %d members; want nothing and %d", records[0].seen, len(g.members), n-1)
 	}
 	for _, d := range records {
-		d.end()
+		d.end() // its own fresh scans, through s
 	}
 	if len(s.groups) != 0 {
 		t.Fatalf("%d groups left after every record ended", len(s.groups))
 	}
+	ended := scans.Load()
 	s.tick(g) // a tick that was under way: no scan, no timer armed again
-	if got := scans.Load(); got != 1 {
-		t.Errorf("%d scans after the group emptied, want still 1", got)
+	if got := scans.Load(); got != ended {
+		t.Errorf("a tick of the emptied group scanned (%d scans, want %d)", got, ended)
+	}
+}
+
+// TestTreeSamplerFreshScansShared: a stop's scan is one begun after it
+// asked; stops that ask while a scan runs share the next one, and an idle
+// sampler keeps no scan.
+func TestTreeSamplerFreshScansShared(t *testing.T) {
+	const waiters = 10
+	var scans atomic.Int32
+	release := make(chan struct{})
+	s := &treeSampler{scan: func() []procEntry {
+		n := int(scans.Add(1))
+		<-release
+		return []procEntry{{pid: n, ppid: 1, start: 1}} // the pid names the scan
+	}}
+	got := make(chan int, waiters+1)
+	scanOf := func(p *procScan) int {
+		for pid := range p.start {
+			return pid
+		}
+		return 0
+	}
+	go func() { got <- scanOf(s.fresh()) }()
+	for scans.Load() != 1 {
+		time.Sleep(time.Millisecond) // the first scan is under way
+	}
+	for range waiters {
+		go func() { got <- scanOf(s.fresh()) }()
+	}
+	for {
+		s.mu.Lock()
+		n := s.callers
+		s.mu.Unlock()
+		if n == waiters+1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	release <- struct{}{} // scan 1 ends: it began before the waiters asked
+	if first := <-got; first != 1 {
+		t.Fatalf("the first caller got scan %d, want 1", first)
+	}
+	release <- struct{}{} // scan 2, the waiters'
+	for range waiters {
+		if n := <-got; n != 2 {
+			t.Fatalf("a caller that asked during scan 1 got scan %d, want 2", n)
+		}
+	}
+	if n := scans.Load(); n != 2 {
+		t.Errorf("%d scans for %d callers, want 2", n, waiters+1)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last != nil {
+		t.Error("the sampler keeps its last scan with no caller left")
 	}
 }
