@@ -16,6 +16,10 @@ type Timer interface {
 	Stop() bool
 }
 
+// SystemClock returns the real clock: what a Bridge uses when its Config
+// names none, for packages that take a Clock too (such as journal).
+func SystemClock() Clock { return realClock{} }
+
 type realClock struct{}
 
 func (realClock) Now() time.Time                            { return time.Now() }

@@ -128,19 +128,11 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	if opts.CommitDelay > 0 {
 		clock := opts.Clock
 		if clock == nil {
-			clock = realClock{}
+			clock = bridge.SystemClock()
 		}
 		db.commits = &pendingCommits{db: db, clock: clock, delay: opts.CommitDelay, log: log}
 	}
 	return db, nil
-}
-
-// realClock is the clock of a DB whose Options name none.
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-func (realClock) AfterFunc(d time.Duration, f func()) bridge.Timer {
-	return time.AfterFunc(d, f)
 }
 
 // openReader opens only the read pool, on a file that must exist and have
