@@ -78,11 +78,6 @@ func newQueue(maxBytes int, budget *QueueBudget) *queue {
 	return q
 }
 
-// push appends m, as pushRun does a run of one.
-func (q *queue) push(m *inbound) {
-	q.pushRun([]*inbound{m})
-}
-
 // pushRun appends run in order under one lock, charging the QueueBudget
 // once for what it admits at a time, and wakes the dispatcher once. It
 // waits while the queue is over its byte budget or its share of the

@@ -206,3 +206,8 @@ func TestQueuePushParksBeforeWaiting(t *testing.T) {
 	q.releaseBytes(m, false)
 	<-done
 }
+
+// push appends m, as pushRun does a run of one (the read loop pushes runs).
+func (q *queue) push(m *inbound) {
+	q.pushRun([]*inbound{m})
+}
