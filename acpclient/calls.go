@@ -258,20 +258,20 @@ func (c *Conn) PromptThen(ctx context.Context, req *PromptRequest, then func(*Pr
 			then(&resp, nil)
 		}
 	}
-	w, id, err := c.sendWithHook("session/prompt", req, hook)
+	oc, _, err := c.send("session/prompt", req, hook)
 	if err != nil {
 		return nil, c.drainOnClose(context.WithoutCancel(ctx), err)
 	}
-	var raw json.RawMessage
-	err = w.Wait(ctx, &raw)
+	err = oc.wait(ctx)
 	if err != nil && ctx.Err() != nil && c.Err() == nil {
+		// A turn is cancelled, not abandoned: its answer still comes.
 		_ = c.Cancel(context.Background(), req.SessionID)
-		err = w.Wait(c.ctx, &raw)
+		err = oc.wait(c.ctx)
 	}
+	raw, err := c.answer(context.WithoutCancel(ctx), "session/prompt", oc, err)
 	if err != nil {
-		return nil, c.answerError(context.WithoutCancel(ctx), "session/prompt", id, err)
+		return nil, err
 	}
-	c.awaitBarrier(context.Background(), id)
 	var resp PromptResponse
 	if err := lenientUnmarshal(raw, &resp); err != nil {
 		return nil, fmt.Errorf("acpclient: session/prompt: decoding result: %w", err)

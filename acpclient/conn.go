@@ -6,14 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/sourcegraph/jsonrpc2"
 )
 
 // ConnOptions configures a Conn. The zero value is ready to use.
@@ -61,7 +58,6 @@ type Conn struct {
 	chunks  chunkDecoder // the read goroutine's
 	batch   readBatch    // the read goroutine's
 	out     *writer
-	rpc     *jsonrpc2.Conn
 	queue   *queue
 	files   fileCalls
 	trace   *tracer // nil without WireTrace
@@ -74,15 +70,12 @@ type Conn struct {
 	// process, once it has exited and been reaped.
 	rwcClosed chan struct{}
 
-	mu       sync.Mutex
-	awaiting map[uint64]bool   // ids of our requests still unanswered
-	barriers map[uint64]uint64 // id → queue mark when its response arrived
-	inflight map[string]*inboundRequest
-	// settleHooks run on the dispatch goroutine when the answer to our
-	// request with that id arrives (see PromptThen).
-	settleHooks map[uint64]func(json.RawMessage, *Error)
-	err         error
-	initResp    *InitializeResponse
+	mu         sync.Mutex
+	calls      map[uint64]*outCall // our requests still unanswered, by id
+	callsEnded bool                // no answer can come any more
+	inflight   map[string]*inboundRequest
+	err        error
+	initResp   *InitializeResponse
 
 	closeOnce sync.Once
 }
@@ -95,8 +88,7 @@ type dispatchKey struct{}
 // example the agent's stdin and stdout). Call Initialize next.
 func NewConn(rwc io.ReadWriteCloser, client Client, opts *ConnOptions) *Conn {
 	c := &Conn{client: client, rwc: rwc, done: make(chan struct{}), readEnd: make(chan struct{}), rwcClosed: make(chan struct{}),
-		awaiting: map[uint64]bool{}, barriers: map[uint64]uint64{}, inflight: map[string]*inboundRequest{},
-		settleHooks: map[uint64]func(json.RawMessage, *Error){}}
+		calls: map[uint64]*outCall{}, inflight: map[string]*inboundRequest{}}
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -122,13 +114,11 @@ func NewConn(rwc io.ReadWriteCloser, client Client, opts *ConnOptions) *Conn {
 	}
 	c.queue = newQueue(c.opts.MaxQueuedBytes, c.opts.Budget)
 	c.queue.onWait = c.lines.park // only the read loop pushes what may wait
-	c.nextID.Store(0)
-	c.rpc = jsonrpc2.NewConn(c.ctx, rpcStream{c}, noHandler{}, jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
+	go c.readLoop()
 	go func() {
 		c.dispatchLoop()
 		// The dispatcher, once drained, is also what waits for the rest of
 		// the connection to end: a goroutine of its own would only wait.
-		<-c.rpc.DisconnectNotify()
 		<-c.readEnd
 		c.queue.finish()
 		<-c.rwcClosed
@@ -172,12 +162,22 @@ func (c *Conn) Err() error {
 // from a Client method.
 func (c *Conn) Close() error {
 	c.setErr(nil)
-	err := c.rpc.Close()
-	if errors.Is(err, jsonrpc2.ErrClosed) {
-		err = nil
-	}
+	err := c.shutdown()
 	<-c.readEnd
 	<-c.rwcClosed
+	return err
+}
+
+// shutdown fails the calls still awaiting answers and closes the transport.
+// Only the first call closes it, and returns what closing it returned.
+func (c *Conn) shutdown() error {
+	c.endCalls()
+	var err error
+	c.closeOnce.Do(func() {
+		defer close(c.rwcClosed)
+		c.cancel()
+		err = c.rwc.Close()
+	})
 	return err
 }
 
@@ -203,29 +203,6 @@ func (c *Conn) setErr(cause error) {
 	}
 }
 
-// noHandler is jsonrpc2's handler: the read loop never passes it a request,
-// since inbound requests go through our ordered queue instead.
-type noHandler struct{}
-
-func (noHandler) Handle(context.Context, *jsonrpc2.Conn, *jsonrpc2.Request) {}
-
-// rpcStream is the jsonrpc2.ObjectStream over the agent's stdio. jsonrpc2
-// sees only the responses to our own calls; everything else the agent sends
-// is decoded and queued by readObject.
-type rpcStream struct{ c *Conn }
-
-func (s rpcStream) WriteObject(obj any) error { return s.c.out.writeJSON(obj) }
-func (s rpcStream) ReadObject(v any) error    { return s.c.readObject(v) }
-func (s rpcStream) Close() error {
-	var err error
-	s.c.closeOnce.Do(func() {
-		defer close(s.c.rwcClosed)
-		s.c.cancel()
-		err = s.c.rwc.Close()
-	})
-	return err
-}
-
 // call sends a request and waits for its response, decoding the result
 // leniently into result (which may be nil). On return, every message the
 // agent sent before the response has been delivered to the Client.
@@ -234,24 +211,23 @@ func (c *Conn) call(ctx context.Context, method string, params, result any) erro
 		c.queue.setExempt(1)
 		defer c.queue.setExempt(-1)
 	}
-	w, id, err := c.send(method, params)
+	oc, id, err := c.send(method, params, nil)
 	if err != nil {
 		return c.drainOnClose(ctx, err)
 	}
-	var raw json.RawMessage
-	if err := w.Wait(ctx, &raw); err != nil {
-		if ctx.Err() != nil && c.Err() == nil {
-			// Tell the agent we gave up; its late answer is absorbed. The
-			// write happens in the background so a stalled agent cannot
-			// hold up the caller; it ends when written or when the
-			// connection closes.
-			go c.Notify(context.Background(), "$/cancel_request", map[string]uint64{"requestId": id})
-			c.forgetBarrier(id)
-			return fmt.Errorf("acpclient: %s: %w", method, ctx.Err())
-		}
-		return c.answerError(ctx, method, id, err)
+	err = oc.wait(ctx)
+	if err != nil && ctx.Err() != nil && c.Err() == nil {
+		// Tell the agent we gave up; its late answer is absorbed. The
+		// write happens in the background so a stalled agent cannot hold
+		// up the caller; it ends when written or when the connection
+		// closes.
+		go c.Notify(context.Background(), "$/cancel_request", map[string]uint64{"requestId": id})
+		return fmt.Errorf("acpclient: %s: %w", method, ctx.Err())
 	}
-	c.awaitBarrier(ctx, id)
+	raw, err := c.answer(ctx, method, oc, err)
+	if err != nil {
+		return err
+	}
 	if result != nil && len(raw) > 0 {
 		if err := lenientUnmarshal(raw, result); err != nil {
 			return fmt.Errorf("acpclient: %s: decoding result: %w", method, err)
@@ -260,41 +236,35 @@ func (c *Conn) call(ctx context.Context, method string, params, result any) erro
 	return nil
 }
 
-// send writes a request and returns its waiter.
-func (c *Conn) send(method string, params any) (jsonrpc2.Waiter, uint64, error) {
-	return c.sendWithHook(method, params, nil)
-}
-
-// sendWithHook is send with a hook run in stream order when the answer
-// arrives.
-func (c *Conn) sendWithHook(method string, params any, hook func(json.RawMessage, *Error)) (jsonrpc2.Waiter, uint64, error) {
+// send registers a request and writes it, with a hook run in stream order
+// when the answer arrives (or none).
+func (c *Conn) send(method string, params any, hook func(json.RawMessage, *Error)) (*outCall, uint64, error) {
 	id := c.nextID.Add(1)
-	c.mu.Lock()
-	c.awaiting[id] = true
-	if hook != nil {
-		c.settleHooks[id] = hook
+	oc, err := c.register(id, hook)
+	if err == nil {
+		err = c.out.writeJSON(&wireRequest{JSONRPC: "2.0", ID: &id, Method: method, Params: params})
+		if err != nil {
+			c.unregister(id)
+		}
 	}
-	c.mu.Unlock()
-	w, err := c.rpc.DispatchCall(c.ctx, method, params, jsonrpc2.PickID(jsonrpc2.ID{Num: id}))
 	if err != nil {
-		c.mu.Lock()
-		delete(c.awaiting, id)
-		delete(c.settleHooks, id)
-		c.mu.Unlock()
-		return w, id, c.callError(method, id, err)
+		return nil, id, c.callError(method, err)
 	}
-	return w, id, nil
+	return oc, id, nil
 }
 
-// answerError is callError for a call whose answer may have arrived: an
-// error answer keeps the ordering promise of a result, so the caller sees
-// it only once everything the agent sent before it has been delivered.
-func (c *Conn) answerError(ctx context.Context, method string, id uint64, err error) error {
-	var rpcErr *jsonrpc2.Error
-	if errors.As(err, &rpcErr) {
-		c.awaitBarrier(ctx, id)
+// answer turns what waiting for a call gave into its result or its error.
+// An answer, an error answer too, keeps the ordering promise: the caller
+// sees it only once everything the agent sent before it has been delivered.
+func (c *Conn) answer(ctx context.Context, method string, oc *outCall, waitErr error) (json.RawMessage, error) {
+	if waitErr != nil {
+		return nil, c.drainOnClose(ctx, c.callError(method, waitErr))
 	}
-	return c.drainOnClose(ctx, c.callError(method, id, err))
+	c.awaitBarrier(ctx, oc.barrier)
+	if oc.err != nil {
+		return nil, &CallError{Method: method, Err: oc.err}
+	}
+	return oc.result, nil
 }
 
 // drainOnClose keeps the ordering promise when a call fails because the
@@ -312,19 +282,10 @@ func (c *Conn) drainOnClose(ctx context.Context, err error) error {
 	return err
 }
 
-// callError turns jsonrpc2's errors into ours: an agent error becomes a
-// *CallError, a dead connection the reason it died (not "broken pipe").
-func (c *Conn) callError(method string, id uint64, err error) error {
-	c.forgetBarrier(id)
-	var rpcErr *jsonrpc2.Error
-	if errors.As(err, &rpcErr) {
-		e := &Error{Code: int(rpcErr.Code), Message: rpcErr.Message}
-		if rpcErr.Data != nil {
-			e.Data = *rpcErr.Data
-		}
-		return &CallError{Method: method, Err: e}
-	}
-	if errors.Is(err, jsonrpc2.ErrClosed) || c.Err() != nil || isWriteError(err) {
+// callError names the method in a failed call's error; a call failed by a
+// dead connection reports the reason it died (not "broken pipe").
+func (c *Conn) callError(method string, err error) error {
+	if errors.Is(err, errCallsEnded) || c.Err() != nil || isWriteError(err) {
 		// A write to a dead agent fails before the read loop has seen EOF;
 		// wait for it so the caller learns why the agent went away.
 		select {
@@ -344,12 +305,10 @@ func isWriteError(err error) bool {
 	return errors.Is(err, io.ErrClosedPipe) || errors.As(err, &pe) || errors.Is(err, io.EOF)
 }
 
-func (c *Conn) awaitBarrier(ctx context.Context, id uint64) {
-	c.mu.Lock()
-	target, ok := c.barriers[id]
-	delete(c.barriers, id)
-	c.mu.Unlock()
-	if !ok || ctx.Value(dispatchKey{}) != nil {
+// awaitBarrier waits until the dispatcher has delivered target messages:
+// those the agent sent before an answer.
+func (c *Conn) awaitBarrier(ctx context.Context, target uint64) {
+	if ctx.Value(dispatchKey{}) != nil {
 		// Called from a Client method: the messages before the response
 		// include the one being handled, so waiting would never end.
 		return
@@ -360,12 +319,6 @@ func (c *Conn) awaitBarrier(ctx context.Context, id uint64) {
 	}
 }
 
-func (c *Conn) forgetBarrier(id uint64) {
-	c.mu.Lock()
-	delete(c.barriers, id)
-	c.mu.Unlock()
-}
-
 // Call sends any request, such as a vendor method ("session/compact"), and
 // decodes the result into result (a pointer, or nil to discard it).
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
@@ -374,10 +327,21 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 
 // Notify sends a notification, such as a vendor one.
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
-	if err := c.rpc.Notify(ctx, method, params); err != nil {
-		return c.callError(method, 0, err)
+	if err := c.notify(method, params); err != nil {
+		return c.callError(method, err)
 	}
 	return nil
+}
+
+// notify writes a notification, unless the connection has ended.
+func (c *Conn) notify(method string, params any) error {
+	c.mu.Lock()
+	ended := c.callsEnded
+	c.mu.Unlock()
+	if ended {
+		return errCallsEnded
+	}
+	return c.out.writeJSON(&wireRequest{JSONRPC: "2.0", Method: method, Params: params})
 }
 
 // idKey is the map key of an agent's request id: its JSON text.

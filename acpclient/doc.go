@@ -170,9 +170,11 @@
 // mode; a line it refuses takes the general decoder (see toolline.go). The
 // bytes kept for RawUpdate are located in them only when it is called.
 //
-// The JSON-RPC layer underneath is github.com/sourcegraph/jsonrpc2. It
-// correlates our requests with their responses; the agent's own requests and
-// notifications bypass it, because its generic request decoding is slow and
-// its handler model cannot keep notifications and requests in one order. No
-// exported name mentions its types.
+// The JSON-RPC layer is this package's own (read.go, outcalls.go): one read
+// goroutine classifies every line, settles the answers to our calls and
+// queues the rest in arrival order. It replaced github.com/sourcegraph/jsonrpc2,
+// which in the end only matched answers to calls: its generic decoding was
+// bypassed for the agent's messages long before, and matching through it
+// cost three encodings of every request and four parses of every answer,
+// plus a goroutine per connection.
 package acpclient

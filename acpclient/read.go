@@ -10,25 +10,23 @@ import (
 	"time"
 )
 
-// readObject is the read loop's body, called by jsonrpc2 for its next
-// message. It reads lines until one is a response to one of our calls, which
-// it decodes into v; requests and notifications from the agent are queued
-// for the dispatch goroutine on the way (notifications in batches while
-// more lines are buffered, see readBatch), and bad lines are reported and
-// skipped. It returns an error only when the stream itself has ended.
-func (c *Conn) readObject(v any) error {
+// readLoop reads the agent's lines until its output ends. An answer to one
+// of our calls settles it; requests and notifications from the agent are
+// queued for the dispatch goroutine (notifications in batches while more
+// lines are buffered, see readBatch); bad lines are reported and skipped.
+// At the end it fails the calls still waiting and closes the transport.
+func (c *Conn) readLoop() {
 	for {
 		line, err := c.lines.next()
 		if err != nil {
 			c.endRead(err)
-			return err
+			c.shutdown()
+			return
 		}
 		if c.trace != nil {
 			c.trace.line(WireTraceIn, line)
 		}
-		if resp := c.handleLine(line); resp != nil {
-			return json.Unmarshal(resp, v)
-		}
+		c.handleLine(line)
 		if !c.lines.lineBuffered() { // the next read may wait on the agent
 			c.flushBatch()
 			c.chunks.boxes.release()
@@ -58,18 +56,17 @@ func (c *Conn) endRead(err error) {
 	close(c.readEnd)
 }
 
-// handleLine classifies one line. It returns the normalised bytes of a
-// response for jsonrpc2, or nil when the line was queued or skipped. A
-// malformed request whose id can be recovered is skipped and answered with
-// an error (see salvage).
-func (c *Conn) handleLine(line []byte) []byte {
+// handleLine classifies one line and acts on it: it settles a call, queues
+// a message, or reports the line as bad. A malformed request whose id can
+// be recovered is skipped and answered with an error (see salvage).
+func (c *Conn) handleLine(line []byte) {
 	if m := c.chunks.decode(line, c.lines.lineOwned()); m != nil {
 		c.enqueue(m)
-		return nil
+		return
 	}
 	if n := decodeToolLine(line, c.lines.lineOwned()); n != nil {
 		c.enqueue(&inbound{method: methodSessionUpdate, update: n, size: queuedSize(len(line), true)})
-		return nil
+		return
 	}
 	var env envelope
 	if err := json.Unmarshal(line, &env); err != nil {
@@ -81,11 +78,11 @@ func (c *Conn) handleLine(line []byte) []byte {
 		if s := salvage(line); s.answerable() {
 			c.answerMalformed(s, err, len(line))
 		}
-		return nil
+		return
 	}
 	if env.JSONRPC != nil && *env.JSONRPC != "2.0" {
 		c.badLine(fmt.Sprintf("jsonrpc version %q", *env.JSONRPC), line)
-		return nil
+		return
 	}
 	params := json.RawMessage(env.Params)
 	if !c.lines.lineOwned() {
@@ -94,12 +91,13 @@ func (c *Conn) handleLine(line []byte) []byte {
 	switch {
 	case env.Method != nil && env.Result == nil && env.Error == nil:
 		c.inboundMessage(*env.Method, env.ID, params, len(line))
-		return nil
+		return
 	case env.Method == nil && (env.Result != nil) != (env.Error != nil):
-		return c.inboundResponse(&env, line)
+		c.inboundResponse(&env, line)
+		return
 	}
 	c.badLine("neither a request nor a response", line)
-	return nil
+	return
 }
 
 // inboundMessage queues a request or notification from the agent.
@@ -129,52 +127,29 @@ func (c *Conn) inboundMessage(method string, id, params json.RawMessage, size in
 	c.enqueue(m)
 }
 
-// inboundResponse checks a response is for one of our calls and returns it
-// in a form jsonrpc2 cannot choke on.
-func (c *Conn) inboundResponse(env *envelope, line []byte) []byte {
+// inboundResponse settles the call the answer is for. The hook of a call
+// that has one runs at the answer's place in the stream; the caller returns
+// once everything before the answer has been delivered.
+func (c *Conn) inboundResponse(env *envelope, line []byte) {
 	id, ok := parseOurID(env.ID)
-	c.mu.Lock()
-	var hook func(json.RawMessage, *Error)
-	if ok && c.awaiting[id] {
-		delete(c.awaiting, id)
-		hook = c.settleHooks[id]
-		delete(c.settleHooks, id)
-	} else {
-		ok = false
+	var oc *outCall
+	if ok {
+		oc = c.takeCall(id)
 	}
-	c.mu.Unlock()
-	if !ok {
+	if oc == nil {
 		c.badLine("response to no pending request (id "+string(env.ID)+")", line)
-		return nil
+		return
 	}
 	c.flushBatch() // the barrier below counts what came before the answer
-	if hook != nil {
-		// Runs on the dispatch goroutine at the answer's place in the stream.
-		result, errObj := env.Result, (*Error)(nil)
-		if env.Error != nil {
-			errObj = decodeWireError(env.Error)
-		}
+	var errObj *Error
+	if env.Error != nil {
+		errObj = decodeWireError(env.Error)
+	}
+	if oc.hook != nil {
+		result, hook := env.Result, oc.hook
 		c.enqueue(&inbound{settle: func() { hook(result, errObj) }})
 	}
-	c.mu.Lock()
-	c.barriers[id] = c.queue.mark()
-	c.mu.Unlock()
-	var out []byte
-	if env.Result != nil {
-		out, _ = json.Marshal(struct {
-			JSONRPC string          `json:"jsonrpc"`
-			ID      uint64          `json:"id"`
-			Result  json.RawMessage `json:"result"`
-		}{"2.0", id, env.Result})
-		return out
-	}
-	e := decodeWireError(env.Error)
-	out, _ = json.Marshal(struct {
-		JSONRPC string `json:"jsonrpc"`
-		ID      uint64 `json:"id"`
-		Error   *Error `json:"error"`
-	}{"2.0", id, e})
-	return out
+	oc.settle(env.Result, errObj, c.queue.mark())
 }
 
 // decodeWireError reads an error object leniently: a malformed one still

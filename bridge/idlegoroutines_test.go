@@ -11,10 +11,9 @@ import (
 
 // idleBridgeGoroutines is what an idle bridge over a local process costs:
 // the connection's reader, its dispatcher (which also waits for the end),
-// jsonrpc2's closer, the process's reaper, stderr drain and sentinel
-// reaper, and the bridge's exit watcher. Sampling the process tree runs on
-// a timer.
-const idleBridgeGoroutines = 7
+// the process's reaper, stderr drain and sentinel reaper, and the bridge's
+// exit watcher. Sampling the process tree runs on a timer.
+const idleBridgeGoroutines = 6
 
 // An idle bridge with a session open holds no more goroutines than
 // idleBridgeGoroutines, and none once closed.

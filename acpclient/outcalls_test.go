@@ -1,0 +1,88 @@
+package acpclient
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// A request is one line, encoded once: the envelope's fields first, params
+// in place and left out when there are none.
+func TestRequestIsOneLine(t *testing.T) {
+	c, p := newPair(t, newRecorder(), nil)
+	errc := make(chan error, 2)
+	go func() { errc <- c.Call(context.Background(), "x/ping", nil, nil) }()
+	m := p.recv()
+	if got, want := string(m.line), `{"jsonrpc":"2.0","id":1,"method":"x/ping"}`+"\n"; got != want {
+		t.Errorf("request without params is\n%s want\n%s", got, want)
+	}
+	p.sendf(`{"jsonrpc":"2.0","id":%s,"result":{}}`, m.ID)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	go func() { errc <- c.Call(context.Background(), "x/echo", map[string]int{"n": 7}, nil) }()
+	m = p.recv()
+	if got, want := string(m.line), `{"jsonrpc":"2.0","id":2,"method":"x/echo","params":{"n":7}}`+"\n"; got != want {
+		t.Errorf("request with params is\n%s want\n%s", got, want)
+	}
+	p.sendf(`{"jsonrpc":"2.0","id":%s,"result":{}}`, m.ID)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A second answer to one request settles nothing: it is reported as a bad
+// line, and the caller keeps the first.
+func TestSecondAnswerIsABadLine(t *testing.T) {
+	var mu sync.Mutex
+	var bad []BadLine
+	c, p := newPair(t, newRecorder(), &ConnOptions{OnBadLine: func(b BadLine) { mu.Lock(); bad = append(bad, b); mu.Unlock() }})
+	got := make(chan map[string]string, 1)
+	go func() {
+		var v map[string]string
+		if err := c.Call(context.Background(), "x/once", nil, &v); err != nil {
+			t.Error(err)
+		}
+		got <- v
+	}()
+	m := p.recv()
+	p.sendf(`{"jsonrpc":"2.0","id":%s,"result":{"n":"first"}}`, m.ID)
+	p.sendf(`{"jsonrpc":"2.0","id":%s,"result":{"n":"second"}}`, m.ID)
+	p.send(chunkLineJSON("s", "after"))
+	c.client.(*recorder).waitUpdates(t, 1)
+	if v := <-got; v["n"] != "first" {
+		t.Errorf("call got %v, want the first answer", v)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bad) != 1 || !strings.Contains(bad[0].Reason, "no pending request") {
+		t.Errorf("bad lines %+v, want the second answer alone", bad)
+	}
+}
+
+// Once the agent's output has ended, a call waiting for its answer, and
+// every later call or notification, fails with ErrClosed without writing.
+func TestCallsFailOnceTheOutputEnds(t *testing.T) {
+	c, p := newPair(t, newRecorder(), nil)
+	errc := make(chan error, 1)
+	go func() { errc <- c.Call(context.Background(), "x/never", nil, nil) }()
+	p.recv()
+	p.conn.Close()
+	if err := <-errc; !errors.Is(err, ErrClosed) {
+		t.Fatalf("waiting call: %v, want ErrClosed", err)
+	}
+	<-c.Done()
+	if err := c.Call(context.Background(), "x/later", nil, nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("later call: %v, want ErrClosed", err)
+	}
+	if err := c.Notify(context.Background(), "x/note", nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("later notification: %v, want ErrClosed", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.calls) != 0 {
+		t.Errorf("%d calls still registered after the end", len(c.calls))
+	}
+}
