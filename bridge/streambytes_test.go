@@ -123,3 +123,56 @@ func TestHostAgentsShareOneQueueBudget(t *testing.T) {
 		t.Fatalf("the event queue's bound is %d, want half of MaxQueuedBytes", h.events.queue.maxBytes)
 	}
 }
+
+// TestSubscriberTailGrowsAsEventsCome: a new tail holds no events' memory;
+// it grows as events come, wrapped or not, keeps them in order, and stops
+// growing at its size, from where it drops the oldest.
+func TestSubscriberTailGrowsAsEventsCome(t *testing.T) {
+	const tail = 300
+	h := newHub(tail, 200<<10, nil)
+	if cap(h.ring) != 0 {
+		t.Fatalf("a new tail holds room for %d events", cap(h.ring))
+	}
+	pos := uint64(0)
+	publish := func(n, textBytes int) {
+		batch := make([]Event, n)
+		for i := range batch {
+			pos++
+			batch[i] = Event{Pos: pos, Kind: KindText, Text: strings.Repeat("t", textBytes)}
+		}
+		h.publish(batch)
+	}
+	check := func(when string) {
+		t.Helper()
+		first := pos - uint64(h.n) + 1
+		v := h.look(first-1, Cursor{}, tail+1)
+		if len(v.events) != h.n || v.oldest != first {
+			t.Fatalf("%s: look gave %d events, the oldest held %d; want the %d newest from %d", when, len(v.events), v.oldest, h.n, first)
+		}
+		for i, ev := range v.events {
+			if ev.Pos != first+uint64(i) {
+				t.Fatalf("%s: event %d is at %d, want %d: out of order", when, i, ev.Pos, first+uint64(i))
+			}
+		}
+		if len(h.ring) > tail {
+			t.Fatalf("%s: the ring has room for %d events, more than its %d", when, len(h.ring), tail)
+		}
+	}
+	publish(10, 10)
+	if len(h.ring) >= tail {
+		t.Fatalf("10 events took a ring of %d", len(h.ring))
+	}
+	check("first events")
+	publish(60, 4<<10) // the byte bound drops the oldest: the ring wraps before it is full
+	check("wrapped by bytes")
+	if h.start == 0 {
+		t.Fatal("the byte bound did not wrap the ring; the test lost its point")
+	}
+	publish(200, 10) // grows a wrapped ring
+	check("grown from wrapped")
+	publish(500, 10)
+	check("at its size")
+	if h.n != tail || len(h.ring) != tail {
+		t.Fatalf("a full tail holds %d events in a ring of %d, want %d", h.n, len(h.ring), tail)
+	}
+}

@@ -104,7 +104,8 @@ type hub struct {
 	journal Journal // history beyond the ring, when set
 
 	mu       sync.Mutex
-	ring     []Event
+	ring     []Event // grows as events come, up to tail
+	tail     int
 	start    int // index of the oldest event
 	n        int // events held
 	bytes    int // eventBytes of the events held
@@ -120,7 +121,29 @@ func newHub(tail, maxBytes int, journal Journal) *hub {
 	if maxBytes <= 0 {
 		maxBytes = DefaultSubscriberTailBytes
 	}
-	return &hub{journal: journal, ring: make([]Event, tail), maxBytes: maxBytes, changed: make(chan struct{})}
+	return &hub{journal: journal, tail: tail, maxBytes: maxBytes, changed: make(chan struct{})}
+}
+
+// firstRingEvents is the ring's first size. A Host that has published
+// little holds little: the whole tail, thousands of events of a few
+// hundred bytes each, was once allocated by every NewHost.
+const firstRingEvents = 64
+
+// makeRoom makes room for one more event: it grows a full ring that is
+// below its tail, else drops the oldest event. Called with mu held.
+func (h *hub) makeRoom() {
+	if h.n < len(h.ring) {
+		return
+	}
+	if len(h.ring) >= h.tail {
+		h.dropOldest()
+		return
+	}
+	grown := make([]Event, min(max(2*len(h.ring), firstRingEvents), h.tail))
+	for i := range h.n {
+		grown[i] = h.ring[(h.start+i)%len(h.ring)]
+	}
+	h.ring, h.start = grown, 0
 }
 
 // publish adds a numbered batch, dropping the oldest events past the
@@ -129,9 +152,7 @@ func (h *hub) publish(batch []Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, ev := range batch {
-		if h.n == len(h.ring) {
-			h.dropOldest()
-		}
+		h.makeRoom()
 		h.ring[(h.start+h.n)%len(h.ring)] = ev
 		h.n++
 		h.bytes += eventBytes(&ev)
