@@ -1,8 +1,11 @@
 package acpclient
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -85,4 +88,65 @@ func TestCallsFailOnceTheOutputEnds(t *testing.T) {
 	if len(c.calls) != 0 {
 		t.Errorf("%d calls still registered after the end", len(c.calls))
 	}
+}
+
+// gate is a reader that ends (io.EOF) once open is closed: in a
+// MultiReader it holds back what follows until then.
+type gate struct{ open chan struct{} }
+
+func (g gate) Read([]byte) (int, error) {
+	<-g.open
+	return 0, io.EOF
+}
+
+// FuzzAnswers feeds arbitrary agent output to a Conn with three calls
+// waiting, then a good answer to one of them and a chunk. Whatever comes,
+// the Conn must not panic, every call must end (answered or failed with
+// the connection), an answered call must hold valid JSON, no call may stay
+// registered, and the chunk after the junk must still be delivered.
+func FuzzAnswers(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"no"}}` + "\n" + `{"jsonrpc":"2.0","id":2,"result":1}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"3","result":{}}` + "\n" + `{"id":3,"result":null,"error":null}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"error":"junk"}` + "\n" + `{"jsonrpc":"2.0","id":18446744073709551616,"result":{}}`))
+	f.Fuzz(func(t *testing.T, junk []byte) {
+		const marker = "fuzz-answers-marker"
+		input := append(append([]byte(nil), junk...), '\n')
+		input = append(input, `{"jsonrpc":"2.0","id":2,"result":{"ok":true}}`+"\n"...)
+		input = append(input, chunkLineJSON("s", marker)+"\n"...)
+		open := make(chan struct{})
+		rec := newRecorder()
+		c := NewConn(scriptedStream{io.MultiReader(gate{open}, bytes.NewReader(input))}, rec, &ConnOptions{MaxLineBytes: 1 << 20, ExitWait: 1})
+		var calls []*outCall
+		for id := uint64(1); id <= 3; id++ {
+			oc, err := c.register(id, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls = append(calls, oc)
+		}
+		close(open)
+		<-c.Done()
+		for i, oc := range calls {
+			if err := oc.wait(context.Background()); err != nil && !errors.Is(err, errCallsEnded) {
+				t.Fatalf("call %d: %v", i+1, err)
+			}
+			if oc.answered && oc.err == nil && !json.Valid(oc.result) {
+				t.Fatalf("call %d answered with invalid JSON %q", i+1, oc.result)
+			}
+		}
+		c.mu.Lock()
+		left := len(c.calls)
+		c.mu.Unlock()
+		if left != 0 {
+			t.Fatalf("%d calls still registered after the end", left)
+		}
+		ups := rec.snapshot()
+		if len(ups) == 0 {
+			t.Fatal("the chunk after the junk was not delivered")
+		}
+		if last, ok := ups[len(ups)-1].Update.(*AgentMessageChunk); !ok || last.Content.Text != marker {
+			t.Fatalf("last update %#v, want the marker chunk", ups[len(ups)-1].Update)
+		}
+	})
 }
