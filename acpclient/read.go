@@ -97,7 +97,6 @@ func (c *Conn) handleLine(line []byte) {
 		return
 	}
 	c.badLine("neither a request nor a response", line)
-	return
 }
 
 // inboundMessage queues a request or notification from the agent.
