@@ -55,14 +55,7 @@ func (b *QueueBudget) takeRun(q *queue, held, forced int, run []*inbound) int {
 	if held == 0 {
 		busy++ // q would be busy too
 	}
-	n, size := forced, 0
-	for _, m := range run[:forced] {
-		size += m.size
-	}
-	for n < len(run) && held+size+run[n].size <= b.max/busy && b.used+size+run[n].size <= b.max {
-		size += run[n].size
-		n++
-	}
+	n, size := fittingRun(run, forced, func(size int) bool { return held+size <= b.max/busy && b.used+size <= b.max })
 	if n < len(run) {
 		b.waiters[q] = struct{}{}
 	}

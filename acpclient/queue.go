@@ -120,18 +120,24 @@ func (q *queue) admit(run []*inbound) int {
 	case len(q.items)-q.head == 0:
 		forced = 1
 	}
-	n, size := forced, 0
-	for _, m := range run[:forced] {
-		size += m.size
-	}
-	for n < len(run) && q.bytes+size+run[n].size <= q.maxBytes {
-		size += run[n].size
-		n++
-	}
+	n, _ := fittingRun(run, forced, func(size int) bool { return q.bytes+size <= q.maxBytes })
 	if q.budget == nil {
 		return n
 	}
 	return q.budget.takeRun(q, q.bytes, forced, run[:n])
+}
+
+// fittingRun returns how many messages from the start of run fit, and
+// their bytes: the first forced ones whatever fits says, then as many more
+// as keep fits true of the bytes so far.
+func fittingRun(run []*inbound, forced int, fits func(size int) bool) (n, size int) {
+	for _, m := range run[:forced] {
+		size += m.size
+	}
+	for n = forced; n < len(run) && fits(size+run[n].size); n++ {
+		size += run[n].size
+	}
+	return n, size
 }
 
 // releaseBytes returns m's bytes to the queue and the budget, records m
