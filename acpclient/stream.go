@@ -2,7 +2,6 @@ package acpclient
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
 	"sync"
 )
@@ -81,8 +80,6 @@ func (r *rawRef) UnmarshalJSON(data []byte) error {
 	*r = data
 	return nil
 }
-
-var errNotMessage = errors.New("not a JSON-RPC message")
 
 func quoteLine(line []byte) []byte {
 	if len(line) > badLineQuote {

@@ -112,8 +112,8 @@ func (r SSHTerminals) client(ctx context.Context) (*ssh.Client, error) {
 
 // terminalRunner is the runner of the bridge's terminals: the app's, or
 // one where the agent runs (SSHTerminals for an agent on an SSH host,
-// LocalTerminals otherwise).
-// SSHTerminals, the app's too, share the bridge's SFTP client.
+// LocalTerminals otherwise). SSHTerminals, the app's too, share the
+// bridge's SFTP client.
 func (b *Bridge) terminalRunner() TerminalRunner {
 	if r := b.cfg.Terminals.Runner; r != nil {
 		if st, ok := r.(SSHTerminals); ok && st.sftp == nil {

@@ -53,7 +53,6 @@ type human struct {
 	messageID   string // of the last text or thinking piece, to tell messages apart
 	history     bool   // showing a journaled session, not a live turn
 	pendingErr  string // an error event not yet shown: dropped if the turn ends with it
-	turnErr     bool
 
 	// The spinner, drawn after the last output on a terminal.
 	spinning  bool // a turn runs and nobody is being asked anything

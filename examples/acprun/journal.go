@@ -44,9 +44,10 @@ func openJournal(ctx context.Context, o *options, readOnly bool) (*journal.DB, e
 
 // journalCommitDelay is how long acprun lets journaled events wait to be
 // committed together (journal.Options.CommitDelay): a flood commits some
-// twenty times a second instead of once per batch the Host takes. The journal is acprun's
-// history, read by its next runs; a kill of acprun loses at most this much
-// of the turn it interrupts, and a turn's end is committed at once.
+// twenty times a second instead of once per batch the Host takes. The
+// journal is acprun's history, read by its next runs; a kill of acprun
+// loses at most this much of the turn it interrupts, and a turn's end is
+// committed at once.
 const journalCommitDelay = 50 * time.Millisecond
 
 // journalOptions are the options acprun opens its journal with.
