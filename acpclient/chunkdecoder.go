@@ -1,5 +1,7 @@
 package acpclient
 
+import "unsafe"
+
 // chunkDecoder decodes the chunk lines of one connection. It remembers the
 // shapes of the last chunk lines it accepted (chunkShape), so that a stream
 // of chunks costs a match each instead of a full scan, and it copies what a
@@ -43,6 +45,7 @@ func (d *chunkDecoder) decode(line []byte, owned bool) *inbound {
 		j := (d.last + k) % chunkShapes
 		if sh := d.shapes[j]; sh != nil && sh.match(&s) {
 			d.last = j
+			s.shape = sh
 			return s.build(owned)
 		}
 	}
@@ -51,10 +54,14 @@ func (d *chunkDecoder) decode(line []byte, owned bool) *inbound {
 	switch res {
 	case chunkScanOK:
 		// Replace the shape tried last (the others matched more recently),
-		// reusing its memory: lines that keep changing shape (a counter in
-		// _meta) make one shape each.
+		// reusing its memory unless a notification refers to it: lines that
+		// keep changing shape (a counter in _meta) make one shape each.
 		j := (d.last + chunkShapes - 1) % chunkShapes
-		if sh := newChunkShape(&s, d.shapes[j]); sh != nil {
+		reuse := d.shapes[j]
+		if reuse != nil && reuse.shared {
+			reuse = nil
+		}
+		if sh := newChunkShape(&s, reuse); sh != nil {
 			d.shapes[j], d.last = sh, j
 		}
 		return in
@@ -68,7 +75,12 @@ func (d *chunkDecoder) decode(line []byte, owned bool) *inbound {
 // slab rather than one per copy. A slab stays in memory while anything
 // refers into it, so copies larger than an eighth of a slab get their own
 // allocation, and a slab is never written again where a copy lies.
-type byteArena struct{ slab []byte }
+type byteArena struct {
+	slab []byte
+	// interned holds the last string intern returned for each slot: the
+	// session and message ids of a stream repeat from chunk to chunk.
+	interned [2]string
+}
 
 // arenaSlabSize is the size of a slab: about fifty chunk lines' params, small
 // next to the 64 KiB a reading connection's line buffer holds.
@@ -85,4 +97,22 @@ func (a *byteArena) clone(b []byte) []byte {
 	n := len(a.slab)
 	a.slab = append(a.slab, b...)
 	return a.slab[n:len(a.slab):len(a.slab)]
+}
+
+// cloneString is clone as a string.
+func (a *byteArena) cloneString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	c := a.clone(b)
+	return unsafe.String(&c[0], len(c))
+}
+
+// intern returns b as a string: the one it returned last for slot when
+// that is equal, else a new copy, which slot then remembers.
+func (a *byteArena) intern(b []byte, slot int) string {
+	if string(b) != a.interned[slot] {
+		a.interned[slot] = a.cloneString(b)
+	}
+	return a.interned[slot]
 }

@@ -106,6 +106,9 @@ type chunkScan struct {
 
 	fallback bool // the content block needs encoding/json
 
+	// shape is the shape the line matched, if it did (chunkShape.match).
+	shape *chunkShape
+
 	arena *byteArena  // where build copies what it keeps; nil: its own allocation
 	boxes *chunkBoxes // where build takes its box from; nil: a new one
 }
@@ -176,33 +179,41 @@ func (s *chunkScan) newChunkBox() (*inbound, *ContentChunk) {
 }
 
 // build makes the notification from the extracted spans, queued as one
-// inbound message. The notification keeps the line for RawUpdate: the line
-// itself when owned (the caller's to keep, never overwritten), else a copy
-// of its params. Strings without escapes refer into those kept bytes rather
-// than being copied again, so a plain text chunk costs at most the one copy
-// out of the read buffer.
+// inbound message. The notification keeps what RawUpdate needs to return
+// the agent's bytes, in the cheapest of three ways:
+//
+//   - the line itself when owned (the caller's to keep, never overwritten);
+//   - for a line that matched a shape (s.shape) with plain strings, the
+//     shape and those strings: the line is the shape's literals with the
+//     strings between them, so only the strings are copied out of the read
+//     buffer, and a session or message id equal to the last one is not
+//     copied at all (a streamed chunk then copies its text alone);
+//   - else a copy of its params.
+//
+// Strings without escapes refer into those kept bytes rather than being
+// copied again, so a plain text chunk costs at most one copy of each of
+// its bytes.
 func (s *chunkScan) build(owned bool) *inbound {
 	in, chunk := s.newChunkBox()
 	n := in.update
-	keep, base := s.b, 0
-	if owned {
-		n.rawLine = keep
-	} else {
-		keep, base = s.keep(s.b[s.paramsSpan.start:s.paramsSpan.end]), s.paramsSpan.start
+	var str func(sp span) string
+	switch {
+	case owned:
+		n.raw, n.rawIsLine = s.b, true
+		str = s.referInto(s.b, 0)
+	case s.shape != nil && s.shapeStringsPlain():
+		n.shape, n.rawShared = s.shape, false
+		s.shape.shared = true
+		str = s.copyOut
+	default:
+		keep, base := s.keep(s.b[s.paramsSpan.start:s.paramsSpan.end]), s.paramsSpan.start
 		n.raw = keep
+		str = s.referInto(keep, base)
 	}
-	str := func(sp span) string {
-		if !sp.plain {
-			var sb strings.Builder
-			appendString(&sb, s.b, sp)
-			return sb.String()
-		}
-		if sp.end == sp.start {
-			return ""
-		}
-		return unsafe.String(&keep[sp.start-base], sp.end-sp.start)
+	chunk.Content.Type = s.ctype
+	if s.hasText {
+		chunk.Content.Text = str(s.text)
 	}
-	chunk.Content.Type, chunk.Content.Text = s.ctype, str(s.text)
 	if s.hasContentMeta {
 		chunk.Content.Meta = copyRaw(s.b, s.contentMeta)
 	}
@@ -214,12 +225,57 @@ func (s *chunkScan) build(owned bool) *inbound {
 	} else {
 		chunk.MessageID = nil
 	}
-	n.SessionID = str(s.sessionID)
+	if s.hasSessionID {
+		n.SessionID = str(s.sessionID)
+	}
 	if s.hasParamsMeta {
 		n.Meta = copyRaw(s.b, s.paramsMeta)
 	}
+	if n.shape != nil {
+		n.shapeStrings = [maxShapeVars]string{shapeSessionID: n.SessionID, shapeText: chunk.Content.Text}
+		if chunk.MessageID != nil {
+			n.shapeStrings[shapeMessageID] = *chunk.MessageID
+		}
+	}
 	in.size = queuedSize(len(s.b), false) // its strings refer into the kept bytes
 	return in
+}
+
+// referInto returns the strings of spans, for a line whose bytes from base
+// on are kept in keep: plain ones refer into keep, others are decoded.
+func (s *chunkScan) referInto(keep []byte, base int) func(sp span) string {
+	return func(sp span) string {
+		if !sp.plain {
+			var sb strings.Builder
+			appendString(&sb, s.b, sp)
+			return sb.String()
+		}
+		if sp.end == sp.start {
+			return ""
+		}
+		return unsafe.String(&keep[sp.start-base], sp.end-sp.start)
+	}
+}
+
+// shapeStringsPlain reports whether every string the shape cut out of the
+// line is plain, so that the decoded strings are the line's bytes and the
+// shape can give the line back.
+func (s *chunkScan) shapeStringsPlain() bool {
+	return (!s.hasSessionID || s.sessionID.plain) && (!s.hasMsgID || s.messageID.plain) &&
+		(!s.hasText || s.text.plain)
+}
+
+// copyOut returns the plain string at sp, copied into the arena; an id the
+// arena copied last is shared instead (see byteArena.intern).
+func (s *chunkScan) copyOut(sp span) string {
+	b := s.b[sp.start:sp.end]
+	switch sp {
+	case s.sessionID:
+		return s.arena.intern(b, 0)
+	case s.messageID:
+		return s.arena.intern(b, 1)
+	}
+	return s.arena.cloneString(b)
 }
 
 // keep returns a copy of b for the notification to keep.

@@ -3,10 +3,12 @@ package acpclient
 import (
 	"bytes"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // checkDecoder decodes line with d and checks the result is what the
@@ -282,5 +284,60 @@ func TestChunkShapeReusesEvictedShapes(t *testing.T) {
 	// boxes at random.)
 	if allocs := testing.AllocsPerRun(200, decode); !raceEnabled && allocs > 3 {
 		t.Errorf("%.1f allocations per line of a new shape, want at most 3 (the evicted shape's memory reused)", allocs)
+	}
+}
+
+// TestShapedChunksCopyOnlyTheirText: a chunk that takes a shape keeps its
+// text and no more of its line (the shape gives RawUpdate the rest back),
+// and shares its session and message ids with the chunk before it, while
+// every chunk keeps its own text after the read buffer is reused.
+func TestShapedChunksCopyOnlyTheirText(t *testing.T) {
+	var d chunkDecoder
+	line := func(i int) []byte {
+		return []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_01JD8X4QW3","update":{"sessionUpdate":"agent_message_chunk","messageId":"msg_01JD8X4QW3","content":{"type":"text","text":"chunk ` +
+			strconv.Itoa(1000+i) + ` "}}}}`)
+	}
+	const n = 4000
+	lines := make([][]byte, n)
+	for i := range lines {
+		lines[i] = line(i)
+	}
+	buf := make([]byte, 0, 256)
+	ins := make([]*inbound, 0, n)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		buf = append(buf[:0], lines[i]...)
+		in := d.decode(buf, false)
+		if in == nil {
+			t.Fatalf("line %d declined", i)
+		}
+		ins = append(ins, in)
+		clear(buf) // the read buffer is reused
+	}
+	runtime.ReadMemStats(&after)
+	// Beyond its box (whose allocation is a little more than its size), a
+	// chunk keeps its 11 bytes of text; keeping its params instead would
+	// add about 150.
+	boxes := float64(unsafe.Sizeof(chunkBox{}))
+	if perLine := float64(after.TotalAlloc-before.TotalAlloc)/n - boxes; !raceEnabled && perLine > 60 {
+		t.Errorf("%.0f bytes allocated per chunk beyond its box, want its text's 11 and little more", perLine)
+	}
+	for i, in := range ins {
+		n := in.update
+		c := n.Update.(*AgentMessageChunk)
+		if want := "chunk " + strconv.Itoa(1000+i) + " "; c.Content.Text != want {
+			t.Fatalf("chunk %d: text %q, want %q", i, c.Content.Text, want)
+		}
+		if raw, want := n.RawUpdate(), line(i)[bytes.Index(line(i), []byte(`{"sessionUpdate"`)):len(line(i))-2]; !bytes.Equal(raw, want) {
+			t.Fatalf("chunk %d: RawUpdate %s, want %s", i, raw, want)
+		}
+		if i > 1 {
+			p := ins[i-1].update
+			if unsafe.StringData(n.SessionID) != unsafe.StringData(p.SessionID) ||
+				unsafe.StringData(*c.MessageID) != unsafe.StringData(*p.Update.(*AgentMessageChunk).MessageID) {
+				t.Fatalf("chunk %d copied the session or message id the chunk before had", i)
+			}
+		}
 	}
 }

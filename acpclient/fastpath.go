@@ -93,5 +93,5 @@ func decodeChunkLineJSON(line []byte, owned bool) *SessionNotification {
 	if !owned {
 		line = bytes.Clone(line)
 	}
-	return &SessionNotification{SessionID: m.Params.SessionID, Meta: m.Params.Meta, Update: update, rawLine: line}
+	return &SessionNotification{SessionID: m.Params.SessionID, Meta: m.Params.Meta, Update: update, raw: line, rawIsLine: true}
 }

@@ -111,7 +111,7 @@ func decodeToolLine(line []byte, owned bool) *SessionNotification {
 	if !owned {
 		line = bytes.Clone(line)
 	}
-	return &SessionNotification{SessionID: m.Params.SessionID, Meta: m.Params.Meta, Update: update, rawLine: line}
+	return &SessionNotification{SessionID: m.Params.SessionID, Meta: m.Params.Meta, Update: update, raw: line, rawIsLine: true}
 }
 
 // toolContent converts decoded content items, refusing any of a type the

@@ -33,48 +33,54 @@ type SessionNotification struct {
 	Update    SessionUpdate
 	Meta      json.RawMessage
 
-	// raw is the notification's params as received, kept so RawUpdate can
-	// return the agent's own bytes without decoding them twice on the hot path.
-	raw     []byte // params
-	rawLine []byte // or the whole line (fast path)
-	// rawShared says decoded strings refer into raw or rawLine, so
-	// RawUpdate hands out a copy: the caller may change what it gets.
+	// raw is the notification's params as received, or its whole line
+	// (rawIsLine), kept so RawUpdate can return the agent's own bytes
+	// without decoding them twice on the hot path.
+	raw       []byte
+	rawIsLine bool
+	// rawShared says decoded strings refer into raw, so RawUpdate hands
+	// out a copy: the caller may change what it gets.
 	rawShared bool
-	rawOnce   sync.Once
-	rawUpd    json.RawMessage
+	// shape is, for a chunk line that matched a shape with plain strings,
+	// that shape: with shapeStrings (by shapeVar) it gives back the line.
+	shape        *chunkShape
+	shapeStrings [maxShapeVars]string
+	rawOnce      sync.Once
+	rawUpd       json.RawMessage
 }
 
 // RawUpdate returns the update object exactly as the agent sent it.
 func (n *SessionNotification) RawUpdate() json.RawMessage {
 	n.rawOnce.Do(func() {
+		raw, inLine, shared := n.raw, n.rawIsLine, n.rawShared
+		if raw == nil && n.shape != nil {
+			raw, inLine, shared = n.shape.line(&n.shapeStrings), true, false // a new copy: nothing shares it
+		}
 		var ok bool
-		switch {
-		case n.raw != nil:
-			n.rawUpd, ok = locateUpdate(n.raw, false)
-		case n.rawLine != nil:
-			n.rawUpd, ok = locateUpdate(n.rawLine, true)
+		if raw != nil {
+			n.rawUpd, ok = locateUpdate(raw, inLine)
 		}
 		if ok {
-			if n.rawShared {
+			if shared {
 				n.rawUpd = bytes.Clone(n.rawUpd)
 			}
 			return
 		}
 		switch {
-		case n.raw != nil:
+		case raw != nil && !inLine:
 			var p struct {
 				Update json.RawMessage `json:"update"`
 			}
-			if json.Unmarshal(n.raw, &p) == nil {
+			if json.Unmarshal(raw, &p) == nil {
 				n.rawUpd = p.Update
 			}
-		case n.rawLine != nil:
+		case raw != nil:
 			var l struct {
 				Params struct {
 					Update json.RawMessage `json:"update"`
 				} `json:"params"`
 			}
-			if json.Unmarshal(n.rawLine, &l) == nil {
+			if json.Unmarshal(raw, &l) == nil {
 				n.rawUpd = l.Params.Update
 			}
 		default:
@@ -433,7 +439,7 @@ func decodeVariant(raw []byte, u SessionUpdate) error {
 // sharing only the strings and byte slices, which the Conn never reuses.
 func (n *SessionNotification) Clone() *SessionNotification {
 	c := &SessionNotification{SessionID: n.SessionID, Update: n.Update, Meta: n.Meta,
-		raw: n.raw, rawLine: n.rawLine, rawShared: n.rawShared}
+		raw: n.raw, rawIsLine: n.rawIsLine, rawShared: n.rawShared, shape: n.shape, shapeStrings: n.shapeStrings}
 	switch u := n.Update.(type) {
 	case *AgentMessageChunk:
 		v := *u
