@@ -5,83 +5,113 @@ import (
 	"unsafe"
 )
 
-// chunkBoxes keeps the boxes of chunks a SessionUpdateBatcher has been
-// given, for the next chunks of the connection: a box is half a kilobyte
-// (most of it the ContentBlock), and allocating one per streamed chunk was
-// most of a flood's allocation and so of its collection cost. The batcher
-// keeps no message-chunk notification past its call (see
-// SessionUpdateBatcher); SessionUpdate's notifications are never reused.
+// boxPool keeps the boxes of delivered messages for the next messages of
+// the connection. Two kinds of box are kept, each in a pool of its own:
+//
+//   - chunkBoxes: the boxes of chunks a SessionUpdateBatcher has been
+//     given. A box is half a kilobyte (most of it the ContentBlock), and
+//     allocating one per streamed chunk was most of a flood's allocation
+//     and so of its collection cost. The batcher keeps no message-chunk
+//     notification past its call (see SessionUpdateBatcher);
+//     SessionUpdate's notifications are never reused.
+//   - deltaBoxes: the entries of text deltas (deltaEntry), which no
+//     client ever holds (a TextDeltaHandler gets copies), so they are
+//     reused once handed on, and emptying one clears only what the decoder
+//     wrote.
 //
 // Boxes go back in runs: the dispatcher gives a delivered run's boxes back
 // together (putRun), and the read goroutine takes a whole given-back run
 // when it has used the one it took before (get), so each side pays for a
-// pool operation per run, not per chunk. The pools empty themselves over
+// pool operation per run, not per box. The pools empty themselves over
 // garbage collections, and the read goroutine puts back what it took
 // before it may wait on the agent (release), so an idle connection holds
 // no boxes.
-type chunkBoxes struct {
-	taken []*chunkBox // the read goroutine's: emptied boxes to fill next
-	full  sync.Pool   // *[]*chunkBox: runs of emptied boxes
-	empty sync.Pool   // *[]*chunkBox: emptied runs, to fill with boxes again
+type boxPool[B any] struct {
+	kind  boxKind   // the inbound entries whose boxes these are
+	taken []*B      // the read goroutine's: emptied boxes to fill next
+	full  sync.Pool // *[]*B: runs of emptied boxes
+	empty sync.Pool // *[]*B: emptied runs, to fill with boxes again
 }
 
+// boxKind says which pool's box an inbound entry is the first field of.
+type boxKind uint8
+
+const (
+	notBoxed boxKind = iota
+	inChunkBox
+	inDeltaEntry
+)
+
+type (
+	chunkBoxes = boxPool[chunkBox]
+	deltaBoxes = boxPool[deltaEntry]
+)
+
 // get returns an empty box: one given back, or a new one. It runs on the
-// read goroutine; b may be nil (a scan without a decoder).
-func (b *chunkBoxes) get() *chunkBox {
-	if b == nil {
-		return new(chunkBox)
+// read goroutine; p may be nil (a scan without a decoder).
+func (p *boxPool[B]) get() *B {
+	if p == nil {
+		return new(B)
 	}
-	if len(b.taken) == 0 {
-		if run, ok := b.full.Get().(*[]*chunkBox); ok {
-			b.taken, *run = *run, b.taken
-			b.empty.Put(run)
+	if len(p.taken) == 0 {
+		if run, ok := p.full.Get().(*[]*B); ok {
+			p.taken, *run = *run, p.taken
+			p.empty.Put(run)
 		}
 	}
-	n := len(b.taken)
+	n := len(p.taken)
 	if n == 0 {
-		return new(chunkBox)
+		return new(B)
 	}
-	box := b.taken[n-1]
-	b.taken[n-1] = nil
-	b.taken = b.taken[:n-1]
+	box := p.taken[n-1]
+	p.taken[n-1] = nil
+	p.taken = p.taken[:n-1]
 	return box
 }
 
 // release puts the boxes the read goroutine took and has not used back in
 // the pool, where a collection can reach them, before it waits.
-func (b *chunkBoxes) release() {
-	if b == nil || len(b.taken) == 0 {
+func (p *boxPool[B]) release() {
+	if p == nil || len(p.taken) == 0 {
 		return
 	}
-	run := b.emptyRun()
-	b.taken, *run = *run, b.taken
-	b.full.Put(run)
+	run := p.emptyRun()
+	p.taken, *run = *run, p.taken
+	p.full.Put(run)
 }
 
 // emptyRun returns a run to put boxes in.
-func (b *chunkBoxes) emptyRun() *[]*chunkBox {
-	if run, ok := b.empty.Get().(*[]*chunkBox); ok {
+func (p *boxPool[B]) emptyRun() *[]*B {
+	if run, ok := p.empty.Get().(*[]*B); ok {
 		return run
 	}
-	return new([]*chunkBox)
+	return new([]*B)
 }
 
-// putRun empties the boxes among a delivered run's entries and keeps them
-// for reuse. Emptying here, on the dispatch goroutine, takes the work off
-// the read goroutine, and a kept box refers to nothing. The entry is its
-// box's first field, so its address is the box's.
-func (b *chunkBoxes) putRun(entries []*inbound) {
-	run := b.emptyRun()
+// putRun empties the boxes of this pool's kind among a delivered run's
+// entries and keeps them for reuse, with empty. Emptying here, on the
+// dispatch goroutine, takes the work off the read goroutine, and a kept
+// box refers to nothing. The entry is its box's first field, so its
+// address is the box's.
+func (p *boxPool[B]) putRun(entries []*inbound, empty func(*B)) {
+	run := p.emptyRun()
 	for _, m := range entries {
-		if m.boxed {
-			box := (*chunkBox)(unsafe.Pointer(m))
-			*box = chunkBox{}
+		if m.boxed == p.kind {
+			box := (*B)(unsafe.Pointer(m))
+			empty(box)
 			*run = append(*run, box)
 		}
 	}
 	if len(*run) == 0 {
-		b.empty.Put(run)
+		p.empty.Put(run)
 		return
 	}
-	b.full.Put(run)
+	p.full.Put(run)
 }
+
+// emptyChunkBox clears a chunk box: all of it, since the client may have
+// written anywhere in the notification it was given.
+func emptyChunkBox(b *chunkBox) { *b = chunkBox{} }
+
+// emptyDeltaEntry clears a delta entry: only the decoder wrote to it.
+func emptyDeltaEntry(e *deltaEntry) { *e = deltaEntry{} }

@@ -16,18 +16,28 @@ type chunkDecoder struct {
 	// it; the dispatcher reads it only for entries queued after that,
 	// which the queue's lock orders after the write.
 	boxes *chunkBoxes
+	// lean says the Client takes text deltas (TextDeltaHandler): chunk
+	// lines that are one become a deltaEntry from slab, not a notification.
+	lean   bool
+	deltas *deltaBoxes // made with the first delta, as boxes is
 }
 
-// giveBack keeps the boxes of a run delivered to a SessionUpdateBatcher
-// for the next chunks. It runs on the dispatch goroutine and reads boxes
-// only once it has seen a boxed entry, which was queued after boxes was
-// made.
+// giveBack keeps the boxes of a delivered run for the next messages: chunk
+// boxes a SessionUpdateBatcher was given and the entries of text deltas
+// (see boxPool). It runs on the dispatch goroutine and reads a pool only
+// once it has seen an entry boxed there, which was queued after the pool
+// was made.
 func (d *chunkDecoder) giveBack(run []*inbound) {
-	for i, m := range run {
-		if m.boxed {
-			d.boxes.putRun(run[i:])
-			return
-		}
+	var chunks, deltas bool
+	for _, m := range run {
+		chunks = chunks || m.boxed == inChunkBox
+		deltas = deltas || m.boxed == inDeltaEntry
+	}
+	if chunks {
+		d.boxes.putRun(run, emptyChunkBox)
+	}
+	if deltas {
+		d.deltas.putRun(run, emptyDeltaEntry)
 	}
 }
 
@@ -38,20 +48,22 @@ const chunkShapes = 4
 // decode is decodeChunkInbound with the decoder's shapes and slabs.
 func (d *chunkDecoder) decode(line []byte, owned bool) *inbound {
 	if d.boxes == nil {
-		d.boxes = new(chunkBoxes)
+		d.boxes = &chunkBoxes{kind: inChunkBox}
 	}
 	s := chunkScan{b: line, arena: &d.arena, boxes: d.boxes}
 	for k := range chunkShapes {
 		j := (d.last + k) % chunkShapes
 		if sh := d.shapes[j]; sh != nil && sh.match(&s) {
 			d.last = j
+			if d.lean && s.leanDelta() {
+				return s.buildDelta(d)
+			}
 			s.shape = sh
 			return s.build(owned)
 		}
 	}
 	s = chunkScan{b: line, arena: &d.arena, boxes: d.boxes}
-	in, res := s.scan(owned)
-	switch res {
+	switch s.scanLine() {
 	case chunkScanOK:
 		// Replace the shape tried last (the others matched more recently),
 		// reusing its memory unless a notification refers to it: lines that
@@ -64,7 +76,10 @@ func (d *chunkDecoder) decode(line []byte, owned bool) *inbound {
 		if sh := newChunkShape(&s, reuse); sh != nil {
 			d.shapes[j], d.last = sh, j
 		}
-		return in
+		if d.lean && s.leanDelta() {
+			return s.buildDelta(d)
+		}
+		return s.build(owned)
 	case chunkScanFallback:
 		return chunkFallback(line, owned)
 	}

@@ -133,18 +133,27 @@ func scanChunkInbound(line []byte, owned bool) (*inbound, chunkScanResult) {
 
 // scan is scanChunkInbound on the line s holds.
 func (s *chunkScan) scan(owned bool) (*inbound, chunkScanResult) {
+	if res := s.scanLine(); res != chunkScanOK {
+		return nil, res
+	}
+	return s.build(owned), chunkScanOK
+}
+
+// scanLine walks the line s holds, says what it is, and for a plain chunk
+// line leaves what it extracted in s.
+func (s *chunkScan) scanLine() chunkScanResult {
 	s.ws()
 	if !s.envelope() {
-		return nil, chunkScanDecline
+		return chunkScanDecline
 	}
 	s.ws()
 	if s.i != len(s.b) {
-		return nil, chunkScanDecline
+		return chunkScanDecline
 	}
 	if s.fallback {
-		return nil, chunkScanFallback
+		return chunkScanFallback
 	}
-	return s.build(owned), chunkScanOK
+	return chunkScanOK
 }
 
 // chunkBox is everything a decoded chunk line needs besides its bytes, in
@@ -173,7 +182,7 @@ func (s *chunkScan) newChunkBox() (*inbound, *ContentChunk) {
 		u = (*UserMessageChunk)(&b.u)
 	}
 	b.n.Update, b.n.rawShared = u, true
-	b.in.method, b.in.update, b.in.boxed = methodSessionUpdate, &b.n, true
+	b.in.method, b.in.update, b.in.boxed = methodSessionUpdate, &b.n, inChunkBox
 	b.u.MessageID = &b.id
 	return &b.in, &b.u.ContentChunk
 }

@@ -220,7 +220,7 @@ func BenchmarkChunkShape(b *testing.B) {
 					b.Fatal("declined")
 				}
 				if run = append(run, in); len(run) == maxUpdateRun {
-					d.boxes.putRun(run)
+					d.boxes.putRun(run, emptyChunkBox)
 					run = run[:0]
 				}
 			}

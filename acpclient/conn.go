@@ -114,6 +114,7 @@ func NewConn(rwc io.ReadWriteCloser, client Client, opts *ConnOptions) *Conn {
 	}
 	c.queue = newQueue(c.opts.MaxQueuedBytes, c.opts.Budget)
 	c.queue.onWait = c.lines.park // only the read loop pushes what may wait
+	_, c.chunks.lean = client.(TextDeltaHandler)
 	go c.readLoop()
 	go func() {
 		c.dispatchLoop()

@@ -117,18 +117,19 @@ func (c *Conn) dispatchLoop() {
 	defer c.files.wait()
 	ctx := context.WithValue(c.ctx, dispatchKey{}, true)
 	batcher, _ := c.client.(SessionUpdateBatcher)
+	deltas, _ := c.client.(TextDeltaHandler)
 	var run []*inbound
-	var updates []*SessionNotification
+	var d updateDelivery
 	for {
 		var ok bool
 		if run, ok = c.queue.popRun(run[:0], maxUpdateRun); !ok {
 			return
 		}
 		switch m := run[0]; {
-		case len(run) > 1 && batcher != nil:
-			updates = c.deliverRun(ctx, batcher, run, updates[:0])
+		case m.isUpdate() && (deltas != nil || (len(run) > 1 && batcher != nil)):
+			c.deliverUpdates(ctx, batcher, deltas, run, &d)
 			c.queue.doneRun(run)
-			c.chunks.giveBack(run) // the batcher keeps no chunk past the call
+			c.chunks.giveBack(run) // after doneRun, which reads the entries
 			clear(run)
 			continue
 		case isFileCall(m):
@@ -148,6 +149,55 @@ func (c *Conn) dispatchLoop() {
 // maxUpdateRun bounds a run of notifications delivered in one call, so the
 // bytes of a run are given back to the queue's budget soon.
 const maxUpdateRun = 64
+
+// updateDelivery is the dispatcher's scratch for handing runs on.
+type updateDelivery struct {
+	ns []*SessionNotification
+	ds []TextDelta
+}
+
+// deliverUpdates hands a run of session/update notifications and text
+// deltas to the Client in the agent's order: each stretch of deltas in one
+// TextDeltas call, each stretch of notifications in one SessionUpdates
+// call when there is a batcher and more than one, else one by one. What
+// it leaves boxed is the Conn's again once it returns (giveBack).
+func (c *Conn) deliverUpdates(ctx context.Context, batcher SessionUpdateBatcher, deltas TextDeltaHandler, run []*inbound, d *updateDelivery) {
+	for len(run) > 0 {
+		n, lean := 1, run[0].delta != nil
+		for n < len(run) && (run[n].delta != nil) == lean {
+			n++
+		}
+		switch part := run[:n]; {
+		case lean: // TextDeltas gets copies: the entries are reused
+			d.ds = c.deliverDeltas(ctx, deltas, part, d.ds[:0])
+		case n > 1 && batcher != nil: // the batcher keeps no chunk past the call: reused
+			d.ns = c.deliverRun(ctx, batcher, part, d.ns[:0])
+		default:
+			for _, m := range part {
+				m.boxed = notBoxed // SessionUpdate may keep what it is given
+				c.deliver(ctx, m)
+			}
+		}
+		run = run[n:]
+	}
+}
+
+// deliverDeltas hands a run of text deltas to the Client in one call,
+// turning a panic in it into a log entry as deliver does. It returns buf
+// for reuse.
+func (c *Conn) deliverDeltas(ctx context.Context, h TextDeltaHandler, run []*inbound, buf []TextDelta) []TextDelta {
+	for _, m := range run {
+		buf = append(buf, *m.delta)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			c.logger.Error("acpclient: client method panicked", "method", methodSessionUpdate, "panic", p, "run", len(run))
+		}
+	}()
+	h.TextDeltas(ctx, buf)
+	clear(buf)
+	return buf
+}
 
 // deliverRun hands a run of session/update notifications to the Client in
 // one call, turning a panic in it into a log entry as deliver does. It
@@ -206,6 +256,10 @@ func (c *Conn) deliver(ctx context.Context, m *inbound) {
 func (c *Conn) deliverNotification(ctx context.Context, m *inbound) {
 	switch m.method {
 	case methodSessionUpdate:
+		if m.delta != nil { // only a TextDeltaHandler's are queued, and they go to it
+			c.client.SessionUpdate(ctx, m.delta.Notification())
+			return
+		}
 		c.client.SessionUpdate(ctx, m.update)
 	case "elicitation/complete":
 		if h, ok := c.client.(Elicitations); ok {

@@ -50,7 +50,16 @@
 // input that may not come. After a batch had to wait for room (the host is
 // behind) messages go one at a time for a while: a batch held back is
 // memory the budgets do not yet count. The chunks' boxes (one allocation each) come
-// back from a batcher in runs and are refilled.
+// back from a batcher in runs and are refilled. A chunk line that keeps the
+// shape of the one before keeps only its strings: the shape gives
+// RawUpdate the line back.
+//
+// A Client that only wants the text of streamed chunks implements
+// TextDeltaHandler: a chunk that is plain text and nothing else then
+// reaches it as a TextDelta of four strings instead of a notification of
+// over half a kilobyte, whose entry the Conn reuses at once. The bridge
+// package takes its deltas this way; on the flood benchmark it cut the
+// host's CPU per chunk by about a tenth.
 //
 // Robustness. A line that is not JSON, is truncated, is not a JSON-RPC
 // message or answers nobody costs that one line: it is reported through

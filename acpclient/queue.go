@@ -12,12 +12,13 @@ type inbound struct {
 	id     json.RawMessage // nil for a notification
 	params json.RawMessage
 	update *SessionNotification // session/update, already decoded
+	delta  *TextDelta           // or a text delta, for a TextDeltaHandler
 	size   int
 	req    *inboundRequest // requests only
 	settle func()          // a response marker: run in stream order
 	reject *Error          // a malformed request: answered with this
 	seq    uint64          // its place in the stream, from 1
-	boxed  bool            // it lives in a chunkBox: reusable once delivered in a run
+	boxed  boxKind         // it lives in a box (chunkBox, deltaEntry): reusable once delivered in a run
 }
 
 // queuedOverhead is what a queued message holds besides its line's bytes:
@@ -208,7 +209,9 @@ func (q *queue) popRun(buf []*inbound, max int) ([]*inbound, bool) {
 }
 
 // isUpdate reports whether m is a decoded session/update notification.
-func (m *inbound) isUpdate() bool { return m.update != nil && m.req == nil && m.settle == nil }
+func (m *inbound) isUpdate() bool {
+	return (m.update != nil || m.delta != nil) && m.req == nil && m.settle == nil
+}
 
 // doneRun records that a run from popRun has been handled: done for each
 // message, under one lock.

@@ -30,6 +30,7 @@ func (c *Conn) readLoop() {
 		if !c.lines.lineBuffered() { // the next read may wait on the agent
 			c.flushBatch()
 			c.chunks.boxes.release()
+			c.chunks.deltas.release()
 		}
 	}
 }

@@ -115,6 +115,9 @@ type Bridge struct {
 
 	startMu sync.Mutex // serialises process starts
 	routeMu sync.Mutex // orders update delivery against session registration
+	// deltaScratch is routeRun's, under routeMu: the deltas of a run of
+	// notifications, for emitDeltas.
+	deltaScratch []acpclient.TextDelta
 
 	mu       sync.Mutex
 	conn     *acpclient.Conn
@@ -449,6 +452,15 @@ func (c *agentClient) SessionUpdates(ctx context.Context, ns []*acpclient.Sessio
 	b.routeMu.Lock()
 	defer b.routeMu.Unlock()
 	b.routeRun(ns, b.clock.Now())
+}
+
+// TextDeltas delivers a run of text deltas that arrived back to back as
+// SessionUpdates does, reading the clock once for the run (routeDeltas).
+func (c *agentClient) TextDeltas(ctx context.Context, ds []acpclient.TextDelta) {
+	b := c.b
+	b.routeMu.Lock()
+	defer b.routeMu.Unlock()
+	b.routeDeltas(ds, b.clock.Now())
 }
 
 // route hands an update received at now to its session, or holds it until

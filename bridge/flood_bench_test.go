@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,7 +76,11 @@ func floodHostOnce(b *testing.B, agent floodagent.Agent) floodRun {
 	ctx := context.Background()
 	h := NewHost(nil)
 	turnEnded := make(chan struct{})
+	// The consumer keeps the text to check it, in a buffer grown once: a
+	// buffer doubling under the flood would fault in fresh pages (and add
+	// collections) on the consumer's side, which is not the Host's cost.
 	var text bytes.Buffer
+	text.Grow(len(floodText()))
 	go func() {
 		for ev := range h.Events() {
 			switch ev.Kind {
@@ -110,14 +115,19 @@ func floodHostOnce(b *testing.B, agent floodagent.Agent) floodRun {
 // checkFloodText checks the text of a flood is every chunk, in order.
 func checkFloodText(b *testing.B, text []byte) {
 	b.Helper()
-	var want bytes.Buffer
-	for i := range hostFloodChunks {
-		fmt.Fprintf(&want, "chunk %d ", i)
-	}
-	if !bytes.Equal(text, want.Bytes()) {
-		b.Fatalf("flood delivered %d bytes of text, want %d in order: chunks lost or reordered", len(text), want.Len())
+	if want := floodText(); !bytes.Equal(text, want) {
+		b.Fatalf("flood delivered %d bytes of text, want %d in order: chunks lost or reordered", len(text), len(want))
 	}
 }
+
+// floodText is the text of a whole flood, every chunk in order.
+var floodText = sync.OnceValue(func() []byte {
+	var want []byte
+	for i := range hostFloodChunks {
+		want = fmt.Appendf(want, "chunk %d ", i)
+	}
+	return want
+})
 
 // floodPipeOnce is the floor: the same agent flooding one prompt, read by
 // a sink that counts newlines until the prompt's answer.

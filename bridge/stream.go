@@ -83,10 +83,10 @@ func (q *eventQueue) pushPtr(ev *Event) bool {
 	return false
 }
 
-// pushDeltas pushes the text deltas ns (see deltaOf) as events that are
-// tmpl but for their kind, text and message id, under one lock for the
-// whole run; tmpl is not kept. It reports false when the queue is closed.
-func (q *eventQueue) pushDeltas(tmpl *Event, ns []*acpclient.SessionNotification) bool {
+// pushDeltas pushes the text deltas ds as events that are tmpl but for
+// their kind, text and message id, under one lock for the whole run; tmpl
+// is not kept. It reports false when the queue is closed.
+func (q *eventQueue) pushDeltas(tmpl *Event, ds []acpclient.TextDelta) bool {
 	ev := *tmpl // a local: filling it in needs no write barriers
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -96,12 +96,9 @@ func (q *eventQueue) pushDeltas(tmpl *Event, ns []*acpclient.SessionNotification
 	// without mergeTarget's comparisons.
 	var into *Event
 	i := 0
-	for i < len(ns) && !q.closed {
-		kind, c, _ := deltaOf(ns[i])
-		ev.Kind, ev.Text, ev.MessageID = kind, c.Content.Text, ""
-		if c.MessageID != nil {
-			ev.MessageID = *c.MessageID
-		}
+	for i < len(ds) && !q.closed {
+		d := &ds[i]
+		ev.Kind, ev.Text, ev.MessageID = deltaKind(d.Kind), d.Text, d.MessageID
 		if into != nil && into.Kind == ev.Kind && into.MessageID == ev.MessageID && q.mergeIntoLocked(into, &ev) {
 			i++
 			continue
@@ -124,7 +121,7 @@ func (q *eventQueue) pushDeltas(tmpl *Event, ns []*acpclient.SessionNotification
 	if !woken {
 		q.changed.Broadcast()
 	}
-	return i == len(ns)
+	return i == len(ds)
 }
 
 // admitLocked merges ev into the newest waiting event or appends it, as

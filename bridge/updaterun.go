@@ -14,9 +14,9 @@ import (
 func (b *Bridge) routeRun(ns []*acpclient.SessionNotification, now time.Time) {
 	for i := 0; i < len(ns); {
 		j := i + 1
-		if _, _, ok := deltaOf(ns[i]); ok {
+		if _, ok := deltaOf(ns[i]); ok {
 			for j < len(ns) && ns[j].SessionID == ns[i].SessionID {
-				if _, _, ok := deltaOf(ns[j]); !ok {
+				if _, ok := deltaOf(ns[j]); !ok {
 					break
 				}
 				j++
@@ -25,7 +25,14 @@ func (b *Bridge) routeRun(ns []*acpclient.SessionNotification, now time.Time) {
 		if j-i == 1 {
 			b.route(ns[i], now)
 		} else if s := b.session(ns[i].SessionID); s != nil {
-			s.emitDeltas(ns[i:j], now)
+			ds := b.deltaScratch[:0]
+			for _, n := range ns[i:j] {
+				d, _ := deltaOf(n)
+				ds = append(ds, d)
+			}
+			s.emitDeltas(ds, now)
+			clear(ds)
+			b.deltaScratch = ds
 		} else {
 			for _, n := range ns[i:j] {
 				b.route(n, now) // held until the session is known
@@ -35,32 +42,73 @@ func (b *Bridge) routeRun(ns []*acpclient.SessionNotification, now time.Time) {
 	}
 }
 
-// deltaOf returns the event kind and the chunk of a text delta (a text
-// chunk of the agent's message, its thoughts or a user message), the
-// updates emitDeltas takes; ok is false for any other update.
-func deltaOf(n *acpclient.SessionNotification) (kind Kind, c *acpclient.ContentChunk, ok bool) {
+// routeDeltas hands a run of text deltas received at now to their
+// sessions, in the agent's order, as routeRun does. A delta for a session
+// not known yet is held as the notification it stands for. Called with
+// routeMu held.
+func (b *Bridge) routeDeltas(ds []acpclient.TextDelta, now time.Time) {
+	for i := 0; i < len(ds); {
+		j := i + 1
+		for j < len(ds) && ds[j].SessionID == ds[i].SessionID {
+			j++
+		}
+		if s := b.session(ds[i].SessionID); s != nil {
+			s.emitDeltas(ds[i:j], now)
+		} else {
+			for k := i; k < j; k++ {
+				b.route(ds[k].Notification(), now) // held until the session is known
+			}
+		}
+		i = j
+	}
+}
+
+// deltaOf returns a text delta (a text chunk of the agent's message, its
+// thoughts or a user message) as the TextDelta it is, for emitDeltas; ok is
+// false for any other update. A chunk's _meta is not carried, as no
+// delta event carries it.
+func deltaOf(n *acpclient.SessionNotification) (d acpclient.TextDelta, ok bool) {
+	var c *acpclient.ContentChunk
 	switch u := n.Update.(type) {
 	case *acpclient.AgentMessageChunk:
-		kind, c = KindText, &u.ContentChunk
+		d.Kind, c = acpclient.UpdateAgentMessageChunk, &u.ContentChunk
 	case *acpclient.AgentThoughtChunk:
-		kind, c = KindThinking, &u.ContentChunk
+		d.Kind, c = acpclient.UpdateAgentThoughtChunk, &u.ContentChunk
 	case *acpclient.UserMessageChunk:
-		kind, c = KindUserText, &u.ContentChunk
+		d.Kind, c = acpclient.UpdateUserMessageChunk, &u.ContentChunk
 	default:
-		return "", nil, false
+		return d, false
 	}
-	return kind, c, c.Content.Type == acpclient.ContentText
+	if c.Content.Type != acpclient.ContentText {
+		return d, false
+	}
+	d.SessionID, d.Text = n.SessionID, c.Content.Text
+	if c.MessageID != nil {
+		d.MessageID, d.HasMessageID = *c.MessageID, true
+	}
+	return d, true
+}
+
+// deltaKind is the event kind of a text delta of the given update kind.
+func deltaKind(updateKind string) Kind {
+	switch updateKind {
+	case acpclient.UpdateAgentThoughtChunk:
+		return KindThinking
+	case acpclient.UpdateUserMessageChunk:
+		return KindUserText
+	}
+	return KindText
 }
 
 // emitDeltas reports text deltas of this session received at now, as
 // emitChunk and emitFromAgentAt would one by one: the session's state is
 // read once for all of them, which is what one by one would see too, since
 // no other message of the agent comes between them.
-func (s *Session) emitDeltas(ns []*acpclient.SessionNotification, now time.Time) {
+func (s *Session) emitDeltas(ds []acpclient.TextDelta, now time.Time) {
 	tmpl := Event{Time: now}
 	s.mu.Lock()
 	if s.replaying && s.skipReplay { // deltas are all history
-		s.replaySkipped += len(ns)
+		s.replaySkipped += len(ds)
 		s.mu.Unlock()
 		return
 	}
@@ -71,8 +119,8 @@ func (s *Session) emitDeltas(ns []*acpclient.SessionNotification, now time.Time)
 	}
 	if s.turn != nil {
 		s.turn.watchdog.kick(now)
-		for _, n := range ns {
-			if kind, _, _ := deltaOf(n); isOutput(kind) {
+		for i := range ds {
+			if isOutput(deltaKind(ds[i].Kind)) {
 				s.turn.emitted = true
 				break
 			}
@@ -83,5 +131,5 @@ func (s *Session) emitDeltas(ns []*acpclient.SessionNotification, now time.Time)
 	if tmpl.Turn == 0 {
 		tmpl.Turn = s.curTurn.Load()
 	}
-	s.b.host.events.queue.pushDeltas(&tmpl, ns)
+	s.b.host.events.queue.pushDeltas(&tmpl, ds)
 }

@@ -194,16 +194,15 @@ func TestPushDeltasMergesAsPushDoes(t *testing.T) {
 	for _, q := range []*eventQueue{oneByOne, together} {
 		q.push(Event{Kind: KindText, Key: "other", Text: "o"}) // waiting, of another session
 	}
+	var ds []acpclient.TextDelta
 	for _, n := range run {
-		kind, c, _ := deltaOf(n)
+		d, _ := deltaOf(n)
+		ds = append(ds, d)
 		ev := tmpl
-		ev.Kind, ev.Text = kind, c.Content.Text
-		if c.MessageID != nil {
-			ev.MessageID = *c.MessageID
-		}
+		ev.Kind, ev.Text, ev.MessageID = deltaKind(d.Kind), d.Text, d.MessageID
 		oneByOne.push(ev)
 	}
-	if !together.pushDeltas(&tmpl, run) {
+	if !together.pushDeltas(&tmpl, ds) {
 		t.Fatal("pushDeltas reported a closed queue")
 	}
 	want, got := events(oneByOne), events(together)
