@@ -3,6 +3,7 @@ package acpclient
 import (
 	"bytes"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -27,6 +28,11 @@ func checkDecoder(t *testing.T, d *chunkDecoder, line []byte) (shaped bool) {
 	switch {
 	case (got == nil) != (want == nil):
 		t.Fatalf("line %q: decoder gave %v, full scan %v (shape matched: %v)", line, got != nil, want != nil, shaped)
+	case got != nil && got.delta != nil:
+		n := got.delta.Notification()
+		if n.SessionID != want.update.SessionID || want.update.Meta != nil || !reflect.DeepEqual(n.Update, want.update.Update) {
+			t.Fatalf("line %q: delta %+v, full scan %+v %#v", line, *got.delta, want.update, want.update.Update)
+		}
 	case got != nil:
 		sameNotification(t, line, got.update, want.update)
 		if got.size != want.size {
@@ -105,10 +111,12 @@ func TestChunkShapeRandomLines(t *testing.T) {
 		n = 4000
 	}
 	var d chunkDecoder
+	lean := chunkDecoder{lean: true}
 	shaped := 0
 	for range n {
 		line := randomChunkLine(rng)
 		checkDecoder(t, &d, line)
+		checkDecoder(t, &lean, line)
 		// The same line with one of its strings changed, as the next chunk
 		// of a stream would be.
 		for _, w := range []string{`"x"`, `"hello world"`, `"msg_1"`} {
@@ -118,6 +126,7 @@ func TestChunkShapeRandomLines(t *testing.T) {
 				if checkDecoder(t, &d, v) {
 					shaped++
 				}
+				checkDecoder(t, &lean, v)
 			}
 		}
 	}
@@ -167,15 +176,17 @@ func FuzzChunkShape(f *testing.F) {
 	f.Add([]byte(chunkLineJSON("s", "x")), []byte(`x"},"messageId":"m`))
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"T"},"messageId":null}}}`), []byte(`\ud83d`))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
-		var d chunkDecoder
-		checkDecoder(t, &d, a)
-		checkDecoder(t, &d, b)
-		for _, tmpl := range []string{
-			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"%"},"messageId":"%"}}}`,
-			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"%"}}}}`,
-		} {
-			checkDecoder(t, &d, []byte(strings.ReplaceAll(tmpl, "%", "a")))
-			checkDecoder(t, &d, []byte(strings.ReplaceAll(tmpl, "%", string(b))))
+		for _, lean := range []bool{false, true} {
+			d := chunkDecoder{lean: lean}
+			checkDecoder(t, &d, a)
+			checkDecoder(t, &d, b)
+			for _, tmpl := range []string{
+				`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"%"},"messageId":"%"}}}`,
+				`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"%"}}}}`,
+			} {
+				checkDecoder(t, &d, []byte(strings.ReplaceAll(tmpl, "%", "a")))
+				checkDecoder(t, &d, []byte(strings.ReplaceAll(tmpl, "%", string(b))))
+			}
 		}
 	})
 }
