@@ -159,30 +159,46 @@ func waitUntil(t *testing.T, cond func() bool) {
 
 // Before the read goroutine waits on a quiet agent, it puts the boxes it
 // took and did not use back where a collection reaches them: a connection
-// that streamed and went idle keeps none of its own.
-func TestChunkBoxesReleasedBeforeWaiting(t *testing.T) {
+// that streamed and went idle keeps none of its own. So it does with the
+// entries of text deltas, for a client that takes those.
+func TestBoxesReleasedBeforeWaiting(t *testing.T) {
+	t.Run("chunk boxes", func(t *testing.T) {
+		client := &orderClient{}
+		wait := func(t *testing.T, n int) { client.waitLog(t, n) }
+		checkReleasedBeforeWaiting(t, client, wait, func(c *Conn) int { return len(c.chunks.boxes.taken) })
+	})
+	t.Run("delta entries", func(t *testing.T) {
+		client := newDeltaClient()
+		wait := func(t *testing.T, n int) { client.wait(t, n) }
+		checkReleasedBeforeWaiting(t, client, wait, func(c *Conn) int { return len(c.chunks.deltas.taken) })
+	})
+}
+
+// checkReleasedBeforeWaiting streams chunks to client, waits (wait) until
+// they are delivered, and checks that held, read on the read goroutine
+// while it waits on the agent, is zero.
+func checkReleasedBeforeWaiting(t *testing.T, client Client, wait func(*testing.T, int), held func(*Conn) int) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // a collection empties the pools
 	var lines strings.Builder
 	for i := range 300 {
 		lines.WriteString(chunkLineJSON("s", fmt.Sprint("t", i)) + "\n")
 	}
-	held := make(chan int, 1)
+	holding := make(chan int, 1)
 	var c *Conn
-	client := &orderClient{}
 	pr, pw := io.Pipe()
 	c = NewConn(pipeStream{Reader: pr, Writer: io.Discard, closer: pr}, client, &ConnOptions{
-		OnBadLine: func(BadLine) { held <- len(c.chunks.boxes.taken) }, // on the read goroutine
+		OnBadLine: func(BadLine) { holding <- held(c) }, // on the read goroutine
 	})
 	defer func() {
 		pw.Close()
 		<-c.Done()
 	}()
 	pw.Write([]byte(lines.String()))
-	client.waitLog(t, 300) // the boxes are given back
+	wait(t, 300) // the boxes are given back
 	pw.Write([]byte(chunkLineJSON("s", "one more") + "\n"))
-	client.waitLog(t, 301)
+	wait(t, 301)
 	pw.Write([]byte("junk\n"))
-	if n := <-held; n != 0 {
+	if n := <-holding; n != 0 {
 		t.Fatalf("waiting for the agent, the read goroutine held %d boxes", n)
 	}
 }

@@ -78,20 +78,26 @@ func decodeChunkLineJSON(line []byte, owned bool) *SessionNotification {
 		m.Error != nil || !knownContentType(u.Content.Type) {
 		return nil
 	}
-	c := ContentChunk{Content: ContentBlock(u.Content), MessageID: u.MessageID, Meta: u.Meta}
-	var update SessionUpdate
-	switch u.SessionUpdate {
-	case UpdateAgentMessageChunk:
-		update = &AgentMessageChunk{c}
-	case UpdateAgentThoughtChunk:
-		update = &AgentThoughtChunk{c}
-	case UpdateUserMessageChunk:
-		update = &UserMessageChunk{c}
-	default:
+	update := chunkUpdate(u.SessionUpdate, ContentChunk{Content: ContentBlock(u.Content), MessageID: u.MessageID, Meta: u.Meta})
+	if update == nil {
 		return nil
 	}
 	if !owned {
 		line = bytes.Clone(line)
 	}
 	return &SessionNotification{SessionID: m.Params.SessionID, Meta: m.Params.Meta, Update: update, raw: line, rawIsLine: true}
+}
+
+// chunkUpdate returns the message-chunk update of the given kind holding
+// c, or nil for a kind that is not a message chunk.
+func chunkUpdate(kind string, c ContentChunk) SessionUpdate {
+	switch kind {
+	case UpdateAgentMessageChunk:
+		return &AgentMessageChunk{c}
+	case UpdateAgentThoughtChunk:
+		return &AgentThoughtChunk{c}
+	case UpdateUserMessageChunk:
+		return &UserMessageChunk{c}
+	}
+	return nil
 }

@@ -44,13 +44,8 @@ func (d *TextDelta) Notification() *SessionNotification {
 		id := d.MessageID
 		c.MessageID = &id
 	}
-	var u SessionUpdate
-	switch d.Kind {
-	case UpdateAgentThoughtChunk:
-		u = &AgentThoughtChunk{c}
-	case UpdateUserMessageChunk:
-		u = &UserMessageChunk{c}
-	default:
+	u := chunkUpdate(d.Kind, c)
+	if u == nil { // a Kind the Conn never sets
 		u = &AgentMessageChunk{c}
 	}
 	return &SessionNotification{SessionID: d.SessionID, Update: u}

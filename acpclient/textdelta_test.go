@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -194,34 +193,5 @@ func TestTextDeltasPanicCostsItsRun(t *testing.T) {
 	got := client.wait(t, 2)
 	if want := []string{"update s tool_call", `delta s agent_message_chunk - "after"`}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("deliveries %q, want %q", got, want)
-	}
-}
-
-// Before the read goroutine waits on a quiet agent, it puts the delta
-// entries it took and did not use back where a collection reaches them.
-func TestDeltaEntriesReleasedBeforeWaiting(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // a collection empties the pools
-	var lines strings.Builder
-	for i := range 300 {
-		lines.WriteString(chunkLineJSON("s", fmt.Sprint("t", i)) + "\n")
-	}
-	held := make(chan int, 1)
-	var c *Conn
-	client := newDeltaClient()
-	pr, pw := io.Pipe()
-	c = NewConn(pipeStream{Reader: pr, Writer: io.Discard, closer: pr}, client, &ConnOptions{
-		OnBadLine: func(BadLine) { held <- len(c.chunks.deltas.taken) }, // on the read goroutine
-	})
-	defer func() {
-		pw.Close()
-		<-c.Done()
-	}()
-	pw.Write([]byte(lines.String()))
-	client.wait(t, 300) // the entries are given back
-	pw.Write([]byte(chunkLineJSON("s", "one more") + "\n"))
-	client.wait(t, 301)
-	pw.Write([]byte("junk\n"))
-	if n := <-held; n != 0 {
-		t.Fatalf("waiting for the agent, the read goroutine held %d delta entries", n)
 	}
 }
