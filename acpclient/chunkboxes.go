@@ -20,7 +20,7 @@ import (
 //     wrote.
 //
 // Boxes go back in runs: the dispatcher gives a delivered run's boxes back
-// together (putRun), and the read goroutine takes a whole given-back run
+// together (keep, putFull), and the read goroutine takes a whole given-back run
 // when it has used the one it took before (get), so each side pays for a
 // pool operation per run, not per box. The pools empty themselves over
 // garbage collections, and the read goroutine puts back what it took
@@ -88,30 +88,19 @@ func (p *boxPool[B]) emptyRun() *[]*B {
 	return new([]*B)
 }
 
-// putRun empties the boxes of this pool's kind among a delivered run's
-// entries and keeps them for reuse, with empty. Emptying here, on the
-// dispatch goroutine, takes the work off the read goroutine, and a kept
-// box refers to nothing. The entry is its box's first field, so its
-// address is the box's.
-func (p *boxPool[B]) putRun(entries []*inbound, empty func(*B)) {
-	run := p.emptyRun()
-	for _, m := range entries {
-		if m.boxed == p.kind {
-			box := (*B)(unsafe.Pointer(m))
-			empty(box)
-			*run = append(*run, box)
-		}
+// keep empties the box m is the first field of (so its address is the
+// box's) and adds it to *run, taking an empty run on first use. Emptying
+// here, on the dispatch goroutine, takes the work off the read goroutine,
+// and a kept box refers to nothing.
+func (p *boxPool[B]) keep(run **[]*B, m *inbound) {
+	if *run == nil {
+		*run = p.emptyRun()
 	}
-	if len(*run) == 0 {
-		p.empty.Put(run)
-		return
-	}
-	p.full.Put(run)
+	box := (*B)(unsafe.Pointer(m))
+	var empty B
+	*box = empty
+	**run = append(**run, box)
 }
 
-// emptyChunkBox clears a chunk box: all of it, since the client may have
-// written anywhere in the notification it was given.
-func emptyChunkBox(b *chunkBox) { *b = chunkBox{} }
-
-// emptyDeltaEntry clears a delta entry: only the decoder wrote to it.
-func emptyDeltaEntry(e *deltaEntry) { *e = deltaEntry{} }
+// putFull hands a run of emptied boxes (keep) to the read goroutine.
+func (p *boxPool[B]) putFull(run *[]*B) { p.full.Put(run) }

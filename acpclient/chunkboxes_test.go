@@ -23,7 +23,7 @@ func TestChunkBoxesRefilledClean(t *testing.T) {
 	var d chunkDecoder
 	in1 := d.decode(bytes.Clone(first), false)
 	text1 := in1.update.Update.(*AgentMessageChunk).Content.Text
-	d.boxes.putRun([]*inbound{in1}, emptyChunkBox)
+	d.giveBack([]*inbound{in1})
 	in2 := d.decode(bytes.Clone(second), false)
 	if !raceEnabled && in2 != in1 { // the race detector's pools drop some items
 		t.Fatalf("the given-back box was not reused")
@@ -37,7 +37,7 @@ func TestChunkBoxesRefilledClean(t *testing.T) {
 	}
 	for _, kind := range []string{"agent_thought_chunk", "user_message_chunk"} {
 		line := bytes.Replace(first, []byte("agent_message_chunk"), []byte(kind), 1)
-		d.boxes.putRun([]*inbound{in2}, emptyChunkBox)
+		d.giveBack([]*inbound{in2})
 		in3 := d.decode(line, false)
 		if !raceEnabled && in3 != in2 {
 			t.Fatalf("the given-back box was not reused for a %s", kind)

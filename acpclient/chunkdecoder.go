@@ -17,7 +17,7 @@ type chunkDecoder struct {
 	// which the queue's lock orders after the write.
 	boxes *chunkBoxes
 	// lean says the Client takes text deltas (TextDeltaHandler): chunk
-	// lines that are one become a deltaEntry from slab, not a notification.
+	// lines that are one become a deltaEntry, not a notification.
 	lean   bool
 	deltas *deltaBoxes // made with the first delta, as boxes is
 }
@@ -26,18 +26,24 @@ type chunkDecoder struct {
 // boxes a SessionUpdateBatcher was given and the entries of text deltas
 // (see boxPool). It runs on the dispatch goroutine and reads a pool only
 // once it has seen an entry boxed there, which was queued after the pool
-// was made.
+// was made. No box goes back before the whole run has been read: once
+// back, the read goroutine refills it.
 func (d *chunkDecoder) giveBack(run []*inbound) {
-	var chunks, deltas bool
+	var chunks *[]*chunkBox
+	var deltas *[]*deltaEntry
 	for _, m := range run {
-		chunks = chunks || m.boxed == inChunkBox
-		deltas = deltas || m.boxed == inDeltaEntry
+		switch m.boxed {
+		case inChunkBox:
+			d.boxes.keep(&chunks, m)
+		case inDeltaEntry:
+			d.deltas.keep(&deltas, m)
+		}
 	}
-	if chunks {
-		d.boxes.putRun(run, emptyChunkBox)
+	if chunks != nil {
+		d.boxes.putFull(chunks)
 	}
-	if deltas {
-		d.deltas.putRun(run, emptyDeltaEntry)
+	if deltas != nil {
+		d.deltas.putFull(deltas)
 	}
 }
 
@@ -96,6 +102,13 @@ type byteArena struct {
 	// session and message ids of a stream repeat from chunk to chunk.
 	interned [2]string
 }
+
+// The slots of byteArena.intern, and noIntern for a string not worth one.
+const (
+	internSessionID = 0
+	internMessageID = 1
+	noIntern        = -1
+)
 
 // arenaSlabSize is the size of a slab: about fifty chunk lines' params, small
 // next to the 64 KiB a reading connection's line buffer holds.

@@ -164,7 +164,7 @@ func (s *chunkScan) scanLine() chunkScanResult {
 // kinds are the same struct (ContentChunk), so one box holds any of them,
 // and a box given back serves the next chunk whatever its kind.
 type chunkBox struct {
-	in inbound // first, so the entry's address is the box's (putRun)
+	in inbound // first, so the entry's address is the box's (boxPool.keep)
 	n  SessionNotification
 	u  AgentMessageChunk // or, converted, the thought or user chunk
 	id string
@@ -205,7 +205,7 @@ func (s *chunkScan) newChunkBox() (*inbound, *ContentChunk) {
 func (s *chunkScan) build(owned bool) *inbound {
 	in, chunk := s.newChunkBox()
 	n := in.update
-	var str func(sp span) string
+	var str func(sp span, slot int) string
 	switch {
 	case owned:
 		n.raw, n.rawIsLine = s.b, true
@@ -213,7 +213,7 @@ func (s *chunkScan) build(owned bool) *inbound {
 	case s.shape != nil && s.shapeStringsPlain():
 		n.shape, n.rawShared = s.shape, false
 		s.shape.shared = true
-		str = s.copyOut
+		str = s.arenaString // each string copied alone, the ids interned
 	default:
 		keep, base := s.keep(s.b[s.paramsSpan.start:s.paramsSpan.end]), s.paramsSpan.start
 		n.raw = keep
@@ -221,7 +221,7 @@ func (s *chunkScan) build(owned bool) *inbound {
 	}
 	chunk.Content.Type = s.ctype
 	if s.hasText {
-		chunk.Content.Text = str(s.text)
+		chunk.Content.Text = str(s.text, noIntern)
 	}
 	if s.hasContentMeta {
 		chunk.Content.Meta = copyRaw(s.b, s.contentMeta)
@@ -230,12 +230,12 @@ func (s *chunkScan) build(owned bool) *inbound {
 		chunk.Meta = copyRaw(s.b, s.updateMeta)
 	}
 	if s.hasMsgID {
-		*chunk.MessageID = str(s.messageID)
+		*chunk.MessageID = str(s.messageID, internMessageID)
 	} else {
 		chunk.MessageID = nil
 	}
 	if s.hasSessionID {
-		n.SessionID = str(s.sessionID)
+		n.SessionID = str(s.sessionID, internSessionID)
 	}
 	if s.hasParamsMeta {
 		n.Meta = copyRaw(s.b, s.paramsMeta)
@@ -251,9 +251,10 @@ func (s *chunkScan) build(owned bool) *inbound {
 }
 
 // referInto returns the strings of spans, for a line whose bytes from base
-// on are kept in keep: plain ones refer into keep, others are decoded.
-func (s *chunkScan) referInto(keep []byte, base int) func(sp span) string {
-	return func(sp span) string {
+// on are kept in keep: plain ones refer into keep, others are decoded. It
+// interns nothing: the slot is arenaString's.
+func (s *chunkScan) referInto(keep []byte, base int) func(sp span, slot int) string {
+	return func(sp span, _ int) string {
 		if !sp.plain {
 			var sb strings.Builder
 			appendString(&sb, s.b, sp)
@@ -274,17 +275,20 @@ func (s *chunkScan) shapeStringsPlain() bool {
 		(!s.hasText || s.text.plain)
 }
 
-// copyOut returns the plain string at sp, copied into the arena; an id the
-// arena copied last is shared instead (see byteArena.intern).
-func (s *chunkScan) copyOut(sp span) string {
-	b := s.b[sp.start:sp.end]
-	switch sp {
-	case s.sessionID:
-		return s.arena.intern(b, 0)
-	case s.messageID:
-		return s.arena.intern(b, 1)
+// arenaString returns the string at sp: a plain one copied into the arena,
+// interned in slot unless slot is noIntern (see byteArena.intern); one with
+// escapes decoded into a string of its own.
+func (s *chunkScan) arenaString(sp span, slot int) string {
+	if !sp.plain {
+		var sb strings.Builder
+		appendString(&sb, s.b, sp)
+		return sb.String()
 	}
-	return s.arena.cloneString(b)
+	b := s.b[sp.start:sp.end]
+	if slot == noIntern {
+		return s.arena.cloneString(b)
+	}
+	return s.arena.intern(b, slot)
 }
 
 // keep returns a copy of b for the notification to keep.

@@ -231,7 +231,7 @@ func BenchmarkChunkShape(b *testing.B) {
 					b.Fatal("declined")
 				}
 				if run = append(run, in); len(run) == maxUpdateRun {
-					d.boxes.putRun(run, emptyChunkBox)
+					d.giveBack(run)
 					run = run[:0]
 				}
 			}
@@ -350,5 +350,30 @@ func TestShapedChunksCopyOnlyTheirText(t *testing.T) {
 				t.Fatalf("chunk %d copied the session or message id the chunk before had", i)
 			}
 		}
+	}
+}
+
+// A shape a notification refers to keeps its memory when new shapes
+// replace it: the notification's RawUpdate is rebuilt from it later.
+func TestSharedShapeOutlivesItsSlot(t *testing.T) {
+	var d chunkDecoder
+	first := []byte(chunkLineJSON("s", "learn"))
+	d.decode(bytes.Clone(first), false) // learns the shape
+	line := []byte(chunkLineJSON("s", "kept"))
+	in := d.decode(bytes.Clone(line), false)
+	if in == nil || in.update.shape == nil {
+		t.Fatalf("the second line did not take the shape")
+	}
+	// Shorter lines of new shapes (a reused shape's memory holds them)
+	// take every slot in turn.
+	for i := range chunkShapes * 3 {
+		l := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"x"}},"k` +
+			strconv.Itoa(i) + `":0}}`)
+		if d.decode(l, false) == nil {
+			t.Fatalf("line %s declined", l)
+		}
+	}
+	if got, want := in.update.RawUpdate(), generalDecode(line).RawUpdate(); !bytes.Equal(got, want) {
+		t.Fatalf("RawUpdate after its shape was replaced: %s, want %s", got, want)
 	}
 }

@@ -256,10 +256,6 @@ func (c *Conn) deliver(ctx context.Context, m *inbound) {
 func (c *Conn) deliverNotification(ctx context.Context, m *inbound) {
 	switch m.method {
 	case methodSessionUpdate:
-		if m.delta != nil { // only a TextDeltaHandler's are queued, and they go to it
-			c.client.SessionUpdate(ctx, m.delta.Notification())
-			return
-		}
 		c.client.SessionUpdate(ctx, m.update)
 	case "elicitation/complete":
 		if h, ok := c.client.(Elicitations); ok {

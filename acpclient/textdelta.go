@@ -1,9 +1,6 @@
 package acpclient
 
-import (
-	"context"
-	"strings"
-)
+import "context"
 
 // TextDelta is one streamed piece of text: a session/update whose update is
 // an agent_message_chunk, agent_thought_chunk or user_message_chunk
@@ -55,7 +52,7 @@ func (d *TextDelta) Notification() *SessionNotification {
 // one (TextDeltas gets copies), so entries are reused once handed on
 // (deltaBoxes).
 type deltaEntry struct {
-	in inbound // first, so the entry's address is the box's (putRun)
+	in inbound // first, so the entry's address is the box's (boxPool.keep)
 	d  TextDelta
 }
 
@@ -84,30 +81,14 @@ func (s *chunkScan) buildDelta(d *chunkDecoder) *inbound {
 	td := in.delta
 	td.Kind = s.kind
 	if s.hasText {
-		td.Text = s.deltaString(s.text, -1)
+		td.Text = s.arenaString(s.text, noIntern)
 	}
 	if s.hasSessionID {
-		td.SessionID = s.deltaString(s.sessionID, 0)
+		td.SessionID = s.arenaString(s.sessionID, internSessionID)
 	}
 	if s.hasMsgID {
-		td.MessageID, td.HasMessageID = s.deltaString(s.messageID, 1), true
+		td.MessageID, td.HasMessageID = s.arenaString(s.messageID, internMessageID), true
 	}
 	in.size = queuedSize(len(s.b), false)
 	return in
-}
-
-// deltaString returns the string at sp: a plain one copied into the arena,
-// interned in slot when slot is not -1 (see byteArena.intern); one with
-// escapes decoded into a string of its own.
-func (s *chunkScan) deltaString(sp span, slot int) string {
-	if !sp.plain {
-		var sb strings.Builder
-		appendString(&sb, s.b, sp)
-		return sb.String()
-	}
-	b := s.b[sp.start:sp.end]
-	if slot < 0 {
-		return s.arena.cloneString(b)
-	}
-	return s.arena.intern(b, slot)
 }

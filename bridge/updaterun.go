@@ -13,31 +13,26 @@ import (
 // alone would take all three. Called with routeMu held.
 func (b *Bridge) routeRun(ns []*acpclient.SessionNotification, now time.Time) {
 	for i := 0; i < len(ns); {
-		j := i + 1
-		if _, ok := deltaOf(ns[i]); ok {
-			for j < len(ns) && ns[j].SessionID == ns[i].SessionID {
-				if _, ok := deltaOf(ns[j]); !ok {
-					break
-				}
-				j++
+		ds, j := b.deltaScratch[:0], i
+		for j < len(ns) && ns[j].SessionID == ns[i].SessionID {
+			d, ok := deltaOf(ns[j])
+			if !ok {
+				break
 			}
+			ds, j = append(ds, d), j+1
 		}
-		if j-i == 1 {
+		if j-i <= 1 { // not a delta, or a lone one
 			b.route(ns[i], now)
+			j = i + 1
 		} else if s := b.session(ns[i].SessionID); s != nil {
-			ds := b.deltaScratch[:0]
-			for _, n := range ns[i:j] {
-				d, _ := deltaOf(n)
-				ds = append(ds, d)
-			}
 			s.emitDeltas(ds, now)
-			clear(ds)
-			b.deltaScratch = ds
 		} else {
 			for _, n := range ns[i:j] {
 				b.route(n, now) // held until the session is known
 			}
 		}
+		clear(ds)
+		b.deltaScratch = ds
 		i = j
 	}
 }
