@@ -127,6 +127,25 @@ func (a *byteArena) clone(b []byte) []byte {
 	return a.slab[n:len(a.slab):len(a.slab)]
 }
 
+// decodeString returns the string at sp in b decoded (appendString) into
+// a slab, or into an allocation of its own when it could be large.
+func (a *byteArena) decodeString(b []byte, sp span) string {
+	n := maxDecoded * (sp.end - sp.start)
+	var d []byte
+	switch {
+	case n > arenaSlabSize/8:
+		d = appendString(make([]byte, 0, sp.end-sp.start), b, sp)
+	default:
+		if n > cap(a.slab)-len(a.slab) {
+			a.slab = make([]byte, 0, arenaSlabSize)
+		}
+		start := len(a.slab)
+		a.slab = appendString(a.slab, b, sp)
+		d = a.slab[start:len(a.slab):len(a.slab)]
+	}
+	return unsafe.String(unsafe.SliceData(d), len(d))
+}
+
 // cloneString is clone as a string.
 func (a *byteArena) cloneString(b []byte) string {
 	if len(b) == 0 {

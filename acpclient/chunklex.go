@@ -2,7 +2,6 @@ package acpclient
 
 import (
 	"encoding/binary"
-	"strings"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -251,15 +250,15 @@ func (s *chunkScan) key() bool {
 	return s.consume(':')
 }
 
-// appendString writes the decoded string at sp, exactly as encoding/json
-// decodes it: escapes resolved, surrogate pairs combined, and lone
-// surrogates and invalid UTF-8 bytes replaced by U+FFFD. The escapes were
-// validated by str.
-func appendString(sb *strings.Builder, b []byte, sp span) {
+// appendString appends the decoded string at sp to dst, exactly as
+// encoding/json decodes it: escapes resolved, surrogate pairs combined, and
+// lone surrogates and invalid UTF-8 bytes replaced by U+FFFD. The escapes
+// were validated by str. The decoded string is at most maxDecoded of the
+// span's length.
+func appendString(dst []byte, b []byte, sp span) []byte {
 	s := b[sp.start:sp.end]
 	if sp.plain {
-		sb.Write(s)
-		return
+		return append(dst, s...)
 	}
 	for i := 0; i < len(s); {
 		j := i
@@ -278,27 +277,27 @@ func appendString(sb *strings.Builder, b []byte, sp span) {
 			}
 			j += size
 		}
-		sb.Write(s[i:j])
+		dst = append(dst, s[i:j]...)
 		i = j
 		if i >= len(s) {
 			break
 		}
 		if s[i] != '\\' { // an invalid UTF-8 byte
-			sb.WriteRune(unicode.ReplacementChar)
+			dst = utf8.AppendRune(dst, unicode.ReplacementChar)
 			i++
 			continue
 		}
 		switch c := s[i+1]; c {
 		case 'b':
-			sb.WriteByte('\b')
+			dst = append(dst, '\b')
 		case 'f':
-			sb.WriteByte('\f')
+			dst = append(dst, '\f')
 		case 'n':
-			sb.WriteByte('\n')
+			dst = append(dst, '\n')
 		case 'r':
-			sb.WriteByte('\r')
+			dst = append(dst, '\r')
 		case 't':
-			sb.WriteByte('\t')
+			dst = append(dst, '\t')
 		case 'u':
 			rr := hex4(s[i+2:])
 			i += 6
@@ -309,16 +308,22 @@ func appendString(sb *strings.Builder, b []byte, sp span) {
 				}
 				if dec := utf16.DecodeRune(rr, rr1); dec != unicode.ReplacementChar {
 					i += 6
-					sb.WriteRune(dec)
+					dst = utf8.AppendRune(dst, dec)
 					continue
 				}
 				rr = unicode.ReplacementChar
 			}
-			sb.WriteRune(rr)
+			dst = utf8.AppendRune(dst, rr)
 			continue
 		default: // '"', '\\', '/'
-			sb.WriteByte(c)
+			dst = append(dst, c)
 		}
 		i += 2
 	}
+	return dst
 }
+
+// maxDecoded is how many times its length a JSON string's contents can
+// take once decoded: an invalid UTF-8 byte becomes U+FFFD, three bytes;
+// nothing else grows.
+const maxDecoded = 3

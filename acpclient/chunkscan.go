@@ -3,7 +3,6 @@ package acpclient
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 	"unsafe"
 )
 
@@ -256,9 +255,7 @@ func (s *chunkScan) build(owned bool) *inbound {
 func (s *chunkScan) referInto(keep []byte, base int) func(sp span, slot int) string {
 	return func(sp span, _ int) string {
 		if !sp.plain {
-			var sb strings.Builder
-			appendString(&sb, s.b, sp)
-			return sb.String()
+			return s.decoded(sp)
 		}
 		if sp.end == sp.start {
 			return ""
@@ -277,18 +274,26 @@ func (s *chunkScan) shapeStringsPlain() bool {
 
 // arenaString returns the string at sp: a plain one copied into the arena,
 // interned in slot unless slot is noIntern (see byteArena.intern); one with
-// escapes decoded into a string of its own.
+// escapes decoded into the arena.
 func (s *chunkScan) arenaString(sp span, slot int) string {
 	if !sp.plain {
-		var sb strings.Builder
-		appendString(&sb, s.b, sp)
-		return sb.String()
+		return s.decoded(sp)
 	}
 	b := s.b[sp.start:sp.end]
 	if slot == noIntern {
 		return s.arena.cloneString(b)
 	}
 	return s.arena.intern(b, slot)
+}
+
+// decoded returns the string at sp with its escapes resolved, decoded
+// into the arena when there is one.
+func (s *chunkScan) decoded(sp span) string {
+	if s.arena != nil {
+		return s.arena.decodeString(s.b, sp)
+	}
+	d := appendString(make([]byte, 0, sp.end-sp.start), s.b, sp)
+	return unsafe.String(unsafe.SliceData(d), len(d))
 }
 
 // keep returns a copy of b for the notification to keep.

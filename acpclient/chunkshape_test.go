@@ -2,6 +2,7 @@ package acpclient
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"runtime"
@@ -375,5 +376,56 @@ func TestSharedShapeOutlivesItsSlot(t *testing.T) {
 	}
 	if got, want := in.update.RawUpdate(), generalDecode(line).RawUpdate(); !bytes.Equal(got, want) {
 		t.Fatalf("RawUpdate after its shape was replaced: %s, want %s", got, want)
+	}
+}
+
+// A chunk whose text has escapes is decoded into the arena: beyond its
+// box (or delta entry) it costs no allocation of its own, where a string
+// builder growing from nothing took two or three per chunk.
+func TestEscapedChunksDecodeIntoTheArena(t *testing.T) {
+	for _, lean := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lean=%v", lean), func(t *testing.T) {
+			d := chunkDecoder{lean: lean}
+			line := func(i int) []byte {
+				return []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"line \"` +
+					strconv.Itoa(i) + `\"\n\u00e9\ud83d\ude00 \\ done"}}}}`)
+			}
+			const n = 4000
+			lines := make([][]byte, n)
+			for i := range lines {
+				lines[i] = line(i)
+			}
+			buf := make([]byte, 0, 256)
+			ins := make([]*inbound, 0, n)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for i := range n {
+				buf = append(buf[:0], lines[i]...)
+				in := d.decode(buf, false)
+				if in == nil {
+					t.Fatalf("line %d declined", i)
+				}
+				ins = append(ins, in)
+				clear(buf)
+			}
+			runtime.ReadMemStats(&after)
+			// The box or entry is one allocation a line, the arena's slabs
+			// a few in all.
+			if perLine := float64(after.Mallocs-before.Mallocs) / n; !raceEnabled && perLine > 1.2 {
+				t.Errorf("%.2f allocations per escaped chunk, want its line's and its box's", perLine)
+			}
+			for i, in := range ins {
+				want := "line \"" + strconv.Itoa(i) + "\"\né😀 \\ done"
+				var got string
+				if lean {
+					got = in.delta.Text
+				} else {
+					got = in.update.Update.(*AgentMessageChunk).Content.Text
+				}
+				if got != want {
+					t.Fatalf("chunk %d: text %q, want %q", i, got, want)
+				}
+			}
+		})
 	}
 }

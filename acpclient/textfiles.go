@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"strings"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/acphost/acphost/internal/utf8text"
 )
@@ -180,8 +180,6 @@ func plainLen(p []byte) int {
 // unquote decodes the JSON string literal lit, n bytes once decoded, into
 // one allocation of exactly n bytes.
 func unquote(lit []byte, n int) string {
-	var b strings.Builder
-	b.Grow(n)
-	appendString(&b, lit, span{start: 1, end: len(lit) - 1})
-	return b.String()
+	b := appendString(make([]byte, 0, n), lit, span{start: 1, end: len(lit) - 1})
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }

@@ -3,7 +3,6 @@ package bridge
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -31,16 +30,23 @@ const hostFloodChunks = 200_000
 // where agent and client share the CPU figures and the runtime (its
 // collections too); client-cpu there leaves out the agent's writing by
 // subtracting the floor, which also ran the agent.
+//
+// "varied" is "process" with the varied flood, as real agents write it
+// (floodagent's Varied): escaped and non-ASCII text, two key orders, and a
+// _meta that changes on every fourth chunk.
 func BenchmarkHostFlood(b *testing.B) {
-	b.Run("process", func(b *testing.B) { benchHostFlood(b, &floodagent.Process{Chunks: hostFloodChunks}) })
-	b.Run("inprocess", func(b *testing.B) { benchHostFlood(b, &floodagent.Transport{Chunks: hostFloodChunks}) })
+	b.Run("process", func(b *testing.B) { benchHostFlood(b, &floodagent.Process{Chunks: hostFloodChunks}, floodText()) })
+	b.Run("inprocess", func(b *testing.B) { benchHostFlood(b, &floodagent.Transport{Chunks: hostFloodChunks}, floodText()) })
+	b.Run("varied", func(b *testing.B) {
+		benchHostFlood(b, &floodagent.Process{Chunks: hostFloodChunks, Varied: true}, variedFloodText())
+	})
 }
 
-func benchHostFlood(b *testing.B, agent floodagent.Agent) {
+func benchHostFlood(b *testing.B, agent floodagent.Agent, want []byte) {
 	var host, pipe floodRun
-	floodHostOnce(b, agent) // the first flood of a process is slower: warm up
+	floodHostOnce(b, agent, want) // the first flood of a process is slower: warm up
 	for b.Loop() {
-		host.add(floodHostOnce(b, agent))
+		host.add(floodHostOnce(b, agent, want))
 		pipe.add(floodPipeOnce(b, agent))
 	}
 	chunks := float64(b.N * hostFloodChunks)
@@ -70,8 +76,9 @@ func measureFlood(b *testing.B, run func()) floodRun {
 }
 
 // floodHostOnce runs one flood turn through a new Host, from the prompt to
-// the turn's end on Events, and checks every chunk arrived in order.
-func floodHostOnce(b *testing.B, agent floodagent.Agent) floodRun {
+// the turn's end on Events, and checks its text is want: every chunk, in
+// order.
+func floodHostOnce(b *testing.B, agent floodagent.Agent, want []byte) floodRun {
 	b.Helper()
 	ctx := context.Background()
 	h := NewHost(nil)
@@ -80,7 +87,7 @@ func floodHostOnce(b *testing.B, agent floodagent.Agent) floodRun {
 	// buffer doubling under the flood would fault in fresh pages (and add
 	// collections) on the consumer's side, which is not the Host's cost.
 	var text bytes.Buffer
-	text.Grow(len(floodText()))
+	text.Grow(len(want))
 	go func() {
 		for ev := range h.Events() {
 			switch ev.Kind {
@@ -108,26 +115,18 @@ func floodHostOnce(b *testing.B, agent floodagent.Agent) floodRun {
 	if err := h.Shutdown(ctx); err != nil {
 		b.Fatal(err)
 	}
-	checkFloodText(b, text.Bytes())
+	if !bytes.Equal(text.Bytes(), want) {
+		b.Fatalf("flood delivered %d bytes of text, want %d in order: chunks lost or reordered", text.Len(), len(want))
+	}
 	return r
 }
 
-// checkFloodText checks the text of a flood is every chunk, in order.
-func checkFloodText(b *testing.B, text []byte) {
-	b.Helper()
-	if want := floodText(); !bytes.Equal(text, want) {
-		b.Fatalf("flood delivered %d bytes of text, want %d in order: chunks lost or reordered", len(text), len(want))
-	}
-}
-
-// floodText is the text of a whole flood, every chunk in order.
-var floodText = sync.OnceValue(func() []byte {
-	var want []byte
-	for i := range hostFloodChunks {
-		want = fmt.Appendf(want, "chunk %d ", i)
-	}
-	return want
-})
+// floodText and variedFloodText are the text of a whole flood, every
+// chunk in order, built once per process.
+var (
+	floodText       = sync.OnceValue(func() []byte { return floodagent.Text(hostFloodChunks, false) })
+	variedFloodText = sync.OnceValue(func() []byte { return floodagent.Text(hostFloodChunks, true) })
+)
 
 // floodPipeOnce is the floor: the same agent flooding one prompt, read by
 // a sink that counts newlines until the prompt's answer.

@@ -26,6 +26,10 @@ type Transport struct {
 	// ToolEvery, when positive, adds a tool call and its completion after
 	// every ToolEvery chunks, so floods carry more than text.
 	ToolEvery int
+	// Varied makes each prompt's chunks a varied flood (varied.go): text
+	// with escapes, two key orders, a changing _meta. ToolEvery is then
+	// not used.
+	Varied bool
 }
 
 // Connect starts the agent and returns the client's end of its pipes.
@@ -48,12 +52,12 @@ func (t *Transport) Connect(ctx context.Context) (io.ReadWriteCloser, error) {
 		defer close(s.done)
 		defer outW.Close()
 		defer inR.Close()
-		serve(inR, outW, t.Chunks, t.ToolEvery)
+		serve(inR, outW, settings{t.Chunks, t.ToolEvery, t.Varied})
 	}()
 	return s, nil
 }
 
-func (t *Transport) linesPerFlood() int { return floodLines(t.Chunks, t.ToolEvery) }
+func (t *Transport) linesPerFlood() int { return settings{t.Chunks, t.ToolEvery, t.Varied}.lines() }
 
 // stream is the client's end: it reads the agent's output and writes its
 // input; Close ends the agent and waits for it.
@@ -83,8 +87,31 @@ type message struct {
 	} `json:"params"`
 }
 
+// settings are what an agent floods each prompt with.
+type settings struct {
+	chunks, toolEvery int
+	varied            bool
+}
+
+// lines is how many lines a prompt's flood and answer take.
+func (s settings) lines() int {
+	lines := s.chunks + 1
+	if s.toolEvery > 0 && !s.varied {
+		lines += 2 * (s.chunks / s.toolEvery)
+	}
+	return lines
+}
+
+// flood writes the lines of one prompt's flood.
+func (s settings) flood(out *bufio.Writer, session string) bool {
+	if s.varied {
+		return floodVaried(out, session, s.chunks)
+	}
+	return flood(out, session, s.chunks, s.toolEvery)
+}
+
 // serve answers requests from r on w until r ends or a write fails.
-func serve(r io.Reader, w io.Writer, chunks, toolEvery int) {
+func serve(r io.Reader, w io.Writer, set settings) {
 	in := bufio.NewScanner(r)
 	in.Buffer(make([]byte, 64<<10), 16<<20)
 	out := bufio.NewWriterSize(w, 64<<10)
@@ -106,7 +133,7 @@ func serve(r io.Reader, w io.Writer, chunks, toolEvery int) {
 			sessions++
 			ok = reply(m.ID, `{"sessionId":"flood-`+strconv.Itoa(sessions)+`"}`)
 		case "session/prompt":
-			ok = flood(out, m.Params.SessionID, chunks, toolEvery) && reply(m.ID, `{"stopReason":"end_turn"}`)
+			ok = set.flood(out, m.Params.SessionID) && reply(m.ID, `{"stopReason":"end_turn"}`)
 		default:
 			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`+"\n", m.ID)
 			ok = out.Flush() == nil

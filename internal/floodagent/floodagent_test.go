@@ -3,6 +3,7 @@ package floodagent
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -84,5 +85,61 @@ func TestProcessFloods(t *testing.T) {
 	}
 	if err := k.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A varied flood is valid JSON on every line, in both key orders, with and
+// without message ids and _meta, and its text decodes to Text's.
+func TestVariedFloodDecodesToText(t *testing.T) {
+	const chunks = 100
+	s, err := (&Transport{Chunks: chunks, Varied: true}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fmt.Fprintf(s, `{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"flood-1"}}`+"\n")
+	in := bufio.NewScanner(s)
+	var text []byte
+	forms := map[string]int{}
+	for range chunks {
+		if !in.Scan() {
+			t.Fatal(in.Err())
+		}
+		var m struct {
+			Params struct {
+				SessionID string `json:"sessionId"`
+				Update    struct {
+					Kind      string          `json:"sessionUpdate"`
+					MessageID *string         `json:"messageId"`
+					Meta      json.RawMessage `json:"_meta"`
+					Content   struct{ Type, Text string }
+				} `json:"update"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(in.Bytes(), &m); err != nil {
+			t.Fatalf("%v in %s", err, in.Bytes())
+		}
+		u := m.Params.Update
+		if m.Params.SessionID != "flood-1" || u.Kind != "agent_message_chunk" || u.Content.Type != "text" {
+			t.Fatalf("not a text chunk of flood-1: %s", in.Bytes())
+		}
+		text = append(text, u.Content.Text...)
+		switch line := in.Text(); {
+		case u.Meta != nil:
+			forms["meta "+string(u.Meta)]++
+		case u.MessageID == nil:
+			forms["no message id"]++
+		case strings.HasPrefix(line, `{"jsonrpc":"2.0","method":"session/update","params":{"update"`):
+			forms["update first"]++
+		default:
+			forms["usual"]++
+		}
+	}
+	if want := Text(chunks, true); string(text) != string(want) {
+		t.Fatalf("text %q, want %q", text, want)
+	}
+	// Each _meta differs, so 25 of them, and 25 of each other form.
+	if len(forms) != 28 || forms["usual"] != 25 || forms["update first"] != 25 || forms["no message id"] != 25 {
+		t.Fatalf("forms %v", forms)
 	}
 }

@@ -46,15 +46,6 @@ func NewSink(ctx context.Context, t Agent) (*Sink, error) {
 // prompt's answer.
 func (k *Sink) Flood() error { return k.call("session/prompt", k.t.linesPerFlood()) }
 
-// floodLines is how many lines a prompt's flood and answer take.
-func floodLines(chunks, toolEvery int) int {
-	lines := chunks + 1
-	if toolEvery > 0 {
-		lines += 2 * (chunks / toolEvery)
-	}
-	return lines
-}
-
 // call sends a request and reads lines answered lines.
 func (k *Sink) call(method string, lines int) error {
 	k.id++

@@ -19,8 +19,9 @@ const processEnv = "ACPHOST_FLOODAGENT"
 // agent's writing and collection do not compete with the client's for its
 // runtime. It implements acpclient.Transport.
 type Process struct {
-	// Chunks and ToolEvery are as in Transport.
+	// Chunks, ToolEvery and Varied are as in Transport.
 	Chunks, ToolEvery int
+	Varied            bool
 }
 
 // Connect starts the agent process.
@@ -31,12 +32,12 @@ func (p *Process) Connect(ctx context.Context) (io.ReadWriteCloser, error) {
 	}
 	t := &acpclient.CommandTransport{
 		Path: exe,
-		Env:  []string{fmt.Sprintf("%s=%d,%d", processEnv, p.Chunks, p.ToolEvery)},
+		Env:  []string{fmt.Sprintf("%s=%d,%d,%t", processEnv, p.Chunks, p.ToolEvery, p.Varied)},
 	}
 	return t.Connect(ctx)
 }
 
-func (p *Process) linesPerFlood() int { return floodLines(p.Chunks, p.ToolEvery) }
+func (p *Process) linesPerFlood() int { return settings{p.Chunks, p.ToolEvery, p.Varied}.lines() }
 
 // RunIfProcess makes this process the agent when a Process started it: it
 // serves stdin and stdout and exits. A test binary that uses Process calls
@@ -46,11 +47,11 @@ func RunIfProcess() {
 	if !ok {
 		return
 	}
-	var chunks, toolEvery int
-	if _, err := fmt.Sscanf(v, "%d,%d", &chunks, &toolEvery); err != nil {
+	var set settings
+	if _, err := fmt.Sscanf(v, "%d,%d,%t", &set.chunks, &set.toolEvery, &set.varied); err != nil {
 		fmt.Fprintf(os.Stderr, "floodagent: bad %s=%q: %v\n", processEnv, v, err)
 		os.Exit(2)
 	}
-	serve(os.Stdin, os.Stdout, chunks, toolEvery)
+	serve(os.Stdin, os.Stdout, set)
 	os.Exit(0)
 }
