@@ -40,6 +40,11 @@ type recorder struct {
 
 func newHostAndRecorder(t *testing.T, opts *HostOptions) (*Host, *recorder) {
 	t.Helper()
+	// The test's temporary directories are removed by the cleanup its first
+	// TempDir registers, and cleanups run last first: taking one now
+	// removes them after the Host has shut down, not before its sessions
+	// save their records (or its agents their files) into them.
+	t.TempDir()
 	h := NewHost(opts)
 	r := &recorder{t: t, log: eventlog.New[Event](), done: make(chan struct{})}
 	go func() {

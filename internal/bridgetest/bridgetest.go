@@ -43,6 +43,11 @@ type Recorder struct {
 // down when the test ends.
 func NewHost(t *testing.T, opts *bridge.HostOptions) (*bridge.Host, *Recorder) {
 	t.Helper()
+	// The test's temporary directories are removed by the cleanup its first
+	// TempDir registers, and cleanups run last first: taking one now
+	// removes them after the Host has shut down, not before its sessions
+	// save their records (or its agents their files) into them.
+	t.TempDir()
 	h := bridge.NewHost(opts)
 	r := &Recorder{t: t, log: eventlog.New[bridge.Event](), done: make(chan struct{})}
 	go func() {
