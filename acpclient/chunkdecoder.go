@@ -10,7 +10,12 @@ import "unsafe"
 type chunkDecoder struct {
 	shapes [chunkShapes]*chunkShape
 	last   int // the shape that matched last, tried first
-	arena  byteArena
+	// used[j] is when shapes[j] last matched or was made, in lines
+	// accepted: a new shape replaces the one least recently used (an
+	// empty slot first).
+	used  [chunkShapes]uint64
+	clock uint64
+	arena byteArena
 	// boxes is shared with the dispatch goroutine, which gives boxes back.
 	// It is made with the first chunk, so an idle connection does not hold
 	// it; the dispatcher reads it only for entries queued after that,
@@ -60,7 +65,8 @@ func (d *chunkDecoder) decode(line []byte, owned bool) *inbound {
 	for k := range chunkShapes {
 		j := (d.last + k) % chunkShapes
 		if sh := d.shapes[j]; sh != nil && sh.match(&s) {
-			d.last = j
+			d.clock++
+			d.last, d.used[j] = j, d.clock
 			if d.lean && s.leanDelta() {
 				return s.buildDelta(d)
 			}
@@ -71,16 +77,22 @@ func (d *chunkDecoder) decode(line []byte, owned bool) *inbound {
 	s = chunkScan{b: line, arena: &d.arena, boxes: d.boxes}
 	switch s.scanLine() {
 	case chunkScanOK:
-		// Replace the shape tried last (the others matched more recently),
-		// reusing its memory unless a notification refers to it: lines that
-		// keep changing shape (a counter in _meta) make one shape each.
-		j := (d.last + chunkShapes - 1) % chunkShapes
+		// Replace the shape least recently used, reusing its memory unless
+		// a notification refers to it: lines that keep changing shape (a
+		// counter in the notification's _meta) make one shape each.
+		j := 0
+		for k := range chunkShapes {
+			if d.used[k] < d.used[j] {
+				j = k
+			}
+		}
 		reuse := d.shapes[j]
 		if reuse != nil && reuse.shared {
 			reuse = nil
 		}
 		if sh := newChunkShape(&s, reuse); sh != nil {
-			d.shapes[j], d.last = sh, j
+			d.clock++
+			d.shapes[j], d.last, d.used[j] = sh, j, d.clock
 		}
 		if d.lean && s.leanDelta() {
 			return s.buildDelta(d)

@@ -75,8 +75,10 @@ type span struct {
 	plain, ascii bool
 }
 
-// rawValue skips one value and returns where it lies.
+// rawValue skips one value and returns where it lies, without the
+// whitespace before it (as encoding/json's RawMessage).
 func (s *chunkScan) rawValue() (span, bool) {
+	s.ws()
 	start := s.i
 	if !s.skip() {
 		return span{}, false
@@ -240,7 +242,7 @@ func (s *chunkScan) build(owned bool) *inbound {
 		n.Meta = copyRaw(s.b, s.paramsMeta)
 	}
 	if n.shape != nil {
-		n.shapeStrings = [maxShapeVars]string{shapeSessionID: n.SessionID, shapeText: chunk.Content.Text}
+		n.shapeStrings = [shapeStrings]string{shapeSessionID: n.SessionID, shapeText: chunk.Content.Text}
 		if chunk.MessageID != nil {
 			n.shapeStrings[shapeMessageID] = *chunk.MessageID
 		}
@@ -264,12 +266,13 @@ func (s *chunkScan) referInto(keep []byte, base int) func(sp span, slot int) str
 	}
 }
 
-// shapeStringsPlain reports whether every string the shape cut out of the
-// line is plain, so that the decoded strings are the line's bytes and the
-// shape can give the line back.
+// shapeStringsPlain reports whether the shape cut only strings out of the
+// line, all plain, so that the decoded strings are the line's bytes and
+// the shape can give the line back. (A _meta it cut out would have to be
+// kept as well: such a chunk keeps its params instead.)
 func (s *chunkScan) shapeStringsPlain() bool {
 	return (!s.hasSessionID || s.sessionID.plain) && (!s.hasMsgID || s.messageID.plain) &&
-		(!s.hasText || s.text.plain)
+		(!s.hasText || s.text.plain) && !s.hasUpdateMeta
 }
 
 // arenaString returns the string at sp: a plain one copied into the arena,

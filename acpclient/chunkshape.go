@@ -6,7 +6,8 @@ import (
 )
 
 // chunkShape is the skeleton of a chunk line the full scanner accepted: the
-// line with its variable strings (session id, message id, text) cut out.
+// line with its variable parts (session id, message id, text, and the
+// chunk's _meta, which may carry a counter) cut out.
 // An agent writes every chunk of a stream with the same keys in the same
 // order, so the next line usually differs from the last only in those
 // strings. Matching it against the shape costs a few memory compares and
@@ -17,7 +18,8 @@ import (
 // bytes outside the variable strings are the accepted line's, so are its
 // keys, value types and fixed values (jsonrpc, method, the update kind, the
 // content type), and the lexer state at each literal; each variable string
-// is validated by the scanner's own str. A line that does not match takes
+// is validated by the scanner's own str, and the _meta value by its skip.
+// A line that does not match takes
 // the full scan, so a shape never declines what the scanner would accept.
 type chunkShape struct {
 	lits  []byte                // the literals, back to back
@@ -26,10 +28,11 @@ type chunkShape struct {
 	nvars int
 
 	kind, ctype string
-	// Where the spans the scanner records besides strings lie: the params
-	// object and the _meta values, which are literal bytes of the shape.
-	params, paramsMeta, updateMeta, contentMeta  shapeSpan
-	hasParamsMeta, hasUpdateMeta, hasContentMeta bool
+	// Where the spans the scanner records besides the variables lie: the
+	// params object and the notification's and block's _meta, which are
+	// literal bytes of the shape.
+	params, paramsMeta, contentMeta shapeSpan
+	hasParamsMeta, hasContentMeta   bool
 
 	// shared says a notification refers to the shape (for RawUpdate), so
 	// its memory is not reused. Only the read goroutine writes it, and the
@@ -40,17 +43,30 @@ type chunkShape struct {
 // shapeSpan is a span of a line as positions in the shape.
 type shapeSpan struct{ start, end shapePos }
 
-// maxShapeVars is how many strings of a chunk line vary.
-const maxShapeVars = 3
+// maxShapeVars is how many parts of a chunk line vary.
+const maxShapeVars = 4
 
-// shapeVar names a variable string of a shape.
+// shapeVar names a variable part of a shape: a string, or the chunk's
+// _meta, a JSON value of any kind.
 type shapeVar uint8
 
 const (
 	shapeSessionID shapeVar = iota
 	shapeMessageID
 	shapeText
+	shapeUpdateMeta
+
+	shapeStrings = shapeUpdateMeta // how many of the variables are strings
 )
+
+// quoted reports whether v is a string, whose quotes are in the literals
+// around it and whose span (a string's contents) leaves them out.
+func (v shapeVar) quoted() int {
+	if v < shapeStrings {
+		return 1
+	}
+	return 0
+}
 
 // shapePos is a position in a line as literal number and offset in it.
 type shapePos struct{ lit, off int }
@@ -79,6 +95,9 @@ func newChunkShape(s *chunkScan, reuse *chunkShape) *chunkShape {
 	if s.hasText {
 		cuts = append(cuts, cut{shapeText, s.text})
 	}
+	if s.hasUpdateMeta {
+		cuts = append(cuts, cut{shapeUpdateMeta, s.updateMeta})
+	}
 	slices.SortFunc(cuts, func(a, b cut) int { return a.sp.start - b.sp.start })
 
 	sh := reuse
@@ -89,17 +108,18 @@ func newChunkShape(s *chunkScan, reuse *chunkShape) *chunkShape {
 		lits = reuse.lits[:0]
 	}
 	*sh = chunkShape{lits: lits, kind: s.kind, ctype: s.ctype, nvars: len(cuts),
-		hasParamsMeta: s.hasParamsMeta, hasUpdateMeta: s.hasUpdateMeta, hasContentMeta: s.hasContentMeta}
-	// starts[k] is where literal k begins in the line; a variable's bytes,
+		hasParamsMeta: s.hasParamsMeta, hasContentMeta: s.hasContentMeta}
+	// starts[k] is where literal k begins in the line; a string's bytes,
 	// quotes included, are b[sp.start-1 : sp.end+1].
 	var starts [maxShapeVars + 1]int
 	at := 0
 	for k, c := range cuts {
+		q := c.v.quoted()
 		starts[k] = at
-		sh.lits = append(sh.lits, s.b[at:c.sp.start-1]...)
+		sh.lits = append(sh.lits, s.b[at:c.sp.start-q]...)
 		sh.cuts[k+1] = len(sh.lits)
 		sh.vars[k] = c.v
-		at = c.sp.end + 1
+		at = c.sp.end + q
 	}
 	starts[len(cuts)] = at
 	sh.lits = append(sh.lits, s.b[at:]...)
@@ -117,9 +137,6 @@ func newChunkShape(s *chunkScan, reuse *chunkShape) *chunkShape {
 	sh.params = place(s.paramsSpan)
 	if sh.hasParamsMeta {
 		sh.paramsMeta = place(s.paramsMeta)
-	}
-	if sh.hasUpdateMeta {
-		sh.updateMeta = place(s.updateMeta)
 	}
 	if sh.hasContentMeta {
 		sh.contentMeta = place(s.contentMeta)
@@ -140,11 +157,21 @@ func (sh *chunkShape) match(s *chunkScan) bool {
 	i := 0
 	for k := range sh.nvars {
 		lit := sh.literal(k)
-		if len(b)-i < len(lit)+2 || !bytes.Equal(b[i:i+len(lit)], lit) || b[i+len(lit)] != '"' {
+		if len(b)-i < len(lit)+1 || !bytes.Equal(b[i:i+len(lit)], lit) {
 			return false
 		}
 		starts[k] = i
 		s.i = i + len(lit)
+		if sh.vars[k] == shapeUpdateMeta {
+			if s.updateMeta, s.hasUpdateMeta = s.rawValue(); !s.hasUpdateMeta {
+				return false
+			}
+			i = s.i
+			continue
+		}
+		if b[s.i] != '"' {
+			return false
+		}
 		sp, ok := s.str()
 		if !ok {
 			return false
@@ -169,9 +196,6 @@ func (sh *chunkShape) match(s *chunkScan) bool {
 	if s.hasParamsMeta = sh.hasParamsMeta; s.hasParamsMeta {
 		s.paramsMeta = sh.paramsMeta.at(&starts)
 	}
-	if s.hasUpdateMeta = sh.hasUpdateMeta; s.hasUpdateMeta {
-		s.updateMeta = sh.updateMeta.at(&starts)
-	}
 	if s.hasContentMeta = sh.hasContentMeta; s.hasContentMeta {
 		s.contentMeta = sh.contentMeta.at(&starts)
 	}
@@ -179,8 +203,9 @@ func (sh *chunkShape) match(s *chunkScan) bool {
 }
 
 // line returns the line the shape and its strings (by shapeVar) make: the
-// literals with each plain string, quoted, between them.
-func (sh *chunkShape) line(strs *[maxShapeVars]string) []byte {
+// literals with each plain string, quoted, between them. A shape with a
+// _meta variable is never asked (shapeStringsPlain).
+func (sh *chunkShape) line(strs *[shapeStrings]string) []byte {
 	n := len(sh.lits)
 	for k := range sh.nvars {
 		n += len(strs[sh.vars[k]]) + 2

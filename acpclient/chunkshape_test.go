@@ -85,6 +85,42 @@ func TestChunkShapeStream(t *testing.T) {
 	}
 }
 
+// TestChunkShapeVaryingMeta: a chunk's _meta is a variable of its shape,
+// so a stream whose _meta changes with every chunk (a counter, a
+// timestamp) takes one shape, for values of every kind; a value that is
+// not JSON, or leaves the line, never takes it.
+func TestChunkShapeVaryingMeta(t *testing.T) {
+	tmpls := []string{
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","_meta":X,"content":{"type":"text","text":"t"}}}}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"update":{"content":{"type":"text","text":"t"},"sessionUpdate":"agent_thought_chunk","messageId":"m","_meta": X},"sessionId":"s"}}`,
+	}
+	good := []string{`{"seq":2}`, `{"seq":3,"at":"2026-12-01T10:00:00Z"}`, `{}`, `[1,{"a":[]}]`, `"s"`, `"\u00e9\""`, `12.5e3`, `null`, `true`, ` { "a" : 1 }`}
+	bad := []string{`{`, `{"a":}`, `{"a":1}}`, `"open`, `1 2`, `{"a":1},"sessionUpdate":"tool_call"`, `{"x":"\q"}`}
+	for _, lean := range []bool{false, true} {
+		for _, tmpl := range tmpls {
+			d := chunkDecoder{lean: lean}
+			if checkDecoder(t, &d, []byte(strings.Replace(tmpl, "X", `{"seq":1}`, 1))) {
+				t.Fatalf("a fresh decoder matched a shape")
+			}
+			for _, v := range good {
+				line := strings.Replace(tmpl, "X", v, 1)
+				if !checkDecoder(t, &d, []byte(line)) {
+					t.Errorf("line %s did not take the shape", line)
+				}
+			}
+			for _, v := range bad {
+				line := strings.Replace(tmpl, "X", v, 1)
+				for _, sh := range d.shapes {
+					if s := (chunkScan{b: []byte(line)}); sh != nil && sh.match(&s) {
+						t.Errorf("line %s took a shape", line)
+					}
+				}
+				checkDecoder(t, &d, []byte(line))
+			}
+		}
+	}
+}
+
 // TestChunkShapeBreakouts: strings that end early and continue the line
 // with other keys or values never take the shape unless the line as a
 // whole is one the shape describes.
@@ -296,6 +332,31 @@ func TestChunkShapeReusesEvictedShapes(t *testing.T) {
 	// boxes at random.)
 	if allocs := testing.AllocsPerRun(200, decode); !raceEnabled && allocs > 3 {
 		t.Errorf("%.1f allocations per line of a new shape, want at most 3 (the evicted shape's memory reused)", allocs)
+	}
+}
+
+// TestChunkShapesStayWhileInUse: a stream that uses as many shapes as the
+// decoder holds, or fewer, in any order, takes a full scan for the first
+// line of each and matches from then on: a new shape replaces the one
+// least recently used, never one the stream still uses.
+func TestChunkShapesStayWhileInUse(t *testing.T) {
+	forms := []string{
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"T"}}}}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"update":{"content":{"text":"T","type":"text"},"sessionUpdate":"agent_message_chunk"},"sessionId":"s"}}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"T"}}}}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"T"}}}}`,
+	}
+	for _, order := range [][]int{{0, 1, 0, 2}, {0, 1, 2, 3}, {0, 0, 1, 2, 1, 0, 3, 3, 2}, {3, 2, 1, 0, 1, 2}} {
+		var d chunkDecoder
+		seen := map[int]bool{}
+		for i := range 10 * len(order) {
+			f := order[i%len(order)]
+			line := strings.Replace(forms[f], "T", "text "+strconv.Itoa(i), 1)
+			if shaped := checkDecoder(t, &d, []byte(line)); shaped != seen[f] {
+				t.Fatalf("order %v, line %d (form %d): took a shape %v, want %v", order, i, f, shaped, seen[f])
+			}
+			seen[f] = true
+		}
 	}
 }
 

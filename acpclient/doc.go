@@ -55,9 +55,10 @@
 // RawUpdate the line back.
 //
 // A Client that only wants the text of streamed chunks implements
-// TextDeltaHandler: a chunk that is plain text and nothing else then
-// reaches it as a TextDelta of four strings instead of a notification of
-// over half a kilobyte, whose entry the Conn reuses at once. The bridge
+// TextDeltaHandler: a chunk that is plain text (with its own _meta, if
+// any, and nothing else) then reaches it as a TextDelta of a few strings
+// instead of a notification of over half a kilobyte, whose entry the Conn
+// reuses at once. The bridge
 // package takes its deltas this way; on the flood benchmark it cut the
 // host's CPU per chunk by about a tenth.
 //

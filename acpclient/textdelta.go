@@ -1,12 +1,16 @@
 package acpclient
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+)
 
 // TextDelta is one streamed piece of text: a session/update whose update is
 // an agent_message_chunk, agent_thought_chunk or user_message_chunk
-// carrying a text content block, and nothing else (no _meta at any level,
-// no annotations). It is what a TextDeltaHandler gets instead of the
-// notification, because it is all such a notification says.
+// carrying a text content block, and nothing else (no annotations, no
+// _meta on the notification or the block; the chunk's own _meta is Meta).
+// It is what a TextDeltaHandler gets instead of the notification, because
+// it is all such a notification says.
 type TextDelta struct {
 	SessionID string
 	// Kind is UpdateAgentMessageChunk, UpdateAgentThoughtChunk or
@@ -16,6 +20,8 @@ type TextDelta struct {
 	MessageID    string
 	HasMessageID bool
 	Text         string
+	// Meta is the chunk's _meta (ContentChunk.Meta), raw, or nil.
+	Meta json.RawMessage
 }
 
 // TextDeltaHandler is an optional interface of a Client that takes the
@@ -36,7 +42,7 @@ type TextDeltaHandler interface {
 // a client that handles a delta as the other updates (holding it until
 // its session is known, say).
 func (d *TextDelta) Notification() *SessionNotification {
-	c := ContentChunk{Content: TextBlock(d.Text)}
+	c := ContentChunk{Content: TextBlock(d.Text), Meta: d.Meta}
 	if d.HasMessageID {
 		id := d.MessageID
 		c.MessageID = &id
@@ -67,9 +73,9 @@ func (d *chunkDecoder) newDelta() *inbound {
 }
 
 // leanDelta reports whether the line s matched is a TextDelta: a text
-// block and no _meta anywhere (which a TextDelta would lose).
+// block and no _meta but the chunk's (the others a TextDelta would lose).
 func (s *chunkScan) leanDelta() bool {
-	return s.ctype == ContentText && !s.fallback && !s.hasContentMeta && !s.hasUpdateMeta && !s.hasParamsMeta
+	return s.ctype == ContentText && !s.fallback && !s.hasContentMeta && !s.hasParamsMeta
 }
 
 // buildDelta makes the queue entry of a text delta from the extracted
@@ -88,6 +94,9 @@ func (s *chunkScan) buildDelta(d *chunkDecoder) *inbound {
 	}
 	if s.hasMsgID {
 		td.MessageID, td.HasMessageID = s.arenaString(s.messageID, internMessageID), true
+	}
+	if s.hasUpdateMeta {
+		td.Meta = s.keep(s.b[s.updateMeta.start:s.updateMeta.end])
 	}
 	in.size = queuedSize(len(s.b), false)
 	return in

@@ -42,7 +42,11 @@ func (c *deltaClient) TextDeltas(ctx context.Context, ds []TextDelta) {
 		if d.HasMessageID {
 			id = d.MessageID
 		}
-		entries = append(entries, fmt.Sprintf("delta %s %s %s %q", d.SessionID, d.Kind, id, d.Text))
+		entry := fmt.Sprintf("delta %s %s %s %q", d.SessionID, d.Kind, id, d.Text)
+		if d.Meta != nil {
+			entry += " " + string(d.Meta)
+		}
+		entries = append(entries, entry)
 	}
 	c.mu.Lock()
 	c.runs++
@@ -97,8 +101,12 @@ func deltaLines() []deltaLine {
 	for i := range 300 {
 		s := []string{"s1", "s2"}[i/40%2]
 		switch i % 50 {
-		case 7:
-			ls = append(ls, deltaLine{upd(s, `{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"m"},"_meta":{"k":1}}`), "update " + s + " agent_message_chunk"})
+		case 7: // the chunk's own _meta is the delta's
+			ls = append(ls, deltaLine{upd(s, `{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"m"},"_meta":{"k":`+fmt.Sprint(i)+`}}`),
+				fmt.Sprintf(`delta %s agent_message_chunk - "m" {"k":%d}`, s, i)})
+		case 8: // the notification's is not
+			ls = append(ls, deltaLine{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + s + `","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"m"}},"_meta":{"k":1}}}`,
+				"update " + s + " agent_message_chunk"})
 		case 13:
 			ls = append(ls, deltaLine{upd(s, `{"sessionUpdate":"tool_call","toolCallId":"t1","title":"Read"}`), "update " + s + " tool_call"})
 		case 21:
@@ -165,7 +173,7 @@ func TestTextDeltasInAgentOrder(t *testing.T) {
 // TextDelta.Notification is the notification the general path decodes
 // from the same line.
 func TestTextDeltaNotification(t *testing.T) {
-	for _, l := range deltaLines()[28:35] {
+	for _, l := range deltaLines() {
 		if !strings.HasPrefix(l.want, "delta ") {
 			continue
 		}

@@ -44,7 +44,7 @@ type SessionNotification struct {
 	// shape is, for a chunk line that matched a shape with plain strings,
 	// that shape: with shapeStrings (by shapeVar) it gives back the line.
 	shape        *chunkShape
-	shapeStrings [maxShapeVars]string
+	shapeStrings [shapeStrings]string
 	rawOnce      sync.Once
 	rawUpd       json.RawMessage
 }

@@ -36,9 +36,6 @@ func variedLine(line []byte, sid string, i int) []byte {
 	}
 	line = append(line, `{"jsonrpc":"2.0","method":"session/update","params":{`...)
 	switch i % 4 {
-	case 2 + variedNoMeta:
-		line = append(line, `"sessionId":`+sid+`,"update":{"sessionUpdate":"agent_message_chunk","messageId":"m1","content":{"type":"text","text":"`...)
-		line = append(text(line), `"}}}}`...)
 	case 0: // the usual order
 		line = append(line, `"sessionId":`+sid+`,"update":{"sessionUpdate":"agent_message_chunk","messageId":"m1","content":{"type":"text","text":"`...)
 		line = append(text(line), `"}}}}`...)
@@ -81,5 +78,3 @@ func Text(chunks int, varied bool) []byte {
 	}
 	return text
 }
-
-var variedNoMeta = 0
