@@ -371,24 +371,7 @@ func TestShapedChunksCopyOnlyTheirText(t *testing.T) {
 			strconv.Itoa(1000+i) + ` "}}}}`)
 	}
 	const n = 4000
-	lines := make([][]byte, n)
-	for i := range lines {
-		lines[i] = line(i)
-	}
-	buf := make([]byte, 0, 256)
-	ins := make([]*inbound, 0, n)
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for i := range n {
-		buf = append(buf[:0], lines[i]...)
-		in := d.decode(buf, false)
-		if in == nil {
-			t.Fatalf("line %d declined", i)
-		}
-		ins = append(ins, in)
-		clear(buf) // the read buffer is reused
-	}
-	runtime.ReadMemStats(&after)
+	ins, before, after := decodeReadBuffer(t, &d, n, line)
 	// Beyond its box (whose allocation is a little more than its size), a
 	// chunk keeps its 11 bytes of text; keeping its params instead would
 	// add about 150.
@@ -452,24 +435,7 @@ func TestEscapedChunksDecodeIntoTheArena(t *testing.T) {
 					strconv.Itoa(i) + `\"\n\u00e9\ud83d\ude00 \\ done"}}}}`)
 			}
 			const n = 4000
-			lines := make([][]byte, n)
-			for i := range lines {
-				lines[i] = line(i)
-			}
-			buf := make([]byte, 0, 256)
-			ins := make([]*inbound, 0, n)
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			for i := range n {
-				buf = append(buf[:0], lines[i]...)
-				in := d.decode(buf, false)
-				if in == nil {
-					t.Fatalf("line %d declined", i)
-				}
-				ins = append(ins, in)
-				clear(buf)
-			}
-			runtime.ReadMemStats(&after)
+			ins, before, after := decodeReadBuffer(t, &d, n, line)
 			// The box or entry is one allocation a line, the arena's slabs
 			// a few in all.
 			if perLine := float64(after.Mallocs-before.Mallocs) / n; !raceEnabled && perLine > 1.2 {
@@ -489,4 +455,29 @@ func TestEscapedChunksDecodeIntoTheArena(t *testing.T) {
 			}
 		})
 	}
+}
+
+// decodeReadBuffer decodes lines 0 to n-1 with d from one read buffer,
+// cleared after each as a connection's is reused, and returns what they
+// decoded to and the memory statistics around the decoding alone.
+func decodeReadBuffer(t *testing.T, d *chunkDecoder, n int, line func(int) []byte) (ins []*inbound, before, after runtime.MemStats) {
+	t.Helper()
+	lines := make([][]byte, n)
+	for i := range lines {
+		lines[i] = line(i)
+	}
+	buf := make([]byte, 0, 256)
+	ins = make([]*inbound, 0, n)
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		buf = append(buf[:0], lines[i]...)
+		in := d.decode(buf, false)
+		if in == nil {
+			t.Fatalf("line %d declined", i)
+		}
+		ins = append(ins, in)
+		clear(buf)
+	}
+	runtime.ReadMemStats(&after)
+	return ins, before, after
 }
