@@ -10,17 +10,17 @@ import (
 // chunk's _meta, which may carry a counter) cut out.
 // An agent writes every chunk of a stream with the same keys in the same
 // order, so the next line usually differs from the last only in those
-// strings. Matching it against the shape costs a few memory compares and
+// parts. Matching it against the shape costs a few memory compares and
 // one pass of the string lexer over the strings, where the full scan walks
 // every key and value (BenchmarkChunkShape has the figures).
 //
 // A line that matches means exactly what the full scan makes of it: its
-// bytes outside the variable strings are the accepted line's, so are its
+// bytes outside the variable parts are the accepted line's, so are its
 // keys, value types and fixed values (jsonrpc, method, the update kind, the
 // content type), and the lexer state at each literal; each variable string
 // is validated by the scanner's own str, and the _meta value by its skip.
-// A line that does not match takes
-// the full scan, so a shape never declines what the scanner would accept.
+// A line that does not match takes the full scan, so a shape never
+// declines what the scanner would accept.
 type chunkShape struct {
 	lits  []byte                // the literals, back to back
 	cuts  [maxShapeVars + 2]int // lits[cuts[k]:cuts[k+1]] is literal k
