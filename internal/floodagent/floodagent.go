@@ -52,12 +52,14 @@ func (t *Transport) Connect(ctx context.Context) (io.ReadWriteCloser, error) {
 		defer close(s.done)
 		defer outW.Close()
 		defer inR.Close()
-		serve(inR, outW, settings{t.Chunks, t.ToolEvery, t.Varied})
+		serve(inR, outW, t.settings())
 	}()
 	return s, nil
 }
 
-func (t *Transport) linesPerFlood() int { return settings{t.Chunks, t.ToolEvery, t.Varied}.lines() }
+func (t *Transport) linesPerFlood() int { return t.settings().lines() }
+
+func (t *Transport) settings() settings { return settings{t.Chunks, t.ToolEvery, t.Varied} }
 
 // stream is the client's end: it reads the agent's output and writes its
 // input; Close ends the agent and waits for it.
