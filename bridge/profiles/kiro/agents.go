@@ -20,13 +20,13 @@ import (
 // settings pre-approve. This file reads the specs where kiro-cli reads
 // them, on the agent's host, and classifies each agent.
 
-// DefaultAgent is kiro-cli's built-in agent, used without --agent. It
+// defaultAgent is kiro-cli's built-in agent, used without --agent. It
 // trusts only its read tool, so it asks before everything else.
-const DefaultAgent = "kiro_default"
+const defaultAgent = "kiro_default"
 
-// AgentSpecPath is where kiro-cli keeps the spec of agent name under dir,
+// agentSpecPath is where kiro-cli keeps the spec of agent name under dir,
 // a workspace (project scope) or the home directory (user scope).
-func AgentSpecPath(dir, name string) string {
+func agentSpecPath(dir, name string) string {
 	return path.Join(dir, ".kiro", "agents", name+".json")
 }
 
@@ -79,7 +79,7 @@ func learn(ctx context.Context, fsys bridge.HostFS, home, cwd string, modes []ac
 		switch {
 		case err != nil:
 			return nil, err
-		case !found && id == DefaultAgent:
+		case !found && id == defaultAgent:
 			t.Safe = append(t.Safe, id)
 		case !found || spec == nil:
 			// no spec, or one kiro-cli could not read either: unknown
@@ -102,7 +102,7 @@ func readSpec(ctx context.Context, fsys bridge.HostFS, id string, dirs ...string
 		if dir == "" {
 			continue
 		}
-		data, err := fsys.ReadFile(ctx, AgentSpecPath(dir, id))
+		data, err := fsys.ReadFile(ctx, agentSpecPath(dir, id))
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, os.ErrNotExist) {
 			continue
 		}

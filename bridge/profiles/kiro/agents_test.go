@@ -33,17 +33,17 @@ func (f specFS) ReadFile(_ context.Context, p string) ([]byte, error) {
 }
 
 // kiroAgents are the agents a kiro-cli with these specs offers as modes.
-var kiroAgents = []acpclient.Mode{{ID: DefaultAgent}, {ID: "reviewer"}, {ID: "builder"}, {ID: "runner"}, {ID: "ghost"}, {ID: "broken"}, {ID: "../etc"}}
+var kiroAgents = []acpclient.Mode{{ID: defaultAgent}, {ID: "reviewer"}, {ID: "builder"}, {ID: "runner"}, {ID: "ghost"}, {ID: "broken"}, {ID: "../etc"}}
 
 // kiroSpecs are user- and project-scoped agent specs: the project's
 // reviewer (reads only) hides the user's one (trusts everything).
 func kiroSpecs(home, cwd string) map[string]string {
 	return map[string]string{
-		AgentSpecPath(home, "reviewer"): `{"name":"reviewer","allowedTools":["*"]}`,
-		AgentSpecPath(cwd, "reviewer"):  `{"name":"reviewer","tools":["*"],"allowedTools":["read","grep"],"toolsSettings":{"read":{"allowedPaths":["~"]}}}`,
-		AgentSpecPath(home, "builder"):  `{"name":"builder","allowedTools":["read","write"]}`,
-		AgentSpecPath(cwd, "runner"):    `{"name":"runner","toolsSettings":{"shell":{"allowedCommands":["make"]}}}`,
-		AgentSpecPath(home, "broken"):   `{"allowedTools":`,
+		agentSpecPath(home, "reviewer"): `{"name":"reviewer","allowedTools":["*"]}`,
+		agentSpecPath(cwd, "reviewer"):  `{"name":"reviewer","tools":["*"],"allowedTools":["read","grep"],"toolsSettings":{"read":{"allowedPaths":["~"]}}}`,
+		agentSpecPath(home, "builder"):  `{"name":"builder","allowedTools":["read","write"]}`,
+		agentSpecPath(cwd, "runner"):    `{"name":"runner","toolsSettings":{"shell":{"allowedCommands":["make"]}}}`,
+		agentSpecPath(home, "broken"):   `{"allowedTools":`,
 	}
 }
 
@@ -60,7 +60,7 @@ func TestKiroAgentSpecsClassified(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{DefaultAgent, "reviewer"}; !slices.Equal(table.Safe, want) {
+	if want := []string{defaultAgent, "reviewer"}; !slices.Equal(table.Safe, want) {
 		t.Errorf("asking agents %q, want %q", table.Safe, want)
 	}
 	if want := []string{"builder", "runner"}; !slices.Equal(table.Auto, want) {
@@ -69,7 +69,7 @@ func TestKiroAgentSpecsClassified(t *testing.T) {
 	if table.LaunchEscalation == nil {
 		t.Error("the learned table lost the launch escalations")
 	}
-	fsys.broken = AgentSpecPath(cwd, "builder")
+	fsys.broken = agentSpecPath(cwd, "builder")
 	if _, err := Profile.Modes.Learn(context.Background(), fsys, home, cwd, kiroAgents); err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("Learn with an unreadable spec: %v", err)
 	}
@@ -91,7 +91,7 @@ func TestKiroBuildPrompts(t *testing.T) {
 		state   bridge.Authority
 		consent bool
 	}{
-		{DefaultAgent, bridge.AuthorityProtected, false},
+		{defaultAgent, bridge.AuthorityProtected, false},
 		{"reviewer", bridge.AuthorityProtected, false},
 		{"builder", bridge.AuthorityAgentAutonomous, true},
 		{"ghost", bridge.AuthorityUnknown, false},
@@ -107,7 +107,7 @@ func TestKiroBuildPrompts(t *testing.T) {
 				}}},
 			}
 			o := bridge.LaunchOptions{FS: specFS{files: kiroSpecs(home, cwd)}, Home: home}
-			if c.agent != DefaultAgent {
+			if c.agent != defaultAgent {
 				o.AgentMode = c.agent
 			}
 			b, _ := startKiro(t, h, script, o, bridge.Config{})

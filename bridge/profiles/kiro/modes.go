@@ -19,7 +19,7 @@ import (
 // behaviour, so one that acts unasked needs the app's consent in Build.
 var modes = &bridge.ModeTable{
 	LaunchEscalation: launchEscalation,
-	Safe:             []string{DefaultAgent},
+	Safe:             []string{defaultAgent},
 	Learn:            learn,
 	Source:           "Kiro CLI docs (tool permissions, agent specs, --trust-all-tools, --trust-tools), not probed",
 }

@@ -31,8 +31,8 @@ func TestProfileOverSSH(t *testing.T) {
 	workspace := t.TempDir()
 	os.MkdirAll(filepath.Join(remoteHome, ".kiro", "sessions", "cli"), 0o755)
 	os.WriteFile(TranscriptPath(remoteHome, "sess_kept"), []byte("{}"), 0o644)
-	os.MkdirAll(filepath.Dir(AgentSpecPath(remoteHome, "reviewer")), 0o755)
-	os.WriteFile(AgentSpecPath(remoteHome, "reviewer"), []byte(`{"name":"reviewer","allowedTools":["read"]}`), 0o644)
+	os.MkdirAll(filepath.Dir(agentSpecPath(remoteHome, "reviewer")), 0o755)
+	os.WriteFile(agentSpecPath(remoteHome, "reviewer"), []byte(`{"name":"reviewer","allowedTools":["read"]}`), 0o644)
 	agent := fakebin.Install(t, t.TempDir(), "kiro-cli", acptest.Script{
 		NewSession: acptest.NewSessionScript{SessionIDs: []string{"sess_fresh"},
 			Modes: bridgetest.Raw(`{"currentModeId":"reviewer","availableModes":[{"id":"kiro_default","name":"kiro_default"},{"id":"reviewer","name":"reviewer"}]}`)},
