@@ -71,8 +71,10 @@ type ModeTable struct {
 	// (the session reports them; modes is what the agent offers), or nil
 	// to keep this one. Where that configuration decides whether the
 	// agent asks (kiro-cli's agent specs, OpenCode's permissions), an
-	// agent configured to ask is protected. It runs when a session opens;
-	// an error keeps this table and is reported in the state's Reason.
+	// agent configured to ask is protected. It runs when a session opens
+	// (a profile's launch gives fsys and home, LaunchOptions.HostFS and
+	// HostHome; a bridge started without one reads this machine); an
+	// error keeps this table and is reported in the state's Reason.
 	Learn func(ctx context.Context, fsys HostFS, home, cwd string, modes []acpclient.Mode) (*ModeTable, error)
 	// Source says where the table was learned (agent and version probed),
 	// for the record.
