@@ -73,8 +73,8 @@ func TestConsentQuestion(t *testing.T) {
 // stdin not a terminal: without an opencode.json that asks, the run
 // stops at once with a message naming --allow-autonomous (it must not
 // wait for an answer); with the flag the turn runs, reported
-// agent-autonomous; with a project opencode.json that asks it runs
-// protected, no flag needed.
+// agent-autonomous; with the project's or the user's opencode.json that
+// asks it runs protected, no flag needed.
 func TestOpenCodeInBuild(t *testing.T) {
 	bin := t.TempDir()
 	fakebin.Install(t, bin, "opencode", acptest.Script{
@@ -82,11 +82,10 @@ func TestOpenCodeInBuild(t *testing.T) {
 		Prompts:    []acptest.Turn{{Steps: []acptest.Step{{Text: "done"}}}},
 	}, "")
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	run := func(cwd string, args ...string) result {
+	run := func(home, cwd string, args ...string) result {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		home := t.TempDir()
 		cmd := exec.CommandContext(ctx, acprunBinary, append([]string{"--provider", "opencode", "--cwd", cwd}, args...)...)
 		cmd.Env = append(os.Environ(), "NO_COLOR=1", "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "data"))
 		var stdout, stderr bytes.Buffer
@@ -104,11 +103,11 @@ func TestOpenCodeInBuild(t *testing.T) {
 		}
 		return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 	}
-	r := run(t.TempDir(), "hi")
+	r := run(t.TempDir(), t.TempDir(), "hi")
 	if r.code != exitFailed || !strings.Contains(r.stderr, allowAutonomousFlag) || strings.Contains(r.stdout, "done") {
 		t.Errorf("without consent: exit %d, stdout %q, stderr:\n%s", r.code, r.stdout, r.stderr)
 	}
-	r = run(t.TempDir(), allowAutonomousFlag, "hi")
+	r = run(t.TempDir(), t.TempDir(), allowAutonomousFlag, "hi")
 	if r.code != exitOK || !strings.Contains(r.stdout, "done") || !strings.Contains(r.stderr, "authority agent-autonomous") {
 		t.Errorf("%s: exit %d, stdout %q, stderr:\n%s", allowAutonomousFlag, r.code, r.stdout, r.stderr)
 	}
@@ -116,8 +115,20 @@ func TestOpenCodeInBuild(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(asks, "opencode.json"), []byte(`{"permission":{"edit":"ask","bash":"ask"}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r = run(asks, "hi")
+	r = run(t.TempDir(), asks, "hi")
 	if r.code != exitOK || !strings.Contains(r.stdout, "done") || !strings.Contains(r.stderr, "authority protected") {
-		t.Errorf("opencode.json asks: exit %d, stdout %q, stderr:\n%s", r.code, r.stdout, r.stderr)
+		t.Errorf("the project's opencode.json asks: exit %d, stdout %q, stderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	home := t.TempDir()
+	user := filepath.Join(home, ".config", "opencode", "opencode.json")
+	if err := os.MkdirAll(filepath.Dir(user), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(user, []byte(`{"permission":"ask"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = run(home, t.TempDir(), "hi")
+	if r.code != exitOK || !strings.Contains(r.stdout, "done") || !strings.Contains(r.stderr, "authority protected") {
+		t.Errorf("the user's opencode.json asks: exit %d, stdout %q, stderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 }
