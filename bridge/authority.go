@@ -1,9 +1,12 @@
 package bridge
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/acphost/acphost/acpclient"
 )
 
 // Authority says whether the host can interpose on what a session's agent
@@ -19,11 +22,15 @@ const (
 	// (its table says so), so the host's policy answers every action.
 	AuthorityProtected Authority = "protected"
 	// AuthorityAgentAutonomous: the agent acts without asking, in a mode or
-	// with a launch flag the app chose by putting the host in ModeFull.
+	// with a launch flag, and the app allowed it: by putting the host in
+	// ModeFull, or in ModeBuild by its consent (Session.GrantAutonomy, or
+	// an escalation it chose in the vendor launch options). Otherwise the
+	// session is Blocked.
 	AuthorityAgentAutonomous Authority = "agent-autonomous"
 	// AuthorityUnknown: the host does not know the agent's modes (no table
 	// for it, or a mode its table does not list), so it cannot tell whether
-	// the agent asks before it acts. Never read it as protected.
+	// the agent asks before it acts. Never read it as protected. It is
+	// reported, not refused, unless the policy is Strict.
 	AuthorityUnknown Authority = "unknown"
 )
 
@@ -52,8 +59,23 @@ type ModeTable struct {
 	// LaunchEscalation reports the launch flag, if any, with which the
 	// launch options start the agent acting without asking (CrewCoder's
 	// --approval full-access); "" means none. Nil means the profile has no
-	// such flags.
+	// such flags. When it reports one for the vendor options alone
+	// (LaunchOptions{Vendor: o.Vendor}), the app chose the escalation
+	// explicitly (crewcoder.Options{Approval: FullAccess}), which counts
+	// as its consent in host Build; extra arguments, an agent mode or
+	// anything defaulted never do.
 	LaunchEscalation func(o LaunchOptions) (flag string)
+	// Learn, if set, reads the agent's own configuration where it lives,
+	// on the agent's host (fsys, whose home directory is home; cwd is the
+	// session's), and returns the table it makes of the agent's modes
+	// (the session reports them; modes is what the agent offers), or nil
+	// to keep this one. Where that configuration decides whether the
+	// agent asks (kiro-cli's agent specs, OpenCode's permissions), an
+	// agent configured to ask is protected. It runs when a session opens
+	// (a profile's launch gives fsys and home, LaunchOptions.HostFS and
+	// HostHome; a bridge started without one reads this machine); an
+	// error keeps this table and is reported in the state's Reason.
+	Learn func(ctx context.Context, fsys HostFS, home, cwd string, modes []acpclient.Mode) (*ModeTable, error)
 	// Source says where the table was learned (agent and version probed),
 	// for the record.
 	Source string
@@ -102,6 +124,11 @@ type AuthorityState struct {
 	// could not be moved out of it, so the session refuses prompts (with an
 	// *AuthorityError) until a change makes it safe.
 	Blocked bool `json:"blocked,omitempty"`
+	// ConsentNeeded: Blocked in host Build only because the app has not
+	// consented to an agent that acts without asking and cannot be moved;
+	// Session.GrantAutonomy consents and unblocks it. Ask the user, as a
+	// CLI asks before a dangerous choice.
+	ConsentNeeded bool `json:"consentNeeded,omitempty"`
 }
 
 // Errors an *AuthorityError wraps, for errors.Is.
@@ -111,8 +138,9 @@ var (
 	// allow.
 	ErrAgentAutonomous = errors.New("bridge: the agent would act without asking")
 	// ErrAgentModeUnknown: the agent's mode or an option's value is not in
-	// its mode table, so the host cannot tell whether it asks; outside
-	// ModeFull that is refused like an autonomous one.
+	// its mode table, so the host cannot tell whether it asks; under a
+	// Strict policy outside ModeFull that is refused like an autonomous
+	// one.
 	ErrAgentModeUnknown = errors.New("bridge: the agent's mode is not in its mode table")
 )
 
@@ -134,6 +162,8 @@ type AuthorityError struct {
 	// Cause is why the agent could not be moved to a mode that asks (no
 	// such mode, or the agent refused), when it was tried.
 	Cause error
+
+	consent bool // host Build refuses only until the app consents
 }
 
 // Error names the host mode, what the agent would use, and why it could not
@@ -147,6 +177,9 @@ func (e *AuthorityError) Error() string {
 		subjectLabel(e.AgentMode, e.Option, e.Value, e.Flag), why)
 	if e.Cause != nil {
 		msg += "; the agent could not be moved: " + e.Cause.Error()
+	}
+	if e.consent {
+		msg += "; it runs only with the app's consent (Session.GrantAutonomy)"
 	}
 	return msg
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 
@@ -31,6 +32,9 @@ type sessionAuthority struct {
 	settleMu   sync.Mutex
 	reverts    int             // moves after the agent's own changes since the last prompt
 	reports    uint64          // modes the agent reported itself, counted
+	table      *ModeTable      // learned at attach (ModeTable.Learn); nil: the bridge's
+	learnErr   error           // why learning failed
+	consented  bool            // Session.GrantAutonomy was called
 	opened     bool            // the session has opened: changes are enforced
 	state      *AuthorityState // the state last reported
 	refusal    error           // non-nil while blocked: what Prompt returns
@@ -56,17 +60,77 @@ func (s *Session) Authority() AuthorityState {
 	return *s.auth.state
 }
 
+// GrantAutonomy is the app's consent, for this session, to an agent that
+// acts without asking and cannot be moved to a mode that asks (an
+// authority event with ConsentNeeded): in host Build the session then
+// takes prompts and reports agent-autonomous, naming the mode, option or
+// flag. Ask, Plan and the read-only policy still refuse such an agent.
+// The consent holds until the session closes and is never saved: a
+// session opened again asks again. Granting before it is asked (a CLI
+// flag that answers the question in advance) is allowed.
+func (s *Session) GrantAutonomy() {
+	s.mu.Lock()
+	s.auth.consented = true
+	s.mu.Unlock()
+	s.recheckAuthority(false)
+}
+
 // modeTable is the table of the bridge's agent (Config.AgentModes, a
 // profile's Modes), or nil.
 func (b *Bridge) modeTable() *ModeTable { return b.cfg.AgentModes }
 
-// launchFlag is the escalating flag of the running launch, or "".
-func (b *Bridge) launchFlag() string {
+// tableLocked is the session's table: the one learned from the agent's
+// own configuration, else the bridge's. s.mu is held.
+func (s *Session) tableLocked() *ModeTable {
+	if s.auth.table != nil {
+		return s.auth.table
+	}
+	return s.b.modeTable()
+}
+
+// escalation is the running launch's escalating flag, if any, and
+// whether it comes from the app's vendor options: the table reports one
+// from the vendor options alone (see ModeTable.LaunchEscalation), which
+// counts as the app's consent.
+type escalation struct {
+	flag   string
+	chosen bool
+}
+
+// launchFlag is the escalation of the running launch.
+func (b *Bridge) launchFlag() escalation {
 	l := b.Launch()
 	if l == nil {
-		return ""
+		return escalation{}
 	}
-	return b.launchFlagFor(l.Options())
+	o := l.Options()
+	e := escalation{flag: b.launchFlagFor(o)}
+	if e.flag != "" {
+		e.chosen = b.launchFlagFor(LaunchOptions{Vendor: o.Vendor}) != ""
+	}
+	return e
+}
+
+// learn runs the table's Learn for a session attaching with modes, on the
+// agent's host, and records what it made.
+func (s *Session) learn(ctx context.Context, modes []acpclient.Mode) {
+	t := s.b.modeTable()
+	if t == nil || t.Learn == nil {
+		return
+	}
+	var fsys HostFS = LocalFS{}
+	home, _ := os.UserHomeDir()
+	if l := s.b.Launch(); l != nil {
+		o := l.Options()
+		fsys, home = o.HostFS(), o.HostHome()
+	}
+	learned, err := t.Learn(ctx, fsys, home, s.cfg.Cwd, modes)
+	s.mu.Lock()
+	s.auth.table, s.auth.learnErr = learned, err
+	if err != nil {
+		s.auth.table = nil
+	}
+	s.mu.Unlock()
 }
 
 // launchFlagFor is the escalating flag launch options o would have.
@@ -79,9 +143,10 @@ func (b *Bridge) launchFlagFor(o LaunchOptions) string {
 }
 
 // refuseLaunchFlag is the refusal of a session under policy p on a launch
-// with an escalating flag: it is allowed only with host Full.
+// with an escalating flag: it is allowed with host Full, and with Build,
+// where the app's consent decides whether it takes prompts.
 func refuseLaunchFlag(p Policy, flag string) error {
-	if flag == "" || p.hostFull() {
+	if flag == "" || p.hostFull() || p.building() {
 		return nil
 	}
 	st := AuthorityState{State: AuthorityAgentAutonomous, HostMode: ParseMode(string(p.Mode)), ReadOnly: p.ReadOnly, Flag: flag}
@@ -89,8 +154,9 @@ func refuseLaunchFlag(p Policy, flag string) error {
 }
 
 // authorityInputLocked is the session's current input; s.mu is held.
-func (s *Session) authorityInputLocked(flag string) authorityInput {
-	in := authorityInput{table: s.b.modeTable(), policy: s.policy, mode: s.agentMode, options: s.configOptions, flag: flag}
+func (s *Session) authorityInputLocked(esc escalation) authorityInput {
+	in := authorityInput{table: s.tableLocked(), policy: s.policy, mode: s.agentMode, options: s.configOptions, flag: esc.flag,
+		consented: s.auth.consented || esc.chosen, learnErr: s.auth.learnErr}
 	if s.ready != nil && s.ready.AgentModes != nil {
 		in.modes = s.ready.AgentModes.AvailableModes
 	}
@@ -102,9 +168,14 @@ func (s *Session) authorityInputLocked(flag string) authorityInput {
 // ready; the state is reported after that event (emitReady).
 func (s *Session) enforceAtAttach(ctx context.Context, conn *acpclient.Conn, ready *SessionReady) {
 	flag := s.b.launchFlag()
+	if ready.AgentModes != nil {
+		s.learn(ctx, ready.AgentModes.AvailableModes)
+	} else {
+		s.learn(ctx, nil)
+	}
 	s.mu.Lock()
 	s.auth.dirty, s.auth.preferPlan = false, false
-	in := authorityInput{table: s.b.modeTable(), policy: s.policy, options: ready.ConfigOptions, flag: flag}
+	in := authorityInput{table: s.tableLocked(), policy: s.policy, options: ready.ConfigOptions, flag: flag.flag}
 	s.mu.Unlock()
 	if ready.AgentModes != nil {
 		in.mode, in.modes = ready.AgentModes.CurrentModeID, ready.AgentModes.AvailableModes
@@ -352,8 +423,9 @@ func (s *Session) authorityGate(ctx context.Context) error {
 // allowAgentMode refuses, before anything is sent, an agent mode that
 // would act unasked (or that the table does not list) outside host Full.
 func (s *Session) allowAgentMode(modeID string) error {
-	t := s.b.modeTable()
-	p := s.Policy()
+	s.mu.Lock()
+	t, p := s.tableLocked(), s.policy
+	s.mu.Unlock()
 	if t == nil || p.hostFull() {
 		return nil
 	}
@@ -363,8 +435,9 @@ func (s *Session) allowAgentMode(modeID string) error {
 // allowConfigOption refuses, before anything is sent, a config option
 // value that would let the agent act unasked outside host Full.
 func (s *Session) allowConfigOption(req acpclient.SetConfigOptionRequest) error {
-	t := s.b.modeTable()
-	p := s.Policy()
+	s.mu.Lock()
+	t, p := s.tableLocked(), s.policy
+	s.mu.Unlock()
 	if t == nil || p.hostFull() {
 		return nil
 	}
@@ -379,9 +452,10 @@ func (s *Session) allowConfigOption(req acpclient.SetConfigOptionRequest) error 
 	return refuseClass(p, t.Options[i].classify(typ, value), AuthorityState{AgentMode: s.AgentMode(), Option: req.ConfigID, Value: value})
 }
 
-// refuseClass is the refusal of a mode or value of class c under p, or nil.
+// refuseClass is the refusal of a mode or value of class c under p, or nil:
+// an auto one, and an unknown one under a Strict policy.
 func refuseClass(p Policy, c modeClass, st AuthorityState) error {
-	if !c.unsafe() {
+	if !c.unsafe() || (c == classUnknown && !p.Strict) {
 		return nil
 	}
 	st.HostMode, st.ReadOnly, st.State = ParseMode(string(p.Mode)), p.ReadOnly, AuthorityAgentAutonomous
@@ -392,8 +466,8 @@ func refuseClass(p Policy, c modeClass, st AuthorityState) error {
 }
 
 // refuseRelaunchFlag refuses a relaunch with an escalating flag while a
-// session's policy is not host Full: the flag holds for every session of
-// the process.
+// session's policy is Ask, Plan or read-only: the flag holds for every
+// session of the process.
 func (b *Bridge) refuseRelaunchFlag(o LaunchOptions, sessions []*Session) error {
 	flag := b.launchFlagFor(o)
 	for _, s := range sessions {

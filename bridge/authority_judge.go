@@ -91,11 +91,19 @@ type authorityInput struct {
 	modes   []acpclient.Mode // the modes it offers (nil: not known)
 	options []acpclient.ConfigOption
 	flag    string // the launch's escalating flag
+	// consented: the app consented to an agent that acts unasked
+	// (Session.GrantAutonomy, or a flag from its vendor options).
+	consented bool
+	learnErr  error // why the agent's own configuration could not be read
 }
 
 // hostFull reports whether the policy lets the agent act unasked: ModeFull
 // without the read-only tool policy.
 func (p Policy) hostFull() bool { return !p.ReadOnly && ParseMode(string(p.Mode)) == ModeFull }
+
+// building reports whether the policy is ModeBuild without the read-only
+// tool policy: the app answers, and may consent to an agent acting unasked.
+func (p Policy) building() bool { return !p.ReadOnly && ParseMode(string(p.Mode)) == ModeBuild }
 
 // finding is one thing that decides the state.
 type finding struct {
@@ -122,9 +130,10 @@ func (in authorityInput) findings() []finding {
 	return out
 }
 
-// judge returns the session's authority state. Outside ModeFull any state
-// but protected is Blocked, except for an agent without a table, which is
-// only reported unknown.
+// judge returns the session's authority state. Outside ModeFull an
+// agent-autonomous state is Blocked unless the app consented in Build,
+// and an unknown one only under a Strict policy; an agent without a table
+// is only reported unknown.
 func (in authorityInput) judge() AuthorityState {
 	st := AuthorityState{HostMode: ParseMode(string(in.policy.Mode)), ReadOnly: in.policy.ReadOnly, AgentMode: in.mode, Flag: in.flag}
 	if in.table == nil {
@@ -145,8 +154,29 @@ func (in authorityInput) judge() AuthorityState {
 			st.Option, st.Value = f.option, f.value
 		}
 	}
-	st.Blocked = st.State != AuthorityProtected && !in.policy.hostFull()
+	if in.learnErr != nil {
+		st.Reason += "; its own configuration could not be read: " + in.learnErr.Error()
+	}
+	st.Blocked, st.ConsentNeeded = in.blocked(st.State)
+	if st.State == AuthorityAgentAutonomous && in.consented && !in.policy.hostFull() && !st.Blocked {
+		st.Reason += "; the app consented"
+	}
 	return st
+}
+
+// blocked says whether the policy refuses prompts in state, and whether
+// only the app's consent is missing.
+func (in authorityInput) blocked(state Authority) (blocked, consent bool) {
+	p := in.policy
+	switch {
+	case state == AuthorityProtected || p.hostFull():
+		return false, false
+	case state == AuthorityUnknown:
+		return p.Strict, false
+	case !p.building():
+		return true, false
+	}
+	return !in.consented, !in.consented
 }
 
 func askingReason(mode string) string {
@@ -160,7 +190,7 @@ func askingReason(mode string) string {
 // why the agent could not be moved, if that was tried.
 func (st AuthorityState) refusal(cause error) *AuthorityError {
 	e := &AuthorityError{HostMode: st.HostMode, ReadOnly: st.ReadOnly, AgentMode: st.AgentMode,
-		Option: st.Option, Value: st.Value, Flag: st.Flag, Err: ErrAgentAutonomous, Cause: cause}
+		Option: st.Option, Value: st.Value, Flag: st.Flag, Err: ErrAgentAutonomous, Cause: cause, consent: st.ConsentNeeded}
 	if st.State == AuthorityUnknown {
 		e.Err = ErrAgentModeUnknown
 	}

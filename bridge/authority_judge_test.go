@@ -38,7 +38,8 @@ func policyOf(m Mode) Policy { return Policy{Mode: m} }
 
 // TestJudgeAuthority: the state for each kind of mode, option and flag
 // under each host mode; only a table that exists blocks, and only outside
-// Full.
+// Full; unknown only under a Strict policy; autonomous in Build until the
+// app consents.
 func TestJudgeAuthority(t *testing.T) {
 	approval := func(v string) []acpclient.ConfigOption {
 		return []acpclient.ConfigOption{selectOption("approval", v, "ask", "read-only", "never")}
@@ -59,25 +60,37 @@ func TestJudgeAuthority(t *testing.T) {
 		{"auto in full", authorityInput{table: fullTable, policy: policyOf(ModeFull), mode: "bypassPermissions"}, AuthorityAgentAutonomous, false, ""},
 		{"auto read-only full", authorityInput{table: fullTable, policy: Policy{Mode: ModeFull, ReadOnly: true}, mode: "acceptEdits"}, AuthorityAgentAutonomous, true, ""},
 		{"asking in full", authorityInput{table: fullTable, policy: policyOf(ModeFull), mode: "default"}, AuthorityProtected, false, ""},
-		{"unknown mode", authorityInput{table: fullTable, policy: policyOf(ModeBuild), mode: "turbo"}, AuthorityUnknown, true, `agent mode "turbo" is not in the agent's mode table`},
+		{"unknown mode", authorityInput{table: fullTable, policy: policyOf(ModeBuild), mode: "turbo"}, AuthorityUnknown, false, `agent mode "turbo" is not in the agent's mode table`},
+		{"unknown mode in ask", authorityInput{table: fullTable, policy: policyOf(ModeAsk), mode: "turbo"}, AuthorityUnknown, false, ""},
+		{"unknown mode, strict", authorityInput{table: fullTable, policy: Policy{Mode: ModeBuild, Strict: true}, mode: "turbo"}, AuthorityUnknown, true, `agent mode "turbo" is not in the agent's mode table`},
+		{"unknown mode, strict full", authorityInput{table: fullTable, policy: Policy{Mode: ModeFull, Strict: true}, mode: "turbo"}, AuthorityUnknown, false, ""},
 		{"unknown mode in full", authorityInput{table: fullTable, policy: policyOf(ModeFull), mode: "turbo"}, AuthorityUnknown, false, ""},
-		{"no mode reported", authorityInput{table: fullTable, policy: policyOf(ModeBuild)}, AuthorityUnknown, true, "reports no mode"},
+		{"no mode reported", authorityInput{table: fullTable, policy: Policy{Mode: ModeBuild, Strict: true}}, AuthorityUnknown, true, "reports no mode"},
 		{"no mode, options-only table", authorityInput{table: &ModeTable{Options: fullTable.Options}, policy: policyOf(ModeBuild),
 			options: []acpclient.ConfigOption{boolOption("allow_all", false)}}, AuthorityProtected, false, ""},
 		{"bool option auto", authorityInput{table: fullTable, policy: policyOf(ModeAsk), mode: "default",
 			options: []acpclient.ConfigOption{boolOption("allow_all", true)}}, AuthorityAgentAutonomous, true, `config option "allow_all" = "true"`},
 		{"select option auto", authorityInput{table: fullTable, policy: policyOf(ModePlan), mode: "plan", options: approval("never")}, AuthorityAgentAutonomous, true, `"approval" = "never"`},
-		{"select option unknown", authorityInput{table: fullTable, policy: policyOf(ModeBuild), mode: "default", options: approval("sometimes")}, AuthorityUnknown, true, ""},
+		{"select option unknown", authorityInput{table: fullTable, policy: policyOf(ModeBuild), mode: "default", options: approval("sometimes")}, AuthorityUnknown, false, ""},
+		{"select option unknown, strict", authorityInput{table: fullTable, policy: Policy{Mode: ModePlan, Strict: true}, mode: "default", options: approval("sometimes")}, AuthorityUnknown, true, ""},
 		{"unruled option", authorityInput{table: fullTable, policy: policyOf(ModeBuild), mode: "default",
 			options: []acpclient.ConfigOption{selectOption("model", "x")}}, AuthorityProtected, false, ""},
 		{"flag in full", authorityInput{table: fullTable, policy: policyOf(ModeFull), mode: "default", flag: "--yolo"}, AuthorityAgentAutonomous, false, `launch flag "--yolo"`},
 		{"flag in build", authorityInput{table: fullTable, policy: policyOf(ModeBuild), mode: "default", flag: "--yolo"}, AuthorityAgentAutonomous, true, ""},
+		{"flag in build, consented", authorityInput{table: fullTable, policy: policyOf(ModeBuild), mode: "default", flag: "--yolo", consented: true}, AuthorityAgentAutonomous, false, "the app consented"},
+		{"flag in ask, consented", authorityInput{table: fullTable, policy: policyOf(ModeAsk), mode: "default", flag: "--yolo", consented: true}, AuthorityAgentAutonomous, true, ""},
+		{"auto in build, consented", authorityInput{table: noAskingTable, policy: policyOf(ModeBuild), mode: "yolo", consented: true}, AuthorityAgentAutonomous, false, `agent mode "yolo"`},
+		{"auto read-only build, consented", authorityInput{table: noAskingTable, policy: Policy{Mode: ModeBuild, ReadOnly: true}, mode: "yolo", consented: true}, AuthorityAgentAutonomous, true, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			st := c.in.judge()
 			if st.State != c.state || st.Blocked != c.blocked || !strings.Contains(st.Reason, c.reason) {
 				t.Errorf("judge = %+v, want state %s, blocked %v, reason with %q", st, c.state, c.blocked, c.reason)
+			}
+			// Only host Build without read-only asks for consent.
+			if want := c.blocked && c.state == AuthorityAgentAutonomous && c.in.policy.building(); st.ConsentNeeded != want {
+				t.Errorf("judge = %+v, want ConsentNeeded %v", st, want)
 			}
 			if st.HostMode != ParseMode(string(c.in.policy.Mode)) || st.AgentMode != c.in.mode || st.Flag != c.in.flag {
 				t.Errorf("judge = %+v: host mode, agent mode and flag as given", st)

@@ -208,8 +208,9 @@ func TestAuthorityFailsClosed(t *testing.T) {
 }
 
 // TestAppChoiceOfAnAutoModeIsRefusedBeforeTheWire: outside Full,
-// SetAgentMode and SetConfigOption to a value that acts unasked (or that
-// the table does not list) fail with an *AuthorityError and send nothing;
+// SetAgentMode and SetConfigOption to a value that acts unasked (or, under
+// a Strict policy, that the table does not list) fail with an
+// *AuthorityError and send nothing;
 // in Full they go through and the session reports the agent autonomous.
 func TestAppChoiceOfAnAutoModeIsRefusedBeforeTheWire(t *testing.T) {
 	opts := raw(`[{"id":"allow_all","name":"Allow all","type":"boolean","currentValue":false},{"id":"approval","name":"Approval","type":"select","currentValue":"ask","options":[{"value":"ask","name":"Ask"},{"value":"never","name":"Never"}]}]`)
@@ -223,7 +224,11 @@ func TestAppChoiceOfAnAutoModeIsRefusedBeforeTheWire(t *testing.T) {
 		is   error
 	}{
 		{"auto mode", func() error { return s.SetAgentMode(ctxT(t), "acceptEdits") }, ErrAgentAutonomous},
-		{"unknown mode", func() error { return s.SetAgentMode(ctxT(t), "turbo") }, ErrAgentModeUnknown},
+		{"unknown mode, strict", func() error {
+			s.SetPolicy(Policy{Mode: ModeBuild, Strict: true})
+			defer s.SetPolicy(policyOf(ModeBuild))
+			return s.SetAgentMode(ctxT(t), "turbo")
+		}, ErrAgentModeUnknown},
 		{"bool option", func() error {
 			_, err := s.SetConfigOption(ctxT(t), acpclient.SetConfigOptionRequest{ConfigID: "allow_all", Bool: &yes})
 			return err
@@ -245,6 +250,9 @@ func TestAppChoiceOfAnAutoModeIsRefusedBeforeTheWire(t *testing.T) {
 	}
 	if err := s.SetAgentMode(ctxT(t), "review"); err != nil {
 		t.Errorf("a safe mode refused: %v", err)
+	}
+	if err := s.SetAgentMode(ctxT(t), "turbo"); err != nil {
+		t.Errorf("an unknown mode without Strict: %v", err)
 	}
 	s.SetPolicy(policyOf(ModeFull))
 	if err := s.SetAgentMode(ctxT(t), "bypassPermissions"); err != nil {
@@ -394,10 +402,11 @@ func escalatingProfile(t *testing.T, script acptest.Script) (*Profile, LaunchOpt
 }
 
 // TestLaunchEscalationNeedsFull: a launch whose flag makes the agent act
-// unasked opens sessions only under host Full, reports them autonomous
-// with the flag named, and blocks one whose policy leaves Full; a
-// relaunch that would add the flag under a session not in Full is refused
-// before the process is touched, and one that drops it unblocks.
+// unasked opens sessions only under host Full or Build, reports them
+// autonomous with the flag named, and blocks one whose policy leaves Full
+// until the app consents; a relaunch that would add the flag under a
+// session in Ask is refused before the process is touched, and one that
+// drops it unblocks.
 func TestLaunchEscalationNeedsFull(t *testing.T) {
 	p, o := escalatingProfile(t, acptest.Script{})
 	o.AgentMode = "yolo"
@@ -406,7 +415,7 @@ func TestLaunchEscalationNeedsFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, pol := range []Policy{policyOf(ModeAsk), policyOf(ModeBuild), {Mode: ModeFull, ReadOnly: true}} {
+	for _, pol := range []Policy{policyOf(ModeAsk), policyOf(ModePlan), {Mode: ModeBuild, ReadOnly: true}, {Mode: ModeFull, ReadOnly: true}} {
 		_, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: t.TempDir(), Policy: pol})
 		var ae *AuthorityError
 		if !errors.As(err, &ae) || ae.Flag != "--yolo" || !errors.Is(err, ErrAgentAutonomous) {
@@ -430,6 +439,10 @@ func TestLaunchEscalationNeedsFull(t *testing.T) {
 	if _, err := s.Prompt(ctxT(t), acpclient.TextBlock("hi")); !errors.Is(err, ErrAgentAutonomous) || !strings.Contains(err.Error(), `"--yolo"`) {
 		t.Fatalf("Prompt after leaving Full: %v", err)
 	}
+	if st := s.Authority(); !st.ConsentNeeded {
+		t.Errorf("Authority in Build without consent %+v: want ConsentNeeded", st)
+	}
+	s.SetPolicy(policyOf(ModeAsk))
 	script := o.ExtraArgs[1]
 	escalated := agentPids(t, script)
 	if err := b.Relaunch(ctxT(t), func(o *LaunchOptions) { o.AgentMode = "" }); err != nil {
@@ -448,7 +461,7 @@ func TestLaunchEscalationNeedsFull(t *testing.T) {
 	}
 	err = b.Relaunch(ctxT(t), func(o *LaunchOptions) { o.AgentMode = "yolo" })
 	if !errors.Is(err, ErrAgentAutonomous) || !strings.Contains(err.Error(), "relaunch") {
-		t.Fatalf("Relaunch adding the flag under Build: %v", err)
+		t.Fatalf("Relaunch adding the flag under Ask: %v", err)
 	}
 	if b.Launch().Options().AgentMode != "" || !b.Running() {
 		t.Errorf("a refused relaunch changed the launch (%+v) or stopped the agent", b.Launch().Options())

@@ -65,24 +65,34 @@
 // event at open and on every change): AuthorityProtected,
 // AuthorityAgentAutonomous or AuthorityUnknown, judged from the agent's
 // ModeTable (Profile.Modes, Config.AgentModes; without one the agent is
-// unknown, never protected). Outside ModeFull the bridge keeps a tabled
-// agent asking: when the session opens (before its session event), when
-// the agent reports a mode or config change, and on SetPolicy, an agent
-// mode or option value that acts unasked, or that the table does not list,
-// is moved (session/set_mode, session/set_config_option): in Ask and Plan
-// to the agent's plan mode, else its asking mode; in Build to its asking
+// unknown, never protected), and from the agent's own configuration where
+// that decides whether it asks (ModeTable.Learn reads it on the agent's
+// host, over SFTP for a remote one: kiro-cli's agent specs, OpenCode's
+// permissions). Outside ModeFull the bridge keeps a tabled agent asking:
+// when the session opens (before its session event), when the agent
+// reports a mode or config change, and on SetPolicy, an agent mode or
+// option value that acts unasked, or that the table does not list, is
+// moved (session/set_mode, session/set_config_option): in Ask and Plan to
+// the agent's plan mode, else its asking mode; in Build to its asking
 // mode, where another mode that asks may stay; host Plan also moves an
-// asking agent into its plan mode. When it cannot be moved the session
-// fails closed: Prompt returns an *AuthorityError (ErrAgentAutonomous,
-// ErrAgentModeUnknown), a running turn is cancelled, until a change makes
-// it safe. SetAgentMode and SetConfigOption refuse such values before
-// anything is sent. Full moves nothing: the app's choice of it is the
-// consent, and an auto mode is then reported agent-autonomous. A launch
-// flag that escalates (ModeTable.LaunchEscalation) holds for the process
-// while policies are per session, so the check is made per session:
-// OpenSession refuses a session not in Full before the agent is started,
-// Relaunch refuses to add the flag while a session is not in Full, and a
-// session that leaves Full on such a launch fails closed.
+// asking agent into its plan mode. Unknown is reported, not refused,
+// unless the policy is Strict. An agent known to act unasked that cannot
+// be moved makes the session fail closed in Ask, Plan and read-only:
+// Prompt returns an *AuthorityError (ErrAgentAutonomous, or
+// ErrAgentModeUnknown under Strict), a running turn is cancelled, until a
+// change makes it safe. In Build the app is asked once per session for its
+// consent instead (an authority event with ConsentNeeded, prompts refused
+// meanwhile); Session.GrantAutonomy gives it, and an escalation the app
+// chose in the vendor launch options counts as given; the session then
+// reports agent-autonomous. SetAgentMode and SetConfigOption refuse
+// values that act unasked before anything is sent. Full moves nothing:
+// the app's choice of it is the consent, and an auto mode is then
+// reported agent-autonomous. A launch flag that escalates
+// (ModeTable.LaunchEscalation) holds for the process while policies are
+// per session, so the check is made per session: OpenSession refuses a
+// session in Ask, Plan or read-only before the agent is started, Relaunch
+// refuses to add the flag while such a session is open, and a session
+// that moves there on such a launch fails closed.
 //
 // Files: the policy is the session's one write rule. Files with a write gate
 // of their own (ReadOnlySetter, as fsroot's roots are) are switched by it

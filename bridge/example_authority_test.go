@@ -42,3 +42,39 @@ func ExampleSession_Authority() {
 	// protected - agent mode "default" asks before acting
 	// true bridge: host mode build does not allow agent mode "acceptEdits" (it acts without asking)
 }
+
+// ExampleSession_GrantAutonomy opens a session of an agent that acts
+// without asking and has no mode that asks, under host Build: the app is
+// asked for its consent (ConsentNeeded) and prompts are refused until it
+// gives it, once for the session.
+func ExampleSession_GrantAutonomy() {
+	ctx := context.Background()
+	host, stop := texts("/w")
+	defer stop()
+	agent := &acptest.Transport{Script: acptest.Script{NewSession: acptest.NewSessionScript{
+		Modes: []byte(`{"currentModeId":"yolo","availableModes":[{"id":"yolo","name":"Does it all"}]}`),
+	}}}
+	modes := &bridge.ModeTable{Auto: []string{"yolo"}, Source: "an example agent"}
+	b, err := host.Start(ctx, bridge.Config{ID: "demo", Transport: agent, AgentModes: modes})
+	if err != nil {
+		log.Fatal(err)
+	}
+	session, err := b.OpenSession(ctx, bridge.SessionConfig{Cwd: "/w", Policy: bridge.Policy{Mode: bridge.ModeBuild}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if a := session.Authority(); a.ConsentNeeded {
+		_, err := session.Prompt(ctx, acpclient.TextBlock("hi"))
+		fmt.Println(errors.Is(err, bridge.ErrAgentAutonomous))
+		// Ask the user here, as a CLI asks before a dangerous choice.
+		session.GrantAutonomy()
+	}
+	a := session.Authority()
+	fmt.Println(a.State, a.Blocked, "-", a.Reason)
+	if _, err := session.Prompt(ctx, acpclient.TextBlock("hi")); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// true
+	// agent-autonomous false - agent mode "yolo" acts without asking; the app consented
+}

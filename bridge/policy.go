@@ -41,6 +41,11 @@ type Policy struct {
 	Mode Mode `json:"mode"`
 	// ReadOnly refuses every permission request and file write, in any mode.
 	ReadOnly bool `json:"readOnly,omitempty"`
+	// Strict refuses prompts while the session's authority is unknown (an
+	// agent mode or option value its mode table does not list), outside
+	// ModeFull, as an agent known to act unasked is refused. Without it
+	// unknown is only reported (see Authority).
+	Strict bool `json:"strict,omitempty"`
 }
 
 // policyAnswer is how a policy answers a permission request.

@@ -189,7 +189,7 @@ func (s *Session) SetPolicy(p Policy) {
 // A key can be open once per Host (ErrSessionOpen). Session.Ready and a
 // SessionReady event report how it opened.
 func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, error) {
-	if err := refuseLaunchFlag(b.lockPolicy(cfg.Policy), b.launchFlag()); err != nil {
+	if err := refuseLaunchFlag(b.lockPolicy(cfg.Policy), b.launchFlag().flag); err != nil {
 		return nil, err // before the agent starts: the launch itself acts unasked
 	}
 	conn, err := b.ensure(ctx)

@@ -51,9 +51,12 @@ var (
 	// option choosing its agent. Its build agent follows OpenCode's
 	// permission configuration, whose defaults let it edit and run
 	// commands unasked (probed: the write happened without a request), so
-	// build counts as auto; it has no asking value.
+	// build counts as auto; it has no asking value. When the user's or
+	// the project's opencode.json makes it ask, build asks
+	// (learnOpenCode).
 	openCodeModes = &bridge.ModeTable{
 		Options: []bridge.OptionRule{{ID: "mode", Plan: "plan", Auto: []string{"build"}}},
+		Learn:   learnOpenCode,
 		Source:  "opencode-ai 1.18.33, probed",
 	}
 	// qwenModes: Qwen Code's modes, mirrored in its "mode" config option.

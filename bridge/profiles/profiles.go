@@ -37,7 +37,10 @@ var (
 		Binaries: []string{"gemini"}, Args: fixed("--acp"), LegacyArgs: fixed("--experimental-acp"),
 		Modes: geminiModes,
 	}
-	// OpenCode runs "opencode acp".
+	// OpenCode runs "opencode acp". Its build agent counts as acting
+	// unasked unless the user's or the project's opencode.json makes it
+	// ask before edits and commands (read on the agent's host when a
+	// session opens).
 	OpenCode = &bridge.Profile{
 		Name: "opencode", Title: "OpenCode",
 		EnvNames: []string{"OPENCODE_*", "ANTHROPIC_*", "OPENAI_*", "GEMINI_*", "GOOGLE_*", "OPENROUTER_*", "GROQ_*", "MISTRAL_*", "DEEPSEEK_*", "XAI_*"},

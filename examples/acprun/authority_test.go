@@ -20,8 +20,11 @@ func TestHumanReportsAuthority(t *testing.T) {
 		State: bridge.AuthorityProtected, Reason: `agent mode "default" asks before acting`, HostMode: bridge.ModeAsk}})
 	h.event(bridge.Event{Kind: bridge.KindAuthority, Session: "s1", Authority: &bridge.AuthorityState{
 		State: bridge.AuthorityAgentAutonomous, Reason: `agent mode "acceptEdits" acts without asking`, HostMode: bridge.ModeAsk, Blocked: true}})
+	h.event(bridge.Event{Kind: bridge.KindAuthority, Session: "s1", Authority: &bridge.AuthorityState{
+		State: bridge.AuthorityAgentAutonomous, Reason: `agent mode "yolo" acts without asking`, HostMode: bridge.ModeBuild, Blocked: true, ConsentNeeded: true}})
 	want := "acprun: session s1: authority protected (agent mode \"default\" asks before acting)\n" +
-		"acprun: session s1: authority agent-autonomous (agent mode \"acceptEdits\" acts without asking); prompts are refused\n"
+		"acprun: session s1: authority agent-autonomous (agent mode \"acceptEdits\" acts without asking); prompts are refused\n" +
+		"acprun: session s1: authority agent-autonomous (agent mode \"yolo\" acts without asking); it runs only with your consent\n"
 	if diag.String() != want {
 		t.Fatalf("diagnostics:\n%q\nwant:\n%q", diag.String(), want)
 	}

@@ -437,13 +437,16 @@ func oneLine(s string) string {
 }
 
 // authorityLine says what the session's authority state means: the state,
-// why, and whether prompts are refused.
+// why, and whether prompts are refused or wait for consent.
 func authorityLine(a *bridge.AuthorityState) string {
 	line := string(a.State) + suffix(" (", a.Reason)
 	if a.Reason != "" {
 		line += ")"
 	}
-	if a.Blocked {
+	switch {
+	case a.ConsentNeeded:
+		line += "; it runs only with your consent"
+	case a.Blocked:
 		line += "; prompts are refused"
 	}
 	return line

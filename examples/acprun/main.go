@@ -69,6 +69,13 @@
 // every permission request and file write, build (the default) lets acprun
 // answer each request as --approve says, full allows them. --approve ask
 // asks on the terminal; without a terminal on stdin the default is reject.
+// An agent that acts without asking and cannot be moved to a mode that
+// asks (OpenCode without a permission setting that asks, a kiro-cli agent
+// whose spec trusts its tools, an escalating flag) is not reviewed by
+// build: acprun asks once whether to let it act on its own, on the
+// terminal, and without one refuses unless --allow-autonomous answers yes.
+// The session's authority (protected, agent-autonomous, unknown) is shown
+// on stderr.
 //
 // # Output
 //
@@ -170,6 +177,7 @@ type options struct {
 	events, verbose, terminals, json       bool
 	env                                    envFlags // --env, repeated
 	envAll                                 bool     // --env-all
+	allowAutonomous                        bool     // --allow-autonomous
 
 	command string   // "", or the subcommand: doctor, sessions, history
 	args    []string // the prompt words, or the subcommand's arguments
@@ -267,6 +275,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.agentMode, "agent-mode", "", "the agent's own session `MODE_ID` (CrewCoder: its --mode profile; kiro: its --agent)")
 	fs.StringVar(&o.auth, "auth", "", "sign in with `METHOD_ID` when the agent asks (env_var methods read their variables from the environment)")
 	fs.StringVar(&o.mode, "mode", string(bridge.ModeBuild), "the host's execution mode: ask, plan, build or full")
+	fs.BoolVar(&o.allowAutonomous, "allow-autonomous", false, "let an agent that acts without asking, and cannot be moved to a mode that asks, run in build mode (asked on a terminal, refused otherwise)")
 	fs.StringVar(&o.approve, "approve", "", "answer permission requests in build mode: ask, allow or reject (default: ask on a terminal, reject otherwise)")
 	fs.DurationVar(&o.timeout, "timeout", bridge.DefaultInactivityTimeout, "give up when the agent shows no sign of life for this long")
 	fs.BoolVar(&o.events, "events", false, "print the event stream as JSON lines on stdout")
@@ -458,6 +467,14 @@ func runTurn(o *options) (err error) {
 			return fail(exitAuth, "auth required: %s", auth.reason())
 		}
 		return setupFailure(err, o.timeout)
+	}
+	con := &consenter{allow: o.allowAutonomous, ask: stdinTTY, prompt: os.Stderr, stdin: approve.stdin, colors: approve.colors}
+	if err := con.settle(setupCtx, sess); err != nil {
+		finish()
+		if wasInterrupted() {
+			return fail(exitInterrupted, "cancelled")
+		}
+		return err
 	}
 	stop, err := sess.Prompt(turnCtx, acpclient.TextBlock(prompt))
 	finish()

@@ -178,6 +178,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("POST /api/sessions/{key}/permission", s.handlePermission)
 	mux.HandleFunc("POST /api/sessions/{key}/elicitation", s.handleElicitation)
 	mux.HandleFunc("POST /api/sessions/{key}/policy", s.handlePolicy)
+	mux.HandleFunc("POST /api/sessions/{key}/consent", s.handleConsent)
 	mux.HandleFunc("POST /api/sessions/{key}/agent-mode", s.handleAgentMode)
 	mux.HandleFunc("POST /api/sessions/{key}/config", s.handleConfig)
 	mux.HandleFunc("POST /api/sessions/{key}/compact", s.handleCompact)

@@ -66,6 +66,21 @@ func (s *server) handleCancel(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, map[string]bool{"cancelling": true})
 }
 
+// handleConsent is the user's consent, for this session, to an agent that
+// acts without asking and cannot be moved to a mode that asks: the page
+// asks when the session's authority says consentNeeded.
+func (s *server) handleConsent(w http.ResponseWriter, r *http.Request) {
+	if !decode(w, r, &struct{}{}) {
+		return
+	}
+	sess, ok := s.sessionOf(w, r)
+	if !ok {
+		return
+	}
+	sess.GrantAutonomy()
+	writeJSON(w, http.StatusOK, sess.Authority())
+}
+
 type permissionAnswer struct {
 	ID     string `json:"id"`
 	Answer string `json:"answer"` // allow or reject

@@ -12,7 +12,9 @@ import (
 // has no session modes, its authority is chosen at launch. Permission mode
 // default asks before every mutating tool; acceptEdits approves edits
 // unasked and auto approves all but what its policy will not remember;
-// --always-approve sends no request at all.
+// --always-approve sends no request at all. An escalation the app chose in
+// Options is its consent in host Build; one in extra arguments asks for
+// consent.
 var modes = &bridge.ModeTable{
 	LaunchEscalation: launchEscalation,
 	Source:           "Codey ACP plan (--permission-mode default|acceptEdits|auto, --always-approve), not probed",

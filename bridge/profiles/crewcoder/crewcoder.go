@@ -65,7 +65,9 @@ func AgentProfile(v string) string {
 // gate for what the approval policy still asks. Change the profile or the
 // approval policy with bridge.Bridge.Relaunch. Its mode table reports
 // Never, FullAccess and Sandboxed as launch escalations: they send no
-// approval requests, so the host's policy cannot interpose.
+// approval requests, so the host's policy cannot interpose. Chosen in
+// Options they are the app's consent under Build, and the session reports
+// agent-autonomous; in Ask, Plan or read-only they are refused.
 // CrewCoder's vendor protocol is mapped as follows: usage from _meta["crewcoder/usage"], tool identity from
 // _meta["crewcoder/tool"].name (then ACP's name, then a title that is a bare
 // identifier, see bridge.IdentifierTitle), _crewcoder/compaction_update (a session

@@ -11,7 +11,11 @@ import (
 // not from a probe: its authority is chosen at launch by --approval, and
 // Never, FullAccess and Sandboxed emit no approval requests at all, so the
 // host's policy cannot interpose on the calls they run. Review and Always
-// ask. Its agent profiles (--mode) shape behaviour, not approval.
+// ask. Its agent profiles (--mode) shape behaviour, not approval. An
+// escalating approval the app chose in Options is its consent in host
+// Build (seed 000's approval picker offers Full access under the Build a
+// concrete profile locks); the session then reports agent-autonomous,
+// never Build-protected. One in extra arguments asks for consent.
 var modes = &bridge.ModeTable{
 	LaunchEscalation: launchEscalation,
 	Source:           "CrewCoder provider docs (--approval review|always|never|full-access|sandboxed), not probed",

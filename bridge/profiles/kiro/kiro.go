@@ -53,6 +53,10 @@ const ContinuePrompt = "Your previous response was interrupted by a temporary ba
 // once per user turn after it.
 // Its mode table reports --trust-all-tools, and --trust-tools naming a
 // tool that changes things, in the extra arguments as launch escalations.
+// Its agents are its ACP modes: kiro_default asks, and each other agent's
+// spec (<cwd>/.kiro/agents/NAME.json, else ~/.kiro/agents/NAME.json, read
+// on the agent's host when a session opens) says whether it asks: one
+// that trusts, or pre-approves, a tool that changes things acts unasked.
 var Profile = &bridge.Profile{
 	Name: "kiro", Aliases: []string{"kiro-cli"}, Title: "Kiro CLI",
 	EnvNames:          []string{"KIRO_*"},

@@ -11,12 +11,17 @@ import (
 // comes from Kiro's CLI documentation, not from a probe: only its read tool
 // is trusted by default and every other tool asks, unless the launch trusts
 // them (--trust-all-tools, or --trust-tools with a tool that changes
-// something). Its agents (--agent, which are its ACP modes) can trust tools
-// in their own configuration, which the host cannot see, so the table names
-// none of them and a session in one reports its modes as unknown.
+// something). Its agents (--agent) are its ACP modes: kiro_default asks,
+// and each other agent's spec says whether it does, so the table is
+// learned from the specs when a session opens (learn, agents.go). An
+// agent without a spec is unknown. None of its agents is an asking mode
+// the host may move a session to: an agent is the app's choice of
+// behaviour, so one that acts unasked needs the app's consent in Build.
 var modes = &bridge.ModeTable{
 	LaunchEscalation: launchEscalation,
-	Source:           "Kiro CLI docs (tool permissions, --trust-all-tools, --trust-tools), not probed",
+	Safe:             []string{defaultAgent},
+	Learn:            learn,
+	Source:           "Kiro CLI docs (tool permissions, agent specs, --trust-all-tools, --trust-tools), not probed",
 }
 
 // readOnlyTools are the kiro-cli tools that change nothing, under their old

@@ -21,7 +21,8 @@ import (
 // TestProfileOverSSH starts the kiro profile on an SSH host: the program is
 // found by the remote shell, the workspace overlay is written over SFTP
 // before the spawn, and the transcript check before a resume looks at the
-// remote files.
+// remote files, and so does the classification of its agent from the
+// user's spec.
 func TestProfileOverSSH(t *testing.T) {
 	srv := sshtest.Start(t, nil)
 	hosts := bridge.NewSSHHosts(sshconn.Config{KeyFiles: []string{srv.UserKeyFile}, KnownHostsFiles: []string{srv.KnownHostsFile}, NoAgent: true})
@@ -30,8 +31,11 @@ func TestProfileOverSSH(t *testing.T) {
 	workspace := t.TempDir()
 	os.MkdirAll(filepath.Join(remoteHome, ".kiro", "sessions", "cli"), 0o755)
 	os.WriteFile(TranscriptPath(remoteHome, "sess_kept"), []byte("{}"), 0o644)
+	os.MkdirAll(filepath.Dir(agentSpecPath(remoteHome, "reviewer")), 0o755)
+	os.WriteFile(agentSpecPath(remoteHome, "reviewer"), []byte(`{"name":"reviewer","allowedTools":["read"]}`), 0o644)
 	agent := fakebin.Install(t, t.TempDir(), "kiro-cli", acptest.Script{
-		NewSession:  acptest.NewSessionScript{SessionIDs: []string{"sess_fresh"}},
+		NewSession: acptest.NewSessionScript{SessionIDs: []string{"sess_fresh"},
+			Modes: bridgetest.Raw(`{"currentModeId":"reviewer","availableModes":[{"id":"kiro_default","name":"kiro_default"},{"id":"reviewer","name":"reviewer"}]}`)},
 		LoadSession: acptest.LoadSessionScript{Sessions: []string{"sess_kept", "sess_gone"}},
 	}, "")
 
@@ -61,6 +65,9 @@ func TestProfileOverSSH(t *testing.T) {
 	gone, err := b.OpenSession(context.Background(), bridge.SessionConfig{Cwd: workspace, ResumeID: "sess_gone"})
 	if err != nil || gone.ID() != "sess_fresh" {
 		t.Fatalf("resume without a remote transcript: %v, %v", gone, err)
+	}
+	if st := gone.Authority(); st.State != bridge.AuthorityProtected || st.AgentMode != "reviewer" {
+		t.Errorf("Authority of an agent whose remote spec reads only: %+v", st)
 	}
 	ready := rec.WaitFor("fresh session", func(ev bridge.Event) bool { return ev.Kind == bridge.KindSession && ev.Session == "sess_fresh" })
 	if ready.SessionReady.Resumed || !strings.Contains(ready.SessionReady.ResumeError, "transcript") {

@@ -648,8 +648,21 @@ function setSafety(a) {
   const s = $("s-safety");
   const state = (a && a.state) || "unknown";
   s.className = "safety " + state;
-  s.replaceChildren("safety: ", el("b", {}, state), a && a.reason ? " — " + a.reason : "");
+  const parts = ["safety: ", el("b", {}, state), a && a.reason ? " — " + a.reason : ""];
+  // An agent that acts unasked and cannot be moved runs in Build only with
+  // the user's consent, asked here once per session.
+  if (a && a.consentNeeded) parts.push(" ", el("button", { type: "button", id: "s-consent", onclick: () => consent(a) }, "Let it act on its own…"));
+  else if (a && a.blocked) parts.push(" (prompts refused)");
+  s.replaceChildren(...parts);
   s.dataset.state = state;
+  s.dataset.consent = a && a.consentNeeded ? "needed" : "";
+}
+
+async function consent(a) {
+  const q = "This agent acts without asking: " + (a.reason || a.state) +
+    ".\n\nBuild mode cannot review its edits and commands. Let it act on its own for this session?";
+  if (!window.confirm(q)) return;
+  await attempt(() => call("consent"));
 }
 
 function sessionReady(v, ev) {
