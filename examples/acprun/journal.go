@@ -33,7 +33,8 @@ func openJournal(ctx context.Context, o *options, readOnly bool) (*journal.DB, e
 	db, err := journal.Open(ctx, path, journalOptions(readOnly))
 	switch {
 	case errors.Is(err, journal.ErrInUse):
-		return nil, fail(exitFailed, "the journal %s is in use by another acprun; let it finish, or give this run its own with --journal FILE", path)
+		// The error names the program holding it (acprun, the web UI, …).
+		return nil, fail(exitFailed, "%v; give this run its own with --journal FILE", err)
 	case readOnly && errors.Is(err, fs.ErrNotExist):
 		return nil, errNoJournalYet
 	case err != nil:
