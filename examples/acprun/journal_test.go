@@ -269,3 +269,35 @@ func TestEventsLiveAndHistoryAgree(t *testing.T) {
 		t.Errorf("history --events:\n%s\nwant the live lines:\n%s", got, want)
 	}
 }
+
+// --resume with an agent session id that several journaled sessions had
+// (every demo agent numbers its first session alike) is refused, naming
+// each matching key, instead of continuing the latest.
+func TestResumeAmbiguousNativeID(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	path := filepath.Join(t.TempDir(), "j.db")
+	var keys []string
+	for range 2 {
+		r := runAcprunIn(t, home, "--journal", path, "--approve", "reject", "--cwd", t.TempDir(), "Hello")
+		m := resumeHintPattern.FindStringSubmatch(r.stderr)
+		if r.code != exitOK || m == nil {
+			t.Fatalf("turn: exit %d; stderr:\n%s", r.code, r.stderr)
+		}
+		keys = append(keys, m[1])
+	}
+	db, err := journal.Open(context.Background(), path, &journal.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := db.LoadSession(context.Background(), keys[0])
+	db.Close()
+	if err != nil || rec.NativeSessionID == "" {
+		t.Fatalf("record of %s: %+v, %v", keys[0], rec, err)
+	}
+	r := runAcprunIn(t, home, "--journal", path, "--approve", "reject", "--resume", rec.NativeSessionID, "Again")
+	if r.code != exitUsage || !strings.Contains(r.stderr, keys[0]) || !strings.Contains(r.stderr, keys[1]) {
+		t.Errorf("--resume %s that two sessions had: exit %d, stderr %q; want a refusal naming %v",
+			rec.NativeSessionID, r.code, r.stderr, keys)
+	}
+}

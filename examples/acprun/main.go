@@ -408,6 +408,9 @@ func runTurn(o *options) (err error) {
 	}()
 	if o.resume != "" {
 		if o.resumeKey, o.resume, err = resumeTarget(setupCtx, db, o.resume); err != nil {
+			if errors.Is(err, bridge.ErrAmbiguousSession) {
+				return fail(exitUsage, "--resume: %v", err)
+			}
 			return fail(exitFailed, "--resume: %v", err)
 		}
 	}
