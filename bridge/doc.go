@@ -126,8 +126,9 @@
 // model, effort, agent mode, title, turns) is kept under the key, and
 // OpenSession with that key alone resumes it, also after an app restart;
 // Session.Ready says how it opened. When the journal already holds the
-// session's history, SessionConfig.SkipJournaledReplay drops what
-// session/load replays instead of delivering it again.
+// session's history, what session/load replays of it is dropped rather
+// than delivered (and journaled) again, unless
+// SessionConfig.KeepJournaledReplay asks for it.
 //
 // Session.Close ends a running turn, sends session/close where the agent
 // supports it and frees the session (its record stays, to be resumed);

@@ -50,14 +50,15 @@ type SessionConfig struct {
 	// With a journal the record is kept there; a Store set as well gets it
 	// too. Set Key to find the record again: a random key is new every run.
 	Store Store
-	// SkipJournaledReplay drops the history an agent replays on
-	// session/load when the Host's journal already holds events of this
-	// session's key: the app rebuilds the transcript from the journal
-	// instead, and SessionReady.ReplaySkipped counts what was dropped.
-	// Replayed state (commands, modes, config options, title, usage) is
-	// still delivered. Without it, replayed events are delivered marked
-	// Replay.
-	SkipJournaledReplay bool
+	// KeepJournaledReplay delivers, marked Replay, the history an agent
+	// replays on session/load even when the Host's journal already holds
+	// events of this session's key. By default that replay is dropped
+	// (SessionReady.ReplaySkipped counts it): the journal has the
+	// transcript already, and an app that shows the journal would show
+	// every turn twice. Replayed state (commands, modes, config options,
+	// title, usage) is always delivered, and a replay is always delivered
+	// when the journal holds nothing of the key.
+	KeepJournaledReplay bool
 }
 
 // Reasons a session was replaced by a new native session
@@ -111,7 +112,7 @@ type Session struct {
 	ready         *SessionReady   // the latest open or reattach
 	title         string          // the latest title the agent reported
 	created       time.Time
-	skipReplay    bool // drop replayed history (SkipJournaledReplay)
+	skipReplay    bool // drop replayed history (see KeepJournaledReplay)
 	replaySkipped int
 	closing       bool // Close has begun: calls fail with ErrSessionClosed
 	closed        bool // Close has finished: nothing is saved any more
@@ -485,8 +486,8 @@ func (s *Session) NativeHistory() []NativeSession {
 }
 
 // prepareReplay notes whether the Host's journal already holds the key's
-// history and, if the session asks for it, arranges for a load's replay of
-// that history to be dropped.
+// history and, unless the session asks to keep it, arranges for a load's
+// replay of that history to be dropped.
 func (s *Session) prepareReplay(ctx context.Context, ready *SessionReady) {
 	j := s.b.host.journal
 	if j == nil {
@@ -499,7 +500,7 @@ func (s *Session) prepareReplay(ctx context.Context, ready *SessionReady) {
 	}
 	ready.HistoryJournaled = last > 0
 	s.mu.Lock()
-	s.skipReplay = ready.HistoryJournaled && s.cfg.SkipJournaledReplay
+	s.skipReplay = ready.HistoryJournaled && !s.cfg.KeepJournaledReplay
 	s.replaySkipped = 0
 	s.mu.Unlock()
 }
