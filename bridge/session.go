@@ -25,7 +25,14 @@ type SessionConfig struct {
 	// then the record's.
 	Key string
 	// Cwd is the session's absolute working directory on the agent's host.
+	// A resumed session keeps the directory its record names: a Cwd that
+	// differs from it is refused with ErrCwdChanged, naming both, unless
+	// MoveCwd says to move the session there.
 	Cwd string
+	// MoveCwd moves a resumed session to Cwd when its record names another
+	// directory: the agent is given Cwd and the record then names it. It
+	// is the app's explicit "move it", never a default.
+	MoveCwd bool
 	// ExternalDirectories are further directories the agent may use: the
 	// session's one grant list, sent to the agent on every attach and set
 	// on Files that are a GrantSetter. Session.SetGrants changes it.

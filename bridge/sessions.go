@@ -23,6 +23,9 @@ var (
 	ErrSessionOpen = errors.New("bridge: a session with this key is already open")
 	// ErrUnknownSession: no open session and no record has this key.
 	ErrUnknownSession = errors.New("bridge: unknown session")
+	// ErrCwdChanged: a resumed session was given a working directory other
+	// than the one its record names (see SessionConfig.MoveCwd).
+	ErrCwdChanged = errors.New("bridge: the session was recorded in another directory")
 )
 
 // closeWaitPoll is how often Close checks that a cancelled turn has ended.

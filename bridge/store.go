@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -219,8 +220,12 @@ func (s *Session) recall(ctx context.Context) (string, error) {
 	s.title = rec.Title
 	// Turn numbers go on from the recorded ones.
 	s.turns = rec.Turns
-	if s.cfg.Cwd == "" {
+	switch {
+	case s.cfg.Cwd == "":
 		s.cfg.Cwd = rec.Cwd
+	case rec.Cwd != "" && filepath.Clean(s.cfg.Cwd) != filepath.Clean(rec.Cwd) && !s.cfg.MoveCwd:
+		return "", fmt.Errorf("bridge %s: session %s was recorded in %s, not %s (open it without a Cwd to keep its directory, or set MoveCwd to move it): %w",
+			s.b.cfg.ID, s.key, rec.Cwd, s.cfg.Cwd, ErrCwdChanged)
 	}
 	if s.cfg.ResumeID != "" {
 		return s.cfg.ResumeID, nil

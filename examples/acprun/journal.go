@@ -180,20 +180,21 @@ func runHistory(o *options, w, diag io.Writer, colors palette) error {
 }
 
 // resumeTarget resolves --resume against the journal: the host key to
-// open the session under and the native id the agent may load. An argument
-// the journal does not know is taken as a native session id of the agent.
-func resumeTarget(ctx context.Context, db *journal.DB, arg string) (key, native string, err error) {
+// open the session under, the native id the agent may load and the
+// directory the session was recorded in. An argument the journal does not
+// know is taken as a native session id of the agent.
+func resumeTarget(ctx context.Context, db *journal.DB, arg string) (key, native, cwd string, err error) {
 	rec, found, err := findSession(ctx, db, arg)
 	if errors.Is(err, bridge.ErrAmbiguousSession) {
-		return "", "", err
+		return "", "", "", err
 	}
 	if err != nil {
-		return "", "", fmt.Errorf("reading the journal: %w", err)
+		return "", "", "", fmt.Errorf("reading the journal: %w", err)
 	}
 	if !found {
-		return "", arg, nil
+		return "", arg, "", nil
 	}
-	return rec.Key, rec.NativeSessionID, nil
+	return rec.Key, rec.NativeSessionID, rec.Cwd, nil
 }
 
 // resumeHint is the line acprun prints after a turn: how to continue the

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -299,5 +302,62 @@ func TestResumeAmbiguousNativeID(t *testing.T) {
 	if r.code != exitUsage || !strings.Contains(r.stderr, keys[0]) || !strings.Contains(r.stderr, keys[1]) {
 		t.Errorf("--resume %s that two sessions had: exit %d, stderr %q; want a refusal naming %v",
 			rec.NativeSessionID, r.code, r.stderr, keys)
+	}
+}
+
+// runAcprunFrom runs acprun like runAcprunIn, from the directory dir.
+func runAcprunFrom(t *testing.T, home, dir string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(acprunBinary, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "data"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running acprun: %v", err)
+	}
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// --resume from another directory continues the session where it was
+// recorded (the agent writes there); a --cwd elsewhere is refused naming
+// both directories, and --move-cwd moves it.
+func TestResumeKeepsItsDirectory(t *testing.T) {
+	t.Parallel()
+	home, recorded, other := t.TempDir(), t.TempDir(), t.TempDir()
+	first := runAcprunIn(t, home, "--approve", "allow", "--cwd", recorded, "Write the note")
+	m := resumeHintPattern.FindStringSubmatch(first.stderr)
+	if first.code != exitOK || m == nil {
+		t.Fatalf("first turn: exit %d; stderr:\n%s", first.code, first.stderr)
+	}
+	key := m[1]
+	note := filepath.Join(recorded, "acprun-demo.txt")
+	if err := os.Remove(note); err != nil {
+		t.Fatalf("the first turn wrote no note: %v", err)
+	}
+	if r := runAcprunFrom(t, home, other, "--resume", key, "--approve", "allow", "Again"); r.code != exitOK {
+		t.Fatalf("resume from another directory: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(note); err != nil {
+		t.Errorf("the resumed session did not work in its recorded directory: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(other, "acprun-demo.txt")); err == nil {
+		t.Error("the resumed session wrote in the directory acprun was run from")
+	}
+	r := runAcprunIn(t, home, "--resume", key, "--approve", "allow", "--cwd", other, "Elsewhere")
+	if r.code != exitUsage || !strings.Contains(r.stderr, recorded) || !strings.Contains(r.stderr, other) || !strings.Contains(r.stderr, "--move-cwd") {
+		t.Errorf("--resume with another --cwd: exit %d, stderr %q; want a refusal naming %s and %s", r.code, r.stderr, recorded, other)
+	}
+	r = runAcprunIn(t, home, "--resume", key, "--approve", "allow", "--cwd", other, "--move-cwd", "Moved")
+	if r.code != exitOK {
+		t.Fatalf("--move-cwd: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(other, "acprun-demo.txt")); err != nil {
+		t.Errorf("the moved session did not work in %s: %v", other, err)
 	}
 }

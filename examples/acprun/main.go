@@ -166,6 +166,7 @@ type options struct {
 	mode, approve                          string
 	journal                                string // --journal; "" is the default file
 	resumeKey                              string // the journaled session --resume names
+	moveCwd                                bool   // --move-cwd: a resumed session moves to --cwd
 	timeout                                time.Duration
 	events, verbose, terminals, json       bool
 	env                                    envFlags // --env, repeated
@@ -261,6 +262,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.sshKey, "ssh-key", "", "private key `file` for --ssh (default: ssh-agent and unencrypted ~/.ssh/id_* keys)")
 	fs.StringVar(&o.sshKnownHosts, "ssh-known-hosts", "", "known_hosts `file` that verifies the --ssh host (default ~/.ssh/known_hosts)")
 	fs.StringVar(&o.resume, "resume", "", "continue the journaled `SESSION` (its key from acprun sessions, or the agent's own session id)")
+	fs.BoolVar(&o.moveCwd, "move-cwd", false, "with --resume: move the session to --cwd instead of refusing a directory other than the one it was recorded in")
 	fs.StringVar(&o.journal, "journal", "", "the journal `FILE` that keeps sessions and their events (default $XDG_DATA_HOME/acphost/journal.db)")
 	fs.StringVar(&o.model, "model", "", "the model to select")
 	fs.StringVar(&o.effort, "effort", "", "the reasoning effort to select")
@@ -407,11 +409,15 @@ func runTurn(o *options) (err error) {
 		}
 	}()
 	if o.resume != "" {
-		if o.resumeKey, o.resume, err = resumeTarget(setupCtx, db, o.resume); err != nil {
+		var cwd string
+		if o.resumeKey, o.resume, cwd, err = resumeTarget(setupCtx, db, o.resume); err != nil {
 			if errors.Is(err, bridge.ErrAmbiguousSession) {
 				return fail(exitUsage, "--resume: %v", err)
 			}
 			return fail(exitFailed, "--resume: %v", err)
+		}
+		if err := resumeCwd(o, cwd); err != nil {
+			return err
 		}
 	}
 	host := bridge.NewHost(&bridge.HostOptions{Journal: db})
@@ -489,7 +495,7 @@ func openSession(ctx context.Context, o *options, host *bridge.Host, stdinTTY bo
 		cfg.Terminals = &bridge.TerminalOptions{}
 	}
 	sc := bridge.SessionConfig{
-		Key: o.resumeKey, ResumeID: o.resume, Model: o.model, Effort: o.effort,
+		Key: o.resumeKey, ResumeID: o.resume, Model: o.model, Effort: o.effort, MoveCwd: o.moveCwd,
 		Policy: bridge.Policy{Mode: bridge.Mode(o.mode)},
 	}
 	var b *bridge.Bridge
@@ -571,6 +577,22 @@ func launchAgentMode(p *bridge.Profile, launch *bridge.LaunchOptions, mode strin
 		return ""
 	}
 	return mode
+}
+
+// resumeCwd makes a resumed session run where it was recorded: without
+// --cwd that directory is the workspace; a --cwd elsewhere is refused by
+// the library (bridge.ErrCwdChanged) unless --move-cwd moves the session.
+func resumeCwd(o *options, recorded string) error {
+	if recorded == "" || o.cwd != "" {
+		return nil
+	}
+	if o.ssh == "" {
+		if fi, err := os.Stat(recorded); err != nil || !fi.IsDir() {
+			return fail(exitUsage, "--resume: the session was recorded in %s, which is no longer a directory; move it with --cwd DIR --move-cwd", recorded)
+		}
+	}
+	o.cwd = recorded
+	return nil
 }
 
 // workspace returns the absolute, existing directory --cwd names.
@@ -664,6 +686,8 @@ func setupFailure(err error, timeout time.Duration) error {
 		return fail(exitAuth, "auth required: %v (pass --auth METHOD_ID)", err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return fail(exitTimeout, "timeout: the agent did not finish starting within %v", timeout)
+	case errors.Is(err, bridge.ErrCwdChanged):
+		return fail(exitUsage, "--resume: %v; leave out --cwd to keep it there, or add --move-cwd to move it", err)
 	}
 	return fail(exitHandshake, "handshake failed: %v", err)
 }
