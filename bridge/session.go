@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -48,9 +49,16 @@ type SessionConfig struct {
 	// Policy is the host's execution policy for the session; it drives the
 	// write gate of Files that are a ReadOnlySetter.
 	Policy Policy
-	// Files serves the agent's file reads and writes; nil refuses them.
-	// The session owns the read-only state and the grants of Files that
-	// implement ReadOnlySetter and GrantSetter (fsroot's roots do).
+	// Files serves the agent's file reads and writes. Nil, for an agent
+	// that runs on this machine (its transport is an
+	// acpclient.ProgramTransport, as commands and local profile launches
+	// are), is a root confined to Cwd (fsroot.NewLocal), which the session
+	// closes when it closes; OpenSession fails if Cwd cannot be one. Nil
+	// for any other agent (over SSH, or behind a transport that does not
+	// say) refuses its file calls, and the first refusal is reported as an
+	// error event. The session owns the read-only state and the grants of
+	// Files that implement ReadOnlySetter and GrantSetter (fsroot's roots
+	// do).
 	Files Files
 	// Store, for apps without a Host journal, persists the session's Record
 	// under its Key, so the session can be resumed after an app restart.
@@ -125,6 +133,9 @@ type Session struct {
 	closed        bool // Close has finished: nothing is saved any more
 
 	auth sessionAuthority // the agent's authority; see authority_enforce.go
+
+	ownFiles       io.Closer   // the default root the session made (see defaultFiles)
+	noRootReported atomic.Bool // a file call refused for want of Files was reported
 
 	closeMu sync.Mutex // one Close at a time
 	saveMu  sync.Mutex // orders record writes
@@ -225,7 +236,15 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 			return nil, err
 		}
 	}
-	if g, ok := cfg.Files.(GrantSetter); ok {
+	if err := s.defaultFiles(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if !opened {
+			s.closeOwnFiles()
+		}
+	}()
+	if g, ok := s.cfg.Files.(GrantSetter); ok {
 		if err := g.SetGrants(ctx, s.grants); err != nil {
 			return nil, fmt.Errorf("bridge %s: granting %q: %w", b.cfg.ID, s.grants, err)
 		}
