@@ -20,7 +20,9 @@ func (t *localTransport) Connect(ctx context.Context) (io.ReadWriteCloser, error
 	return t.inner.Connect(ctx)
 }
 
-func (t *localTransport) Program() (string, []string, []string) { return "/usr/bin/fake-agent", nil, nil }
+func (t *localTransport) Program() (string, []string, []string) {
+	return "/usr/bin/fake-agent", nil, nil
+}
 
 var _ acpclient.ProgramTransport = (*localTransport)(nil)
 
