@@ -21,17 +21,19 @@ func (b *Bridge) agentIsLocal() bool {
 
 // defaultFiles gives a session of a local agent without Files a root
 // confined to its Cwd (fsroot.NewLocal), which the session owns and closes.
-// Without it every file call of the agent would be refused.
-func (s *Session) defaultFiles() error {
+// Without it every file call of the agent would be refused. A Cwd that
+// cannot be a root (it does not exist) leaves the session without one,
+// and the first refused file call says why.
+func (s *Session) defaultFiles() {
 	if s.cfg.Files != nil || s.cfg.Cwd == "" || !s.b.agentIsLocal() {
-		return nil
+		return
 	}
 	root, err := fsroot.NewLocal(s.cfg.Cwd, nil)
 	if err != nil {
-		return fmt.Errorf("bridge %s: session %s has no Files, and its Cwd cannot be their root: %w", s.b.cfg.ID, s.key, err)
+		s.noRootWhy = fmt.Sprintf("its Cwd cannot be one: %v", err)
+		return
 	}
 	s.cfg.Files, s.ownFiles = root, root
-	return nil
 }
 
 // closeOwnFiles closes the root defaultFiles made, if any.
@@ -46,7 +48,11 @@ func (s *Session) closeOwnFiles() {
 // not learn why the agent cannot read or write anything.
 func (s *Session) noRootRefusal(op, path string) error {
 	if s.noRootReported.CompareAndSwap(false, true) {
-		s.emit(Event{Kind: KindError, Err: fmt.Errorf("the agent's file %s of %s was refused: the session has no file root (set SessionConfig.Files; only local agents get one at their Cwd by default)", op, path)})
+		why := s.noRootWhy
+		if why == "" {
+			why = "set SessionConfig.Files; only local agents get one at their Cwd by default"
+		}
+		s.emit(Event{Kind: KindError, Err: fmt.Errorf("the agent's file %s of %s was refused: the session has no file root (%s)", op, path, why)})
 	}
 	return acpclient.NewError(acpclient.CodeInternalError, "%s %s refused: the session has no file root", op, path)
 }

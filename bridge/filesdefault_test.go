@@ -67,16 +67,27 @@ func TestLocalSessionWithoutFilesGetsItsCwd(t *testing.T) {
 	}
 }
 
-// A local session whose Cwd cannot be a root fails to open, saying so.
+// A local session whose Cwd cannot be a root has its file calls refused,
+// and the first refusal says why.
 func TestLocalSessionWithoutFilesNeedsARealCwd(t *testing.T) {
-	h, _ := newHostAndRecorder(t, nil)
-	b, err := h.Start(ctxT(t), Config{ID: "lf", Transport: &localTransport{&acptest.Transport{}}})
+	h, rec := newHostAndRecorder(t, nil)
+	b, err := h.Start(ctxT(t), Config{ID: "lf", Transport: &localTransport{&acptest.Transport{Script: writeScript()}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(t.TempDir(), "gone")
-	if _, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: missing}); err == nil || !strings.Contains(err.Error(), "no Files") {
-		t.Fatalf("OpenSession in a missing directory without Files: %v; want an error about the file root", err)
+	s, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: missing, Policy: Policy{Mode: ModeFull}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(ctxT(t), acpclient.TextBlock("go")); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitFor("an error event saying why the file calls are refused", func(ev Event) bool {
+		return ev.Kind == KindError && ev.Err != nil && strings.Contains(ev.Err.Error(), "its Cwd cannot be one")
+	})
+	if _, err := os.Stat(missing); err == nil {
+		t.Error("the refused write created the missing directory")
 	}
 }
 

@@ -53,10 +53,10 @@ type SessionConfig struct {
 	// that runs on this machine (its transport is an
 	// acpclient.ProgramTransport, as commands and local profile launches
 	// are), is a root confined to Cwd (fsroot.NewLocal), which the session
-	// closes when it closes; OpenSession fails if Cwd cannot be one. Nil
-	// for any other agent (over SSH, or behind a transport that does not
-	// say) refuses its file calls, and the first refusal is reported as an
-	// error event. The session owns the read-only state and the grants of
+	// closes when it closes. Otherwise (an agent over SSH or behind a
+	// transport that does not say, or a Cwd that cannot be a root) nil
+	// refuses the agent's file calls, and the first refusal is reported as
+	// an error event saying why. The session owns the read-only state and the grants of
 	// Files that implement ReadOnlySetter and GrantSetter (fsroot's roots
 	// do).
 	Files Files
@@ -134,8 +134,10 @@ type Session struct {
 
 	auth sessionAuthority // the agent's authority; see authority_enforce.go
 
+	recorded       *Record     // the record OpenSession resumed, to restore from (see restore.go)
 	ownFiles       io.Closer   // the default root the session made (see defaultFiles)
 	noRootReported atomic.Bool // a file call refused for want of Files was reported
+	noRootWhy      string      // why a local session has no default root; set before it is shared
 
 	closeMu sync.Mutex // one Close at a time
 	saveMu  sync.Mutex // orders record writes
@@ -205,6 +207,10 @@ func (s *Session) SetPolicy(p Policy) {
 // create one), send the directory grants, then the model, then the effort.
 // The saved session is cfg.ResumeID or, without one, the native session of
 // the record kept under cfg.Key (in the Host's journal, else in cfg.Store).
+// A session resumed from its record keeps the record's Cwd (see
+// SessionConfig.MoveCwd) and is set back to its model, effort, agent mode
+// and config option values, under the authority rules (see restore.go: a
+// refused value is an error event, not a failed open).
 // A key can be open once per Host (ErrSessionOpen). Session.Ready and a
 // SessionReady event report how it opened.
 func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, error) {
@@ -236,9 +242,7 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 			return nil, err
 		}
 	}
-	if err := s.defaultFiles(); err != nil {
-		return nil, err
-	}
+	s.defaultFiles()
 	defer func() {
 		if !opened {
 			s.closeOwnFiles()
@@ -257,6 +261,7 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	opened = true
 	s.emitReady(ready)
 	s.save()
+	s.restoreRecorded(ctx, s.recorded)
 	return s, nil
 }
 

@@ -20,7 +20,7 @@ type migration func(ctx context.Context, tx *sql.Tx) error
 // migrations[i] migrates version i to version i+1; the schema version of
 // this package is len(migrations). A new version appends a step, never
 // edits one: files in the field are at every version.
-var migrations = []migration{createV1}
+var migrations = []migration{createV1, addSessionState}
 
 // migrate runs the steps a file still needs, all in one transaction, so a
 // crash during a migration leaves the file at its old version.
@@ -129,5 +129,14 @@ INSERT INTO meta (name, value) VALUES ('last_pos', 0);
 
 func createV1(ctx context.Context, tx *sql.Tx) error {
 	_, err := tx.ExecContext(ctx, schemaV1)
+	return err
+}
+
+// addSessionState (version 2) keeps the agent's session mode and config
+// option values, which a resumed session is set back to.
+func addSessionState(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `
+ALTER TABLE sessions ADD COLUMN session_mode TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN config_values TEXT NOT NULL DEFAULT '{}';`)
 	return err
 }
