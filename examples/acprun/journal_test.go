@@ -361,3 +361,28 @@ func TestResumeKeepsItsDirectory(t *testing.T) {
 		t.Errorf("the moved session did not work in %s: %v", other, err)
 	}
 }
+
+// --resume brings the session back in the agent mode the user chose
+// (the agent itself reopens it in its default mode).
+func TestResumeRestoresAgentMode(t *testing.T) {
+	t.Parallel()
+	home, cwd := t.TempDir(), t.TempDir()
+	first := runAcprunIn(t, home, "--agent-mode", "careful", "--approve", "reject", "--cwd", cwd, "Hello")
+	m := resumeHintPattern.FindStringSubmatch(first.stderr)
+	if first.code != exitOK || m == nil {
+		t.Fatalf("first turn: exit %d; stderr:\n%s", first.code, first.stderr)
+	}
+	again := runAcprunIn(t, home, "--resume", m[1], "--events", "--approve", "reject", "Again")
+	if again.code != exitOK {
+		t.Fatalf("resumed turn: exit %d; stderr:\n%s", again.code, again.stderr)
+	}
+	mode := ""
+	for _, ev := range parseEvents(t, again.stdout) {
+		if ev.Kind == "agent_mode" {
+			mode = ev.AgentMode
+		}
+	}
+	if mode != "careful" {
+		t.Errorf("the resumed session's agent mode is %q, want the recorded careful:\n%s", mode, again.stdout)
+	}
+}
