@@ -60,6 +60,12 @@ func TestOpenRefusesForeignDatabase(t *testing.T) {
 	if got := dirEntries(t, dir); !slices.Equal(got, []string{"notes.db"}) {
 		t.Errorf("the directory holds %v after the refused open, want only notes.db", got)
 	}
+	if db, err := Open(context.Background(), path, &Options{ReadOnly: true}); !errors.Is(err, ErrNotJournal) {
+		if db != nil {
+			db.Close()
+		}
+		t.Errorf("a read-only Open of another program's database: %v, want ErrNotJournal", err)
+	}
 	// A database marked by another program is refused too, even empty.
 	marked := filepath.Join(dir, "marked.db")
 	raw, _ = sql.Open("sqlite", marked)

@@ -160,6 +160,9 @@ func (db *DB) openReader(ctx context.Context) error {
 	}
 	db.read.SetMaxOpenConns(readConns)
 	db.read.SetMaxIdleConns(readConns)
+	if err := checkMarker(ctx, db.read); err != nil {
+		return fmt.Errorf("journal: %s: %w", db.path, err)
+	}
 	var version int
 	if err := db.read.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
 		return fmt.Errorf("journal: opening %s for reading: %w", db.path, err)

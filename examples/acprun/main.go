@@ -60,9 +60,15 @@
 // the history command that shows it. "acprun sessions" lists the journaled sessions, most
 // recent first, with their keys whole; "acprun history SESSION" prints one
 // (--events: as JSON lines); --resume SESSION continues one, loading the
-// agent's own session where it can. SESSION is the key, or an id the agent
-// gave the session; an id the journal does not know is passed to the agent
-// as its own session id. Flags may follow the subcommand.
+// agent's own session where it can, in the directory it was recorded in
+// (a different --cwd is refused unless --move-cwd moves it) and in the
+// agent mode, model, effort and options it was left in. SESSION is the
+// key, or an id the agent gave the session (refused, with the matching
+// keys, when several sessions had it); an id the journal does not know
+// is passed to the agent as its own session id. One program writes a
+// journal at a time: beside a running web UI or acprun, a turn is refused
+// naming the holder, and --journal FILE gives it another. Flags may follow
+// the subcommand.
 //
 // The agent may read and write files only inside --cwd (the current
 // directory by default). --mode sets the host's policy: ask and plan refuse
