@@ -60,7 +60,7 @@ func (c Cursor) matches(ev *Event) bool {
 // shut down and every event was yielded. A subscriber that stops reading
 // never slows the agents: it falls behind the tail and, with a Journal,
 // catches up from it; without one it gets ErrHistoryGone and ends. An error
-// is the last thing yielded.
+// is the last thing yielded. Cursor.CaughtUp says when the history is done.
 //
 // Each subscription runs in the goroutine that ranges over it; any number
 // may run at once, beside Events, which keeps its own contract.
