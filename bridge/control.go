@@ -134,6 +134,7 @@ func (s *Session) SetAgentMode(ctx context.Context, modeID string) error {
 		}
 		s.noteAgentMode(before, modeID) // unless the agent's own current_mode_update said so
 		s.settleAuthority(nil, false)
+		s.save() // a resumed session comes back in this mode
 		return struct{}{}, nil
 	})
 	return err
@@ -172,6 +173,7 @@ func (s *Session) SetConfigOption(ctx context.Context, req acpclient.SetConfigOp
 		s.rememberOptions(resp.ConfigOptions)
 		s.emit(Event{Kind: KindConfig, ConfigOptions: resp.ConfigOptions})
 		s.settleAuthority(nil, false)
+		s.save() // a resumed session comes back with these values
 		return resp.ConfigOptions, nil
 	})
 }

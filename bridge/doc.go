@@ -133,11 +133,17 @@
 // says which id it replaced and why (SessionReady.Replaced, Reason).
 // Bridge.Session finds a session by its key or any native id it had.
 // With a Journal the session's Record (native ids, cwd, grants, policy,
-// model, effort, agent mode, title, turns) is kept under the key, and
-// OpenSession with that key alone resumes it, also after an app restart;
-// Session.Ready says how it opened. When the journal already holds the
-// session's history, SessionConfig.SkipJournaledReplay drops what
-// session/load replays instead of delivering it again.
+// model, effort, agent mode, config option values, title, turns) is kept
+// under the key, and OpenSession with that key alone resumes it, also
+// after an app restart: in its recorded cwd (another is refused with
+// ErrCwdChanged unless SessionConfig.MoveCwd), set back to its model,
+// effort, agent mode and option values under the authority rules (a
+// refused one is an error event). Session.Ready says how it opened.
+// FindSession resolves a user's key or agent session id to a record,
+// refusing an id several sessions had (ErrAmbiguousSession). When the journal already holds the
+// session's history, what session/load replays of it is dropped rather
+// than delivered (and journaled) again, unless
+// SessionConfig.KeepJournaledReplay asks for it.
 //
 // Session.Close ends a running turn, sends session/close where the agent
 // supports it and frees the session (its record stays, to be resumed);

@@ -24,7 +24,7 @@ func TestSetEffortThroughThoughtLevelOption(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := NewFileStore(t.TempDir() + "/s.json")
-	s, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w", Store: store, Key: "k"})
+	s, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: t.TempDir(), Store: store, Key: "k"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestSetEffortUnsupported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w"})
+	s, err := b.OpenSession(ctxT(t), SessionConfig{Cwd: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

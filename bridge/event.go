@@ -282,7 +282,7 @@ type SessionReady struct {
 	Reason   string `json:"reason,omitempty"`
 	// HistoryJournaled: the Host's journal already held events of the
 	// session's key when it was resumed; ReplaySkipped counts the replayed
-	// events dropped as history (SessionConfig.SkipJournaledReplay).
+	// events dropped as history (see SessionConfig.KeepJournaledReplay).
 	HistoryJournaled bool `json:"historyJournaled,omitempty"`
 	ReplaySkipped    int  `json:"replaySkipped,omitempty"`
 }

@@ -65,3 +65,56 @@ func ExampleHost_Subscribe() {
 	// 4 text Hello
 	// 5 turn_end
 }
+
+// ExampleCursor_caughtUp reads a session's history from the journal and
+// stops there, as a tool that prints a transcript would: CaughtUp says
+// the history is done, and cancelling the context ends the subscription.
+func ExampleCursor_caughtUp() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "journal-example-")
+	defer os.RemoveAll(dir)
+	agent := &acptest.Transport{Script: acptest.Script{
+		Prompts: []acptest.Turn{{Steps: []acptest.Step{{Text: "Hello"}}}},
+	}}
+	db, err := journal.Open(ctx, filepath.Join(dir, "journal.db"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	host := bridge.NewHost(&bridge.HostOptions{Journal: db})
+	turnEnded := make(chan struct{})
+	go func() {
+		for ev := range host.Events() {
+			if ev.Kind == bridge.KindTurnEnd {
+				close(turnEnded)
+			}
+		}
+	}()
+	b, err := host.Start(ctx, bridge.Config{ID: "demo", Transport: agent})
+	if err != nil {
+		log.Fatal(err)
+	}
+	session, err := b.OpenSession(ctx, bridge.SessionConfig{Cwd: "/w", Key: "chat-1"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	session.Prompt(ctx, acpclient.TextBlock("Hi"))
+	<-turnEnded // the turn is in the history now
+
+	history, done := context.WithCancel(ctx)
+	defer done()
+	cursor := bridge.Cursor{Key: "chat-1", CaughtUp: func(pos uint64) { done() }}
+	for ev, err := range host.Subscribe(history, cursor) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		if ev.Kind == bridge.KindText {
+			fmt.Println(ev.Text)
+		}
+	}
+	fmt.Println("end of history")
+	host.Shutdown(ctx)
+	// Output:
+	// Hello
+	// end of history
+}

@@ -120,7 +120,7 @@ func (s *Session) tellGrants(ctx context.Context) error {
 func (s *Session) readTextFile(ctx context.Context, req *acpclient.ReadTextFileRequest) (*acpclient.ReadTextFileResponse, error) {
 	s.activity()
 	if s.cfg.Files == nil {
-		return nil, acpclient.NewError(acpclient.CodeInternalError, "reading %s refused: the session has no file root", req.Path)
+		return nil, s.noRootRefusal("reading", req.Path)
 	}
 	line, limit := 0, 0
 	if req.Line != nil {
@@ -147,7 +147,7 @@ func (s *Session) writeTextFile(ctx context.Context, req *acpclient.WriteTextFil
 		}
 	}
 	if s.cfg.Files == nil {
-		return acpclient.NewError(acpclient.CodeInternalError, "writing %s refused: the session has no file root", req.Path)
+		return s.noRootRefusal("writing", req.Path)
 	}
 	if err := s.cfg.Files.WriteTextFile(ctx, req.Path, req.Content); err != nil {
 		return fileError("writing", req.Path, err)

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -25,7 +26,14 @@ type SessionConfig struct {
 	// then the record's.
 	Key string
 	// Cwd is the session's absolute working directory on the agent's host.
+	// A resumed session keeps the directory its record names: a Cwd that
+	// differs from it is refused with ErrCwdChanged, naming both, unless
+	// MoveCwd says to move the session there.
 	Cwd string
+	// MoveCwd moves a resumed session to Cwd when its record names another
+	// directory: the agent is given Cwd and the record then names it. It
+	// is the app's explicit "move it", never a default.
+	MoveCwd bool
 	// ExternalDirectories are further directories the agent may use: the
 	// session's one grant list, sent to the agent on every attach and set
 	// on Files that are a GrantSetter. Session.SetGrants changes it.
@@ -41,23 +49,31 @@ type SessionConfig struct {
 	// Policy is the host's execution policy for the session; it drives the
 	// write gate of Files that are a ReadOnlySetter.
 	Policy Policy
-	// Files serves the agent's file reads and writes; nil refuses them.
-	// The session owns the read-only state and the grants of Files that
-	// implement ReadOnlySetter and GrantSetter (fsroot's roots do).
+	// Files serves the agent's file reads and writes. Nil, for an agent
+	// that runs on this machine (its transport is an
+	// acpclient.ProgramTransport, as commands and local profile launches
+	// are), is a root confined to Cwd (fsroot.NewLocal), which the session
+	// closes when it closes. Otherwise (an agent over SSH or behind a
+	// transport that does not say, or a Cwd that cannot be a root) nil
+	// refuses the agent's file calls, and the first refusal is reported as
+	// an error event saying why. The session owns the read-only state and the grants of
+	// Files that implement ReadOnlySetter and GrantSetter (fsroot's roots
+	// do).
 	Files Files
 	// Store, for apps without a Host journal, persists the session's Record
 	// under its Key, so the session can be resumed after an app restart.
 	// With a journal the record is kept there; a Store set as well gets it
 	// too. Set Key to find the record again: a random key is new every run.
 	Store Store
-	// SkipJournaledReplay drops the history an agent replays on
-	// session/load when the Host's journal already holds events of this
-	// session's key: the app rebuilds the transcript from the journal
-	// instead, and SessionReady.ReplaySkipped counts what was dropped.
-	// Replayed state (commands, modes, config options, title, usage) is
-	// still delivered. Without it, replayed events are delivered marked
-	// Replay.
-	SkipJournaledReplay bool
+	// KeepJournaledReplay delivers, marked Replay, the history an agent
+	// replays on session/load even when the Host's journal already holds
+	// events of this session's key. By default that replay is dropped
+	// (SessionReady.ReplaySkipped counts it): the journal has the
+	// transcript already, and an app that shows the journal would show
+	// every turn twice. Replayed state (commands, modes, config options,
+	// title, usage) is always delivered, and a replay is always delivered
+	// when the journal holds nothing of the key.
+	KeepJournaledReplay bool
 }
 
 // Reasons a session was replaced by a new native session
@@ -111,12 +127,17 @@ type Session struct {
 	ready         *SessionReady   // the latest open or reattach
 	title         string          // the latest title the agent reported
 	created       time.Time
-	skipReplay    bool // drop replayed history (SkipJournaledReplay)
+	skipReplay    bool // drop replayed history (see KeepJournaledReplay)
 	replaySkipped int
 	closing       bool // Close has begun: calls fail with ErrSessionClosed
 	closed        bool // Close has finished: nothing is saved any more
 
 	auth sessionAuthority // the agent's authority; see authority_enforce.go
+
+	recorded       *Record     // the record OpenSession resumed, to restore from (see restore.go)
+	ownFiles       io.Closer   // the default root the session made (see defaultFiles)
+	noRootReported atomic.Bool // a file call refused for want of Files was reported
+	noRootWhy      string      // why a local session has no default root; set before it is shared
 
 	closeMu sync.Mutex // one Close at a time
 	saveMu  sync.Mutex // orders record writes
@@ -186,6 +207,10 @@ func (s *Session) SetPolicy(p Policy) {
 // create one), send the directory grants, then the model, then the effort.
 // The saved session is cfg.ResumeID or, without one, the native session of
 // the record kept under cfg.Key (in the Host's journal, else in cfg.Store).
+// A session resumed from its record keeps the record's Cwd (see
+// SessionConfig.MoveCwd) and is set back to its model, effort, agent mode
+// and config option values, under the authority rules (see restore.go: a
+// refused value is an error event, not a failed open).
 // A key can be open once per Host (ErrSessionOpen). Session.Ready and a
 // SessionReady event report how it opened.
 func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, error) {
@@ -217,7 +242,13 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 			return nil, err
 		}
 	}
-	if g, ok := cfg.Files.(GrantSetter); ok {
+	s.defaultFiles()
+	defer func() {
+		if !opened {
+			s.closeOwnFiles()
+		}
+	}()
+	if g, ok := s.cfg.Files.(GrantSetter); ok {
 		if err := g.SetGrants(ctx, s.grants); err != nil {
 			return nil, fmt.Errorf("bridge %s: granting %q: %w", b.cfg.ID, s.grants, err)
 		}
@@ -230,6 +261,7 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	opened = true
 	s.emitReady(ready)
 	s.save()
+	s.restoreRecorded(ctx, s.recorded)
 	return s, nil
 }
 
@@ -485,8 +517,8 @@ func (s *Session) NativeHistory() []NativeSession {
 }
 
 // prepareReplay notes whether the Host's journal already holds the key's
-// history and, if the session asks for it, arranges for a load's replay of
-// that history to be dropped.
+// history and, unless the session asks to keep it, arranges for a load's
+// replay of that history to be dropped.
 func (s *Session) prepareReplay(ctx context.Context, ready *SessionReady) {
 	j := s.b.host.journal
 	if j == nil {
@@ -499,7 +531,7 @@ func (s *Session) prepareReplay(ctx context.Context, ready *SessionReady) {
 	}
 	ready.HistoryJournaled = last > 0
 	s.mu.Lock()
-	s.skipReplay = ready.HistoryJournaled && s.cfg.SkipJournaledReplay
+	s.skipReplay = ready.HistoryJournaled && !s.cfg.KeepJournaledReplay
 	s.replaySkipped = 0
 	s.mu.Unlock()
 }

@@ -206,10 +206,11 @@ func TestReadyTellsHowTheSessionOpened(t *testing.T) {
 	}
 }
 
-// With SkipJournaledReplay and a journal that holds the key's history, the
-// transcript a load replays is dropped and counted; state still arrives.
-// Without the option it is delivered, marked Replay.
-func TestJournaledReplayIsSkippedOnRequest(t *testing.T) {
+// By default, with a journal that holds the key's history, the transcript
+// a load replays is dropped and counted (an app showing the journal would
+// show every turn twice); state still arrives. With KeepJournaledReplay it
+// is delivered, marked Replay.
+func TestJournaledReplayIsSkippedByDefault(t *testing.T) {
 	for _, skip := range []bool{true, false} {
 		t.Run(map[bool]string{true: "skip", false: "deliver"}[skip], func(t *testing.T) {
 			tr := &acptest.Transport{Script: acptest.Script{LoadSession: acptest.LoadSessionScript{Sessions: []string{"sess_old"}, Replay: []acptest.Step{
@@ -226,7 +227,7 @@ func TestJournaledReplayIsSkippedOnRequest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := b.OpenSession(ctxT(t), SessionConfig{Key: "k", SkipJournaledReplay: skip})
+			s, err := b.OpenSession(ctxT(t), SessionConfig{Key: "k", KeepJournaledReplay: !skip})
 			if err != nil {
 				t.Fatal(err)
 			}

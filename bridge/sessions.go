@@ -23,6 +23,9 @@ var (
 	ErrSessionOpen = errors.New("bridge: a session with this key is already open")
 	// ErrUnknownSession: no open session and no record has this key.
 	ErrUnknownSession = errors.New("bridge: unknown session")
+	// ErrCwdChanged: a resumed session was given a working directory other
+	// than the one its record names (see SessionConfig.MoveCwd).
+	ErrCwdChanged = errors.New("bridge: the session was recorded in another directory")
 )
 
 // closeWaitPoll is how often Close checks that a cancelled turn has ended.
@@ -72,6 +75,7 @@ func (s *Session) close(ctx context.Context, announce bool) error {
 	s.cancelPending(ErrSessionClosed)
 	s.b.forget(s)
 	s.save() // the last record: closed sessions are resumed from it
+	s.closeOwnFiles()
 	s.mu.Lock()
 	s.closed = true
 	s.tools = newToolTracker(s.b.provider)

@@ -1,12 +1,14 @@
 package bridge
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -35,6 +37,12 @@ type Record struct {
 	ApprovalPolicy      string          `json:"approvalPolicy,omitempty"`
 	AgentMode           string          `json:"agentMode,omitempty"`
 	ExternalDirectories []string        `json:"externalDirectories,omitempty"`
+	// SessionMode is the agent's session mode (Session.AgentMode) and
+	// ConfigValues the current value of each of its config options, by
+	// option id ("true"/"false" for a boolean), as last saved: a resumed
+	// session is set back to them (see OpenSession).
+	SessionMode  string            `json:"sessionMode,omitempty"`
+	ConfigValues map[string]string `json:"configValues,omitempty"`
 	// Turns is how many turns the session has started (a turn is counted
 	// when it starts, so one a crash interrupted is counted too).
 	Turns     uint64    `json:"turns,omitempty"`
@@ -139,7 +147,8 @@ func (s *Session) record() Record {
 	s.mu.Lock()
 	rec := Record{Key: s.key, Bridge: s.b.cfg.ID, NativeSessionID: s.id, NativeHistory: slices.Clone(s.natives),
 		Title: s.title, Turns: s.turns, CreatedAt: s.created,
-		Model: s.cfg.Model, Effort: s.cfg.Effort} // set mid-turn by control calls, under mu
+		Model: s.cfg.Model, Effort: s.cfg.Effort, // set mid-turn by control calls, under mu
+		SessionMode: s.agentMode, ConfigValues: configValues(s.configOptions)}
 	s.mu.Unlock()
 	rec.Provider, rec.Cwd = s.b.provider.Name, s.cfg.Cwd
 	rec.Mode, rec.ReadOnly, rec.ExternalDirectories = string(p.Mode), p.ReadOnly, s.Grants()
@@ -179,6 +188,8 @@ func (s *Session) saveProgress() {
 	rec := *s.lastRec
 	s.mu.Lock()
 	rec.Turns, rec.Title = s.turns, s.title
+	// What the agent changed by itself in the turn (a mode it left, say).
+	rec.SessionMode, rec.ConfigValues = s.agentMode, configValues(s.configOptions)
 	s.mu.Unlock()
 	rec.UpdatedAt = s.b.clock.Now()
 	s.lastRec = &rec
@@ -219,8 +230,17 @@ func (s *Session) recall(ctx context.Context) (string, error) {
 	s.title = rec.Title
 	// Turn numbers go on from the recorded ones.
 	s.turns = rec.Turns
-	if s.cfg.Cwd == "" {
+	// The model and effort chosen last, unless the app chooses now; the
+	// agent mode and config values are set back once the session is open.
+	s.cfg.Model = cmp.Or(s.cfg.Model, rec.Model)
+	s.cfg.Effort = cmp.Or(s.cfg.Effort, rec.Effort)
+	s.recorded = &rec
+	switch {
+	case s.cfg.Cwd == "":
 		s.cfg.Cwd = rec.Cwd
+	case rec.Cwd != "" && filepath.Clean(s.cfg.Cwd) != filepath.Clean(rec.Cwd) && !s.cfg.MoveCwd:
+		return "", fmt.Errorf("bridge %s: session %s was recorded in %s, not %s (open it without a Cwd to keep its directory, or set MoveCwd to move it): %w",
+			s.b.cfg.ID, s.key, rec.Cwd, s.cfg.Cwd, ErrCwdChanged)
 	}
 	if s.cfg.ResumeID != "" {
 		return s.cfg.ResumeID, nil

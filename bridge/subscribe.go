@@ -39,6 +39,14 @@ type Cursor struct {
 	Key string
 	// Bridge, when set, selects the events of one bridge.
 	Bridge string
+	// CaughtUp, when set, is called once, in the goroutine that ranges
+	// over the subscription, when it has yielded every matching event the
+	// Host had published (or journaled) by then and is about to wait for
+	// live ones: the history is done. pos is the Pos the subscription has
+	// read up to, a cursor for later. To read history and stop, cancel the
+	// subscription's context in it; the subscription then ends without
+	// yielding more.
+	CaughtUp func(pos uint64)
 }
 
 func (c Cursor) matches(ev *Event) bool {
@@ -52,7 +60,7 @@ func (c Cursor) matches(ev *Event) bool {
 // shut down and every event was yielded. A subscriber that stops reading
 // never slows the agents: it falls behind the tail and, with a Journal,
 // catches up from it; without one it gets ErrHistoryGone and ends. An error
-// is the last thing yielded.
+// is the last thing yielded. Cursor.CaughtUp says when the history is done.
 //
 // Each subscription runs in the goroutine that ranges over it; any number
 // may run at once, beside Events, which keeps its own contract.
@@ -222,6 +230,7 @@ type subscriber struct {
 	after  uint64 // Pos of the last event yielded or skipped
 	yield  func(Event, error) bool
 	done   bool // the consumer stopped ranging
+	caught bool // CaughtUp was called
 }
 
 // run yields until the end of the stream, ctx or the consumer stops it.
@@ -249,6 +258,13 @@ func (s *subscriber) run(ctx context.Context) error {
 		s.after = v.scanned
 		if s.after != prev {
 			continue
+		}
+		if !s.caught && s.cursor.CaughtUp != nil {
+			s.caught = true
+			s.cursor.CaughtUp(s.after)
+			if ctx.Err() != nil {
+				return nil
+			}
 		}
 		if v.closed {
 			return nil

@@ -317,3 +317,85 @@ func TestSubscribeCursorAhead(t *testing.T) {
 		cancel()
 	}
 }
+
+// TestSubscribeCaughtUp: CaughtUp is called once, when every event
+// published before has been yielded (from the journal beyond the tail, then
+// the tail), with the position read up to, also when the last events do
+// not match; cancelling in it ends the subscription with the history
+// alone, and a subscription that goes on gets the live events after it.
+func TestSubscribeCaughtUp(t *testing.T) {
+	for _, journal := range []bool{false, true} {
+		t.Run(fmt.Sprintf("journal=%v", journal), func(t *testing.T) {
+			opts := &HostOptions{}
+			if journal {
+				opts.Journal, opts.SubscriberTail = newMemJournal(), 4
+			}
+			h, rec := newHostAndRecorder(t, opts)
+			for i := range 8 {
+				h.events.push(mixedEvent(i)) // k1 at Pos 1, 4, 7
+			}
+			rec.waitFor("history", func(ev Event) bool { return ev.Pos == 8 })
+
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var caughtAt []uint64
+			var seenThen int
+			history := &subscription{done: make(chan struct{})}
+			go func() {
+				defer close(history.done)
+				for ev, err := range h.Subscribe(ctx, Cursor{Key: "k1", CaughtUp: func(pos uint64) {
+					caughtAt = append(caughtAt, pos)
+					cancel()
+				}}) {
+					if err != nil {
+						history.err = err
+						continue
+					}
+					history.events = append(history.events, ev)
+				}
+			}()
+			history.wait(t)
+			if got := positions(history.events); history.err != nil || !reflect.DeepEqual(got, []uint64{1, 4, 7}) || !reflect.DeepEqual(caughtAt, []uint64{8}) {
+				t.Errorf("history then stop: positions %v (err %v), caught up at %v; want [1 4 7], caught up once at 8", got, history.err, caughtAt)
+			}
+
+			var mu sync.Mutex
+			live := &subscription{done: make(chan struct{})}
+			var liveCaught []uint64
+			caught := make(chan struct{})
+			go func() {
+				defer close(live.done)
+				for ev, err := range h.Subscribe(context.Background(), Cursor{After: 2, CaughtUp: func(pos uint64) {
+					mu.Lock()
+					liveCaught = append(liveCaught, pos)
+					seenThen = len(live.events)
+					mu.Unlock()
+					close(caught) // a second call would panic
+				}}) {
+					if err != nil {
+						live.err = err
+						continue
+					}
+					mu.Lock()
+					live.events = append(live.events, ev)
+					mu.Unlock()
+				}
+			}()
+			select {
+			case <-caught:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the live subscription never said it caught up")
+			}
+			for i := 8; i < 10; i++ {
+				h.events.push(mixedEvent(i))
+			}
+			if err := h.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			live.wait(t)
+			if len(live.events) != 8 || seenThen != 6 || !reflect.DeepEqual(liveCaught, []uint64{8}) {
+				t.Errorf("live: %d events, %d before catching up, caught up at %v; want 8, 6, once at 8", len(live.events), seenThen, liveCaught)
+			}
+		})
+	}
+}

@@ -24,7 +24,12 @@
 // tail read from ReadEvents. Only one writer may use a file at a time, since
 // two Hosts would number events alike: Open takes an exclusive lock on a
 // file beside it (FILE.lock, an flock on Unix) and fails with ErrInUse
-// while another holds it. Readers do not need the lock: Options.ReadOnly
+// while another holds it; the holder writes its pid and program name into
+// FILE.lock, and the error names them, so the user can close that program
+// or give this one another file. Two programs (say acprun and a web UI)
+// therefore cannot write one journal at once: each writer numbers events
+// in memory, ahead of its commits, and its subscribers are served from
+// that memory. Readers do not need the lock: Options.ReadOnly
 // opens the journal for listing and showing sessions while a Host writes
 // it, and other programs (the sqlite3 shell) may read it too.
 //
@@ -67,8 +72,14 @@
 //
 // # Schema
 //
-// The schema version is PRAGMA user_version (now 1). Open migrates an
+// The schema version is PRAGMA user_version (now 2). Open migrates an
 // older file in one transaction and refuses a newer one (ErrSchemaTooNew).
+// PRAGMA application_id marks the file as a journal (0x61637068, "acph").
+// Open refuses, with ErrNotJournal and without changing or creating
+// anything, a file that is not SQLite and a database that is not marked
+// and already holds tables other than a journal's (another program's);
+// an empty file or database becomes a journal. An Open that fails removes
+// the files and directories it created.
 // Times are text, RFC 3339 in UTC with nine digits of fraction
 // ("2026-12-01T09:00:00.123456789Z"): fixed width, so they sort as text;
 // NULL when unknown. Booleans are 0 or 1. Every table is STRICT.
@@ -94,6 +105,8 @@
 //	updated_at       TEXT  the latest event's time or record save, whichever is later
 //	last_seq         INTEGER  the highest Seq journaled for the key
 //	last_pos         INTEGER  the Pos of the key's latest event
+//	session_mode     TEXT  the agent's session mode (Record.SessionMode)
+//	config_values    TEXT  JSON object of config option id to current value (Record.ConfigValues)
 //
 // Append creates a row for a key it has not seen (key, bridge, native_id,
 // created_at) and keeps updated_at, last_seq, last_pos and title current.

@@ -5,10 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -115,14 +117,23 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 		}
 		return db, nil
 	}
-	if err := createFile(abs); err != nil {
+	// A file that is not a journal is refused before anything is created,
+	// locked or changed; what a failed open created is removed again.
+	exists, err := checkExisting(ctx, abs)
+	if err != nil {
 		return nil, err
 	}
-	if db.lock, err = lockFile(abs + ".lock"); err != nil {
+	var made created
+	if err := made.file(abs, exists); err != nil {
+		return nil, err
+	}
+	if db.lock, err = made.lock(abs + ".lock"); err != nil {
+		made.undo()
 		return nil, err
 	}
 	if err := db.openPools(ctx); err != nil {
 		db.Close()
+		made.undo()
 		return nil, err
 	}
 	if opts.CommitDelay > 0 {
@@ -149,6 +160,9 @@ func (db *DB) openReader(ctx context.Context) error {
 	}
 	db.read.SetMaxOpenConns(readConns)
 	db.read.SetMaxIdleConns(readConns)
+	if err := checkMarker(ctx, db.read); err != nil {
+		return fmt.Errorf("journal: %s: %w", db.path, err)
+	}
 	var version int
 	if err := db.read.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
 		return fmt.Errorf("journal: opening %s for reading: %w", db.path, err)
@@ -170,18 +184,59 @@ func (db *DB) beginWrite(ctx context.Context) (*sql.Tx, error) {
 	return db.write.BeginTx(ctx, nil)
 }
 
-// createFile makes the directory and an empty file with private modes, so
-// SQLite (which gives its -wal and -shm files the database file's mode)
-// never creates anything readable by others.
-func createFile(path string) error {
+// created lists what Open created, so a failed Open can remove it.
+type created struct {
+	paths []string // deepest last
+}
+
+// file makes the directory and, unless it exists, an empty file with
+// private modes, so SQLite (which gives its -wal and -shm files the
+// database file's mode) never creates anything readable by others.
+func (c *created) file(path string, exists bool) error {
+	var missing []string
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(dir); err == nil || dir == filepath.Dir(dir) {
+			break
+		}
+		missing = append(missing, dir)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("journal: creating the directory of %s: %w", path, err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return fmt.Errorf("journal: opening %s: %w", path, err)
+	for _, dir := range slices.Backward(missing) {
+		c.paths = append(c.paths, dir)
 	}
+	if exists {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		c.undo()
+		return fmt.Errorf("journal: creating %s: %w", path, err)
+	}
+	c.paths = append(c.paths, path, path+"-wal", path+"-shm", path+"-journal")
 	return f.Close()
+}
+
+// lock takes the writer's lock beside the journal, noting the lock file
+// when this call made it.
+func (c *created) lock(path string) (*os.File, error) {
+	_, err := os.Lstat(path)
+	isNew := errors.Is(err, fs.ErrNotExist)
+	f, err := lockFile(path)
+	if isNew && (err == nil || !errors.Is(err, ErrInUse)) {
+		c.paths = append(c.paths, path)
+	}
+	return f, err
+}
+
+// undo removes what was created, deepest first; a directory that is no
+// longer empty stays.
+func (c *created) undo() {
+	for _, p := range slices.Backward(c.paths) {
+		os.Remove(p)
+	}
+	c.paths = nil
 }
 
 func (db *DB) openPools(ctx context.Context) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -48,7 +49,7 @@ func TestOpenSetsPragmas(t *testing.T) {
 		{db.write, "foreign_keys", "1"},
 		{db.write, "synchronous", "1"}, // NORMAL
 		{db.write, "busy_timeout", "5000"},
-		{db.write, "user_version", "1"},
+		{db.write, "user_version", strconv.Itoa(len(migrations))},
 		{db.read, "journal_mode", "wal"},
 		{db.read, "synchronous", "1"},
 		{db.read, "busy_timeout", "5000"},
@@ -90,7 +91,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 		db.Close()
 		t.Fatal("Open accepted a newer schema")
 	}
-	if !errors.Is(err, ErrSchemaTooNew) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "version 2") {
+	if !errors.Is(err, ErrSchemaTooNew) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), fmt.Sprintf("version %d", len(migrations)+1)) {
 		t.Fatalf("Open error %q: want ErrSchemaTooNew naming the file and its version", err)
 	}
 }
@@ -121,18 +122,19 @@ func TestMigrateRunsOnlyMissingSteps(t *testing.T) {
 	}
 	var logged strings.Builder
 	log := slog.New(slog.NewTextHandler(&logged, nil))
-	steps := append(append([]migration{}, migrations...), step(2), step(3))
+	n := len(migrations)
+	steps := append(append([]migration{}, migrations...), step(n+1), step(n+2))
 	if err := migrate(ctx, db.write, steps, log); err != nil {
 		t.Fatal(err)
 	}
-	if len(ran) != 2 || ran[0] != 2 || ran[1] != 3 {
-		t.Fatalf("ran steps %v, want [2 3]", ran)
+	if len(ran) != 2 || ran[0] != n+1 || ran[1] != n+2 {
+		t.Fatalf("ran steps %v, want [%d %d]", ran, n+1, n+2)
 	}
 	var version int
-	if err := db.write.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil || version != 3 {
-		t.Fatalf("user_version %d, %v; want 3", version, err)
+	if err := db.write.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil || version != n+2 {
+		t.Fatalf("user_version %d, %v; want %d", version, err, n+2)
 	}
-	if !strings.Contains(logged.String(), "from=1 to=3") {
+	if !strings.Contains(logged.String(), fmt.Sprintf("from=%d to=%d", n, n+2)) {
 		t.Errorf("log %q does not say what migrated", logged.String())
 	}
 	if got := mustRead(t, db, bridge.EventQuery{}); len(got) != 1 {
@@ -140,11 +142,11 @@ func TestMigrateRunsOnlyMissingSteps(t *testing.T) {
 	}
 	// A failing step leaves the file at its version.
 	failing := append(steps, func(context.Context, *sql.Tx) error { return errors.New("boom") })
-	if err := migrate(ctx, db.write, failing, log); err == nil || !strings.Contains(err.Error(), "version 3 to 4") {
+	if err := migrate(ctx, db.write, failing, log); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("version %d to %d", n+2, n+3)) {
 		t.Fatalf("failing migration: %v", err)
 	}
-	if err := db.write.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil || version != 3 {
-		t.Fatalf("after a failed step user_version %d, %v; want 3", version, err)
+	if err := db.write.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil || version != n+2 {
+		t.Fatalf("after a failed step user_version %d, %v; want %d", version, err, n+2)
 	}
 }
 
@@ -171,5 +173,33 @@ func TestDefaultPath(t *testing.T) {
 				t.Fatalf("DefaultPath() = %q, %v; want %q", got, err, c.want)
 			}
 		})
+	}
+}
+
+// A journal of schema version 1 is migrated on open, keeping its records,
+// which then hold the session mode and config values too.
+func TestOpenMigratesVersion1(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "journal.db")
+	saved := migrations
+	migrations = saved[:1]
+	db, err := Open(ctx, path, nil)
+	migrations = saved
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.write.ExecContext(ctx, "INSERT INTO sessions (key, cwd) VALUES ('k1', '/w')"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db = openAt(t, path)
+	rec := mustLoad(t, db, "k1")
+	if rec.Cwd != "/w" || rec.SessionMode != "" || rec.ConfigValues != nil {
+		t.Fatalf("the migrated record %+v", rec)
+	}
+	rec.SessionMode, rec.ConfigValues = "dontAsk", map[string]string{"verbosity": "high"}
+	mustSave(t, db, "k1", rec)
+	if got := mustLoad(t, db, "k1"); got.SessionMode != "dontAsk" || got.ConfigValues["verbosity"] != "high" {
+		t.Fatalf("after saving the session state: %+v", got)
 	}
 }

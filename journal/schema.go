@@ -20,7 +20,7 @@ type migration func(ctx context.Context, tx *sql.Tx) error
 // migrations[i] migrates version i to version i+1; the schema version of
 // this package is len(migrations). A new version appends a step, never
 // edits one: files in the field are at every version.
-var migrations = []migration{createV1}
+var migrations = []migration{createV1, addSessionState}
 
 // migrate runs the steps a file still needs, all in one transaction, so a
 // crash during a migration leaves the file at its old version.
@@ -30,15 +30,29 @@ func migrate(ctx context.Context, db *sql.DB, steps []migration, log *slog.Logge
 		return fmt.Errorf("reading the schema version: %w", err)
 	}
 	defer tx.Rollback()
-	var version int
+	// Checked again under the write lock: nothing changes a file that is
+	// not a journal.
+	if err := checkMarker(ctx, tx); err != nil {
+		return err
+	}
+	var version, app int
 	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
 		return fmt.Errorf("reading the schema version: %w", err)
 	}
 	if version > len(steps) {
 		return fmt.Errorf("schema version %d, this package knows up to %d: %w", version, len(steps), ErrSchemaTooNew)
 	}
-	if version == len(steps) {
+	if err := tx.QueryRowContext(ctx, "PRAGMA application_id").Scan(&app); err != nil {
+		return fmt.Errorf("reading the schema marker: %w", err)
+	}
+	if version == len(steps) && app == applicationID {
 		return nil
+	}
+	if app != applicationID {
+		// PRAGMA takes no bound parameters; the value is our own integer.
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", applicationID)); err != nil {
+			return fmt.Errorf("marking the file as a journal: %w", err)
+		}
 	}
 	for v := version; v < len(steps); v++ {
 		if err := steps[v](ctx, tx); err != nil {
@@ -52,7 +66,9 @@ func migrate(ctx context.Context, db *sql.DB, steps []migration, log *slog.Logge
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("committing the schema migration: %w", err)
 	}
-	log.Info("journal schema migrated", "from", version, "to", len(steps))
+	if version != len(steps) {
+		log.Info("journal schema migrated", "from", version, "to", len(steps))
+	}
 	return nil
 }
 
@@ -113,5 +129,14 @@ INSERT INTO meta (name, value) VALUES ('last_pos', 0);
 
 func createV1(ctx context.Context, tx *sql.Tx) error {
 	_, err := tx.ExecContext(ctx, schemaV1)
+	return err
+}
+
+// addSessionState (version 2) keeps the agent's session mode and config
+// option values, which a resumed session is set back to.
+func addSessionState(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `
+ALTER TABLE sessions ADD COLUMN session_mode TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN config_values TEXT NOT NULL DEFAULT '{}';`)
 	return err
 }

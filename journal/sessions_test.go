@@ -30,6 +30,8 @@ func fullRecord(t *testing.T, key string) bridge.Record {
 			f.Set(reflect.ValueOf(baseTime.Add(time.Duration(i) * time.Hour)))
 		case []string:
 			f.Set(reflect.ValueOf([]string{"/srv/" + key, "/tmp/" + name}))
+		case map[string]string:
+			f.Set(reflect.ValueOf(map[string]string{"verbosity": "high-" + key, "web": "true"}))
 		case []bridge.NativeSession:
 			f.Set(reflect.ValueOf([]bridge.NativeSession{
 				{ID: "first-" + key, Since: baseTime},

@@ -33,7 +33,8 @@ func openJournal(ctx context.Context, o *options, readOnly bool) (*journal.DB, e
 	db, err := journal.Open(ctx, path, journalOptions(readOnly))
 	switch {
 	case errors.Is(err, journal.ErrInUse):
-		return nil, fail(exitFailed, "the journal %s is in use by another acprun; let it finish, or give this run its own with --journal FILE", path)
+		// The error names the program holding it (acprun, the web UI, …).
+		return nil, fail(exitFailed, "%v; give this run its own with --journal FILE", err)
 	case readOnly && errors.Is(err, fs.ErrNotExist):
 		return nil, errNoJournalYet
 	case err != nil:
@@ -62,29 +63,18 @@ func journalOptions(readOnly bool) *journal.Options {
 var errNoJournalYet = errors.New("no journal yet")
 
 // findSession finds the journaled session arg names: by its host key, or
-// else by a native session id it had. found is false when the journal has
-// no such session.
+// else by a native session id exactly one session had (bridge.FindSession:
+// an id several had is refused, naming their keys). found is false when
+// the journal has no such session.
 func findSession(ctx context.Context, db *journal.DB, arg string) (rec bridge.Record, found bool, err error) {
-	if rec, ok, err := db.LoadSession(ctx, arg); err != nil || ok {
-		return rec, ok, err
-	}
-	recs, err := db.Sessions(ctx)
-	if err != nil {
+	rec, err = bridge.FindSession(ctx, db, arg)
+	switch {
+	case errors.Is(err, bridge.ErrUnknownSession):
+		return bridge.Record{}, false, nil
+	case err != nil:
 		return bridge.Record{}, false, err
 	}
-	for _, r := range recs {
-		if r.NativeSessionID == arg {
-			return r, true, nil
-		}
-	}
-	for _, r := range recs {
-		for _, n := range r.NativeHistory {
-			if n.ID == arg {
-				return r, true, nil
-			}
-		}
-	}
-	return bridge.Record{}, false, nil
+	return rec, true, nil
 }
 
 // runSessions prints the journal's sessions, most recent first: one line
@@ -156,6 +146,9 @@ func runHistory(o *options, w, diag io.Writer, colors palette) error {
 	}
 	defer db.Close()
 	rec, found, err := findSession(ctx, db, o.args[0])
+	if errors.Is(err, bridge.ErrAmbiguousSession) {
+		return fail(exitUsage, "%v", err)
+	}
 	if err != nil {
 		return fail(exitFailed, "reading the journal: %v", err)
 	}
@@ -187,17 +180,21 @@ func runHistory(o *options, w, diag io.Writer, colors palette) error {
 }
 
 // resumeTarget resolves --resume against the journal: the host key to
-// open the session under and the native id the agent may load. An argument
-// the journal does not know is taken as a native session id of the agent.
-func resumeTarget(ctx context.Context, db *journal.DB, arg string) (key, native string, err error) {
+// open the session under, the native id the agent may load and the
+// directory the session was recorded in. An argument the journal does not
+// know is taken as a native session id of the agent.
+func resumeTarget(ctx context.Context, db *journal.DB, arg string) (key, native, cwd string, err error) {
 	rec, found, err := findSession(ctx, db, arg)
+	if errors.Is(err, bridge.ErrAmbiguousSession) {
+		return "", "", "", err
+	}
 	if err != nil {
-		return "", "", fmt.Errorf("reading the journal: %w", err)
+		return "", "", "", fmt.Errorf("reading the journal: %w", err)
 	}
 	if !found {
-		return "", arg, nil
+		return "", arg, "", nil
 	}
-	return rec.Key, rec.NativeSessionID, nil
+	return rec.Key, rec.NativeSessionID, rec.Cwd, nil
 }
 
 // resumeHint is the line acprun prints after a turn: how to continue the

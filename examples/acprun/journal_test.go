@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -154,7 +158,9 @@ func TestJournalInUse(t *testing.T) {
 	}
 	defer held.Close()
 	r := runAcprunIn(t, home, "--journal", path, "--approve", "reject", "--cwd", t.TempDir(), "Hello again")
-	if r.code != exitFailed || !strings.Contains(r.stderr, "in use by another acprun") || !strings.Contains(r.stderr, "--journal FILE") {
+	holder := fmt.Sprintf("(pid %d)", os.Getpid()) // this test holds it, not an acprun
+	if r.code != exitFailed || !strings.Contains(r.stderr, "is in use by") || !strings.Contains(r.stderr, holder) ||
+		strings.Contains(r.stderr, "acprun;") || !strings.Contains(r.stderr, "--journal FILE") {
 		t.Errorf("a turn on a journal in use: exit %d, stderr %q", r.code, r.stderr)
 	}
 	if r := runAcprunIn(t, home, "sessions", "--journal", path); r.code != exitOK || strings.Count(r.stdout, "\n") != 2 {
@@ -264,5 +270,119 @@ func TestEventsLiveAndHistoryAgree(t *testing.T) {
 	}
 	if got, want := strings.TrimSpace(hist.stdout), strings.Join(liveLines, "\n"); got != want {
 		t.Errorf("history --events:\n%s\nwant the live lines:\n%s", got, want)
+	}
+}
+
+// --resume with an agent session id that several journaled sessions had
+// (every demo agent numbers its first session alike) is refused, naming
+// each matching key, instead of continuing the latest.
+func TestResumeAmbiguousNativeID(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	path := filepath.Join(t.TempDir(), "j.db")
+	var keys []string
+	for range 2 {
+		r := runAcprunIn(t, home, "--journal", path, "--approve", "reject", "--cwd", t.TempDir(), "Hello")
+		m := resumeHintPattern.FindStringSubmatch(r.stderr)
+		if r.code != exitOK || m == nil {
+			t.Fatalf("turn: exit %d; stderr:\n%s", r.code, r.stderr)
+		}
+		keys = append(keys, m[1])
+	}
+	db, err := journal.Open(context.Background(), path, &journal.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := db.LoadSession(context.Background(), keys[0])
+	db.Close()
+	if err != nil || rec.NativeSessionID == "" {
+		t.Fatalf("record of %s: %+v, %v", keys[0], rec, err)
+	}
+	r := runAcprunIn(t, home, "--journal", path, "--approve", "reject", "--resume", rec.NativeSessionID, "Again")
+	if r.code != exitUsage || !strings.Contains(r.stderr, keys[0]) || !strings.Contains(r.stderr, keys[1]) {
+		t.Errorf("--resume %s that two sessions had: exit %d, stderr %q; want a refusal naming %v",
+			rec.NativeSessionID, r.code, r.stderr, keys)
+	}
+}
+
+// runAcprunFrom runs acprun like runAcprunIn, from the directory dir.
+func runAcprunFrom(t *testing.T, home, dir string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(acprunBinary, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "data"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running acprun: %v", err)
+	}
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// --resume from another directory continues the session where it was
+// recorded (the agent writes there); a --cwd elsewhere is refused naming
+// both directories, and --move-cwd moves it.
+func TestResumeKeepsItsDirectory(t *testing.T) {
+	t.Parallel()
+	home, recorded, other := t.TempDir(), t.TempDir(), t.TempDir()
+	first := runAcprunIn(t, home, "--approve", "allow", "--cwd", recorded, "Write the note")
+	m := resumeHintPattern.FindStringSubmatch(first.stderr)
+	if first.code != exitOK || m == nil {
+		t.Fatalf("first turn: exit %d; stderr:\n%s", first.code, first.stderr)
+	}
+	key := m[1]
+	note := filepath.Join(recorded, "acprun-demo.txt")
+	if err := os.Remove(note); err != nil {
+		t.Fatalf("the first turn wrote no note: %v", err)
+	}
+	if r := runAcprunFrom(t, home, other, "--resume", key, "--approve", "allow", "Again"); r.code != exitOK {
+		t.Fatalf("resume from another directory: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(note); err != nil {
+		t.Errorf("the resumed session did not work in its recorded directory: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(other, "acprun-demo.txt")); err == nil {
+		t.Error("the resumed session wrote in the directory acprun was run from")
+	}
+	r := runAcprunIn(t, home, "--resume", key, "--approve", "allow", "--cwd", other, "Elsewhere")
+	if r.code != exitUsage || !strings.Contains(r.stderr, recorded) || !strings.Contains(r.stderr, other) || !strings.Contains(r.stderr, "--move-cwd") {
+		t.Errorf("--resume with another --cwd: exit %d, stderr %q; want a refusal naming %s and %s", r.code, r.stderr, recorded, other)
+	}
+	r = runAcprunIn(t, home, "--resume", key, "--approve", "allow", "--cwd", other, "--move-cwd", "Moved")
+	if r.code != exitOK {
+		t.Fatalf("--move-cwd: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(other, "acprun-demo.txt")); err != nil {
+		t.Errorf("the moved session did not work in %s: %v", other, err)
+	}
+}
+
+// --resume brings the session back in the agent mode the user chose
+// (the agent itself reopens it in its default mode).
+func TestResumeRestoresAgentMode(t *testing.T) {
+	t.Parallel()
+	home, cwd := t.TempDir(), t.TempDir()
+	first := runAcprunIn(t, home, "--agent-mode", "careful", "--approve", "reject", "--cwd", cwd, "Hello")
+	m := resumeHintPattern.FindStringSubmatch(first.stderr)
+	if first.code != exitOK || m == nil {
+		t.Fatalf("first turn: exit %d; stderr:\n%s", first.code, first.stderr)
+	}
+	again := runAcprunIn(t, home, "--resume", m[1], "--events", "--approve", "reject", "Again")
+	if again.code != exitOK {
+		t.Fatalf("resumed turn: exit %d; stderr:\n%s", again.code, again.stderr)
+	}
+	mode := ""
+	for _, ev := range parseEvents(t, again.stdout) {
+		if ev.Kind == "agent_mode" {
+			mode = ev.AgentMode
+		}
+	}
+	if mode != "careful" {
+		t.Errorf("the resumed session's agent mode is %q, want the recorded careful:\n%s", mode, again.stdout)
 	}
 }

@@ -60,9 +60,15 @@
 // the history command that shows it. "acprun sessions" lists the journaled sessions, most
 // recent first, with their keys whole; "acprun history SESSION" prints one
 // (--events: as JSON lines); --resume SESSION continues one, loading the
-// agent's own session where it can. SESSION is the key, or an id the agent
-// gave the session; an id the journal does not know is passed to the agent
-// as its own session id. Flags may follow the subcommand.
+// agent's own session where it can, in the directory it was recorded in
+// (a different --cwd is refused unless --move-cwd moves it) and in the
+// agent mode, model, effort and options it was left in. SESSION is the
+// key, or an id the agent gave the session (refused, with the matching
+// keys, when several sessions had it); an id the journal does not know
+// is passed to the agent as its own session id. One program writes a
+// journal at a time: beside a running web UI or acprun, a turn is refused
+// naming the holder, and --journal FILE gives it another. Flags may follow
+// the subcommand.
 //
 // The agent may read and write files only inside --cwd (the current
 // directory by default). --mode sets the host's policy: ask and plan refuse
@@ -173,6 +179,7 @@ type options struct {
 	mode, approve                          string
 	journal                                string // --journal; "" is the default file
 	resumeKey                              string // the journaled session --resume names
+	moveCwd                                bool   // --move-cwd: a resumed session moves to --cwd
 	timeout                                time.Duration
 	events, verbose, terminals, json       bool
 	env                                    envFlags // --env, repeated
@@ -269,6 +276,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.sshKey, "ssh-key", "", "private key `file` for --ssh (default: ssh-agent and unencrypted ~/.ssh/id_* keys)")
 	fs.StringVar(&o.sshKnownHosts, "ssh-known-hosts", "", "known_hosts `file` that verifies the --ssh host (default ~/.ssh/known_hosts)")
 	fs.StringVar(&o.resume, "resume", "", "continue the journaled `SESSION` (its key from acprun sessions, or the agent's own session id)")
+	fs.BoolVar(&o.moveCwd, "move-cwd", false, "with --resume: move the session to --cwd instead of refusing a directory other than the one it was recorded in")
 	fs.StringVar(&o.journal, "journal", "", "the journal `FILE` that keeps sessions and their events (default $XDG_DATA_HOME/acphost/journal.db)")
 	fs.StringVar(&o.model, "model", "", "the model to select")
 	fs.StringVar(&o.effort, "effort", "", "the reasoning effort to select")
@@ -416,8 +424,15 @@ func runTurn(o *options) (err error) {
 		}
 	}()
 	if o.resume != "" {
-		if o.resumeKey, o.resume, err = resumeTarget(setupCtx, db, o.resume); err != nil {
+		var cwd string
+		if o.resumeKey, o.resume, cwd, err = resumeTarget(setupCtx, db, o.resume); err != nil {
+			if errors.Is(err, bridge.ErrAmbiguousSession) {
+				return fail(exitUsage, "--resume: %v", err)
+			}
 			return fail(exitFailed, "--resume: %v", err)
+		}
+		if err := resumeCwd(o, cwd); err != nil {
+			return err
 		}
 	}
 	host := bridge.NewHost(&bridge.HostOptions{Journal: db})
@@ -503,7 +518,7 @@ func openSession(ctx context.Context, o *options, host *bridge.Host, stdinTTY bo
 		cfg.Terminals = &bridge.TerminalOptions{}
 	}
 	sc := bridge.SessionConfig{
-		Key: o.resumeKey, ResumeID: o.resume, Model: o.model, Effort: o.effort,
+		Key: o.resumeKey, ResumeID: o.resume, Model: o.model, Effort: o.effort, MoveCwd: o.moveCwd,
 		Policy: bridge.Policy{Mode: bridge.Mode(o.mode)},
 	}
 	var b *bridge.Bridge
@@ -585,6 +600,22 @@ func launchAgentMode(p *bridge.Profile, launch *bridge.LaunchOptions, mode strin
 		return ""
 	}
 	return mode
+}
+
+// resumeCwd makes a resumed session run where it was recorded: without
+// --cwd that directory is the workspace; a --cwd elsewhere is refused by
+// the library (bridge.ErrCwdChanged) unless --move-cwd moves the session.
+func resumeCwd(o *options, recorded string) error {
+	if recorded == "" || o.cwd != "" {
+		return nil
+	}
+	if o.ssh == "" {
+		if fi, err := os.Stat(recorded); err != nil || !fi.IsDir() {
+			return fail(exitUsage, "--resume: the session was recorded in %s, which is no longer a directory; move it with --cwd DIR --move-cwd", recorded)
+		}
+	}
+	o.cwd = recorded
+	return nil
 }
 
 // workspace returns the absolute, existing directory --cwd names.
@@ -678,6 +709,8 @@ func setupFailure(err error, timeout time.Duration) error {
 		return fail(exitAuth, "auth required: %v (pass --auth METHOD_ID)", err)
 	case errors.Is(err, context.DeadlineExceeded):
 		return fail(exitTimeout, "timeout: the agent did not finish starting within %v", timeout)
+	case errors.Is(err, bridge.ErrCwdChanged):
+		return fail(exitUsage, "--resume: %v; leave out --cwd to keep it there, or add --move-cwd to move it", err)
 	}
 	return fail(exitHandshake, "handshake failed: %v", err)
 }

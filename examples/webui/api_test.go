@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -259,5 +260,42 @@ func TestStreamFailureEndsIt(t *testing.T) {
 	f := s.next(t)
 	if f.Event != "failure" || !strings.Contains(f.Data, "ahead") {
 		t.Fatalf("frame %+v, want a failure naming the cursor ahead", f)
+	}
+}
+
+// A stream says when its history is done: a caughtup event after the
+// replayed events, with the position read up to, before live ones.
+func TestStreamSaysWhenCaughtUp(t *testing.T) {
+	ts := startServer(t)
+	key := ts.newSession(t, "demo")
+	live := ts.stream(t, "?key="+key, nil)
+	live.next(t) // ready
+	ts.call(t, "POST", "/api/sessions/"+key+"/prompt", map[string]string{"text": "one"}, http.StatusAccepted, nil)
+	perm := live.until(t, kind(bridge.KindPermission))
+	ts.call(t, "POST", "/api/sessions/"+key+"/permission", map[string]string{"id": perm.Permission.ID, "answer": "reject"}, http.StatusOK, nil)
+	end := live.until(t, kind(bridge.KindTurnEnd))
+
+	s := ts.stream(t, "?key="+key, nil)
+	var last uint64
+	for {
+		f := s.next(t)
+		switch f.Event {
+		case "ready":
+			continue
+		case "caughtup":
+			var got struct{ Pos uint64 }
+			if err := json.Unmarshal([]byte(f.Data), &got); err != nil || got.Pos < end.Pos || last < end.Pos {
+				t.Fatalf("caughtup %q (%v) after the event at %d; want it after the turn's end at %d", f.Data, err, last, end.Pos)
+			}
+			return
+		case "":
+			var ev bridge.Event
+			if err := json.Unmarshal([]byte(f.Data), &ev); err != nil {
+				t.Fatal(err)
+			}
+			last = ev.Pos
+		default:
+			t.Fatalf("frame %+v", f)
+		}
 	}
 }

@@ -3,14 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acphost/acphost/journal"
 )
 
 // TestAgentFlags checks how the flags become the agent list: the demo by
@@ -147,5 +152,23 @@ func TestLocalAgentsGetAMinimalEnvironment(t *testing.T) {
 	}
 	if specs, err = agentSpecs(o); err != nil || specs[0].Env != nil {
 		t.Errorf("ssh agent env %q, %v: want none sent", specs[0].Env, err)
+	}
+}
+
+// A journal another program holds is refused naming that program's pid
+// and the flag that chooses another file.
+func TestRunJournalInUse(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "j.db")
+	held, err := journal.Open(context.Background(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err = run(ctx, []string{"--cwd", dir, "--journal", path}, io.Discard, io.Discard)
+	if !errors.Is(err, journal.ErrInUse) || !strings.Contains(err.Error(), fmt.Sprintf("(pid %d)", os.Getpid())) || !strings.Contains(err.Error(), "--journal FILE") {
+		t.Fatalf("run on a held journal: %v; want ErrInUse naming pid %d and --journal FILE", err, os.Getpid())
 	}
 }

@@ -149,6 +149,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	db, err := journal.Open(ctx, path, nil)
+	if errors.Is(err, journal.ErrInUse) {
+		// The error names the program holding it (acprun, another web UI).
+		return fmt.Errorf("%w; give the web UI its own with --journal FILE", err)
+	}
 	if err != nil {
 		return fmt.Errorf("opening the journal: %w", err)
 	}

@@ -203,7 +203,7 @@ func (s *server) start(a *agent, key string, rec *bridge.Record) (*bridge.Sessio
 		return nil, err
 	}
 	dir := s.cfg.Workspace.cwd
-	cfg := bridge.SessionConfig{Key: key, Policy: bridge.Policy{Mode: bridge.ModeBuild}, SkipJournaledReplay: true}
+	cfg := bridge.SessionConfig{Key: key, Policy: bridge.Policy{Mode: bridge.ModeBuild}}
 	if rec != nil {
 		if rec.Cwd != "" {
 			dir = rec.Cwd

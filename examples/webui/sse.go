@@ -17,7 +17,8 @@ import (
 // absent: from the first event; "now": only what comes next); ?key= keeps
 // one session's events, ?bridge= one agent's. History comes from the
 // journal, so a tab that opens a session replays it whole, and one that
-// reconnects resumes exactly after the last event it saw.
+// reconnects resumes exactly after the last event it saw. A "caughtup"
+// event ({"pos":N}) says when the history is done and live events follow.
 func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	after, err := s.eventCursor(r)
 	if err != nil {
@@ -30,7 +31,11 @@ func (s *server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	cursor := bridge.Cursor{After: after, Key: q.Get("key"), Bridge: q.Get("bridge")}
+	cursor := bridge.Cursor{After: after, Key: q.Get("key"), Bridge: q.Get("bridge"), CaughtUp: func(pos uint64) {
+		// Called in this goroutine, between events.
+		fmt.Fprintf(w, "event: caughtup\ndata: {\"pos\":%d}\n\n", pos)
+		flusher.Flush()
+	}}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
