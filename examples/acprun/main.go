@@ -658,11 +658,11 @@ func setupFailure(err error, timeout time.Duration) error {
 	case errors.Is(err, acpclient.ErrAgentNotFound):
 		return fail(exitNotFound, "agent not found: %v", err)
 	case errors.Is(err, bridge.ErrAuthRequired), acpclient.IsAuthRequired(err):
-		return fail(exitAuth, "auth required: %v (pass --auth METHOD_ID)", err)
+		return fail(exitAuth, "auth required: %v (pass --auth METHOD_ID)%s", err, errWithheldHint(err))
 	case errors.Is(err, context.DeadlineExceeded):
 		return fail(exitTimeout, "timeout: the agent did not finish starting within %v", timeout)
 	}
-	return fail(exitHandshake, "handshake failed: %v", err)
+	return fail(exitHandshake, "handshake failed: %v%s", err, errWithheldHint(err))
 }
 
 // turnOutcome turns Prompt's result into the exit status.
@@ -680,7 +680,7 @@ func turnOutcome(stop string, err error, interrupted bool, authFailure string) e
 	case authFailure != "":
 		return fail(exitAuth, "auth required: %s", authFailure)
 	case errors.Is(err, bridge.ErrAuthRequired), acpclient.IsAuthRequired(err):
-		return fail(exitAuth, "auth required: %v (pass --auth METHOD_ID)", err)
+		return fail(exitAuth, "auth required: %v (pass --auth METHOD_ID)%s", err, errWithheldHint(err))
 	case errors.As(err, &exit), errors.Is(err, acpclient.ErrClosed):
 		return fail(exitDied, "agent died: %v", err)
 	}
