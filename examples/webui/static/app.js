@@ -686,7 +686,11 @@ function elicitationCard(v, ev) {
 function authCard(ev, v) {
   const a = ev.auth;
   const card = el("div", { class: "card", "data-request": a.id, "data-type": "auth" },
-    el("h4", {}, `Agent ${ev.bridge} needs a sign-in`), a.message ? el("p", {}, a.message) : null);
+    el("h4", {}, `Agent ${ev.bridge} needs a sign-in`), a.message ? el("p", {}, a.message) : null,
+    // Its minimal environment left out a key this server has: the likely
+    // cause, and a fix that needs no typing of secrets here.
+    a.withheld && a.withheld.length ? el("p", { class: "withheld" }, `The agent did not get ${a.withheld.join(", ")} from webui's environment: restart webui with ` +
+      a.withheld.map((n) => "--env " + n).join(" ") + ", or sign in here.") : null);
   const methods = a.methods || [];
   if (!methods.length) card.append(el("p", {}, "It offered no way to sign in from here: sign in with the agent's own tool, then start the session again."));
   for (const m of methods) {
