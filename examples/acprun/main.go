@@ -16,7 +16,8 @@
 // agents, a line on stderr as each check ends, and prints a table that
 // fits 100 columns, or with --json a JSON array for programs ("acprun
 // doctor -h" documents its fields and its exit status: 3 when a provider
-// named is not installed, 1 when one is not ready).
+// named is not installed, 1 when one is not ready, 7 when one is too slow
+// to answer: slow is not broken).
 //
 // --ssh user@host[:port] starts the agent on that host, in the absolute
 // remote directory --cwd, and serves its files over SFTP on the same
