@@ -278,10 +278,11 @@ function renderCurrentBadges() {
 // long, or that it waits for an answer on a card: more than a badge at the
 // top of a long transcript.
 function renderWorking(v) {
-  const w = $("s-working");
-  const on = app.current === v && v.open && v.busy;
-  w.hidden = !on;
   clearTimeout(v.workingTimer);
+  if (app.current !== v) return; // another session's view owns the line now
+  const w = $("s-working");
+  const on = v.open && v.busy;
+  w.hidden = !on;
   if (!on) return;
   const waiting = $("transcript").querySelector('.card[data-type]:not(.settled)');
   const secs = Math.max(0, Math.round((Date.now() - (v.busySince || Date.now())) / 1000));
@@ -482,7 +483,7 @@ function turnEnd(v, ev) {
   else if (ev.stopReason && ev.stopReason !== "end_turn") line(v, "The turn ended: " + ev.stopReason.replace("_", " ") + ".", ev.stopReason === "cancelled" ? "error" : "", ev);
   // A turn that ends with nothing of the agent's says so, or it would
   // look as if the prompt were lost.
-  else if (!v.turnShown) line(v, "The agent ended the turn without a reply.", "empty-turn", ev);
+  else if (v.turnShown === false) line(v, "The agent ended the turn without a reply.", "empty-turn", ev);
   renderCurrentBadges();
   refreshSoon();
 }
@@ -608,8 +609,8 @@ function permissionChoices(options) {
   const always = (options || []).filter((o) => o.kind === "allow_always" || o.kind === "reject_always");
   if (always.length) notes.push("Not offered here: " + always.map((o) => `“${o.name}” (${kindText[o.kind]})`).join(", ") + ".");
   return {
-    allow: { text: (allow && allow.name) || "Allow", title: allow ? `${kindText.allow_once} (${allow.optionId || allow.id || ""})` : "allow once" },
-    reject: { text: (reject && reject.name) || "Reject", title: reject ? `${kindText.reject_once} (${reject.optionId || reject.id || ""})` : "cancels the request" },
+    allow: { text: (allow && allow.name) || "Allow", title: allow ? `${kindText.allow_once} (${allow.optionId})` : "allow once" },
+    reject: { text: (reject && reject.name) || "Reject", title: reject ? `${kindText.reject_once} (${reject.optionId})` : "cancels the request" },
     note: notes.join(" "),
   };
 }
