@@ -86,6 +86,10 @@ type AuthRequest struct {
 	// Methods are the ways to sign in the bridge can carry out; empty when
 	// the agent offered none (the user must sign in outside the app).
 	Methods []AuthOption `json:"methods"`
+	// Withheld names the variables of the app's environment that the
+	// agent's lacks and that it may need to sign in (see WithheldEnvError):
+	// an app tells its user how to pass them on. Names only.
+	Withheld []string `json:"withheld,omitempty"`
 
 	answer AuthAnswer
 	// decision is how it was settled, reported by signIn: the sign-in's
@@ -240,6 +244,7 @@ func (b *Bridge) signIn(ctx context.Context, s *Session, call string, cause erro
 	}
 	req := &AuthRequest{userRequest: newUserRequest(), ID: fmt.Sprintf("auth-%d", b.authSeq.Add(1)), Call: call,
 		Methods: b.authOptions(conn.Agent(), cause)}
+	req.Withheld = b.withheld(req.Methods)
 	if e := errorsAsCall(cause); e != nil {
 		req.Message = e.Message
 	}
@@ -252,13 +257,13 @@ func (b *Bridge) signIn(ctx context.Context, s *Session, call string, cause erro
 		b.emit(ev)
 	}
 	fail := func(why error) error {
-		return fmt.Errorf("bridge %s: %s: %w: %w", b.cfg.ID, call, ErrAuthRequired, why)
+		return withheldErr(req.Withheld, fmt.Errorf("bridge %s: %s: %w: %w", b.cfg.ID, call, ErrAuthRequired, why))
 	}
 	if len(req.Methods) == 0 {
 		req.abandon(errNoSignInMethod)
 		b.reporter(s)(req.decision)
 		// cause names the call already.
-		return nil, fmt.Errorf("bridge %s: %w: the agent offers no sign-in method the app can use: %w", b.cfg.ID, ErrAuthRequired, cause)
+		return nil, withheldErr(req.Withheld, fmt.Errorf("bridge %s: %w: the agent offers no sign-in method the app can use: %w", b.cfg.ID, ErrAuthRequired, cause))
 	}
 	<-req.Done() // answered, declined, or abandoned when ctx ends
 	b.reporter(s)(req.decision)
@@ -273,7 +278,15 @@ func (b *Bridge) signIn(ctx context.Context, s *Session, call string, cause erro
 	}
 	next, err := b.carryOut(ctx, conn, method, ans)
 	if err != nil {
-		return nil, redactError(fmt.Errorf("bridge %s: signing in with %q: %w", b.cfg.ID, method.ID, err), secrets)
+		// A method that reads its key from the agent's environment fails
+		// when the key was left out of it.
+		var left []string
+		for _, n := range req.Withheld {
+			if _, given := ans.Env[n]; !given {
+				left = append(left, n)
+			}
+		}
+		return nil, withheldErr(left, redactError(fmt.Errorf("bridge %s: signing in with %q: %w", b.cfg.ID, method.ID, err), secrets))
 	}
 	return next, nil
 }

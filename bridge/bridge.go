@@ -259,7 +259,9 @@ func (b *Bridge) start(ctx context.Context) (*acpclient.Conn, error) {
 	if err != nil {
 		conn.Close()
 		<-conn.Done()
-		return nil, fmt.Errorf("bridge %s: %w", b.cfg.ID, err) // acpclient names the method
+		// An agent that dies before it answers may lack a key it was not
+		// given.
+		return nil, b.withWithheld(fmt.Errorf("bridge %s: %w", b.cfg.ID, err), nil) // acpclient names the method
 	}
 	b.mu.Lock()
 	b.conn, b.agent = conn, resp

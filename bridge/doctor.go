@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -11,19 +12,24 @@ import (
 	"github.com/acphost/acphost/acpclient"
 )
 
-// DefaultDoctorTimeout bounds each probe of a provider in Doctor.
+// DefaultDoctorTimeout is how long a probe of a provider in Doctor may
+// take before it is reported slow.
 const DefaultDoctorTimeout = 20 * time.Second
 
 // DoctorCheck is one configured provider for Doctor to examine.
 type DoctorCheck struct {
 	Profile *Profile
 	Options LaunchOptions
-	// Timeout bounds each probe on its own: finding the binary, the
-	// version probe, the status command and the ACP handshake each get
-	// this long (default DefaultDoctorTimeout), so one that hangs is
-	// blamed and the others still run; a check takes at most four times
-	// as long.
+	// Timeout is how long each probe (the version probe, the status
+	// command, the ACP handshake) may take before it is reported slow
+	// (FindingSlow; default DefaultDoctorTimeout). An agent on a loaded
+	// machine can take longer than usual: that is not a failure.
 	Timeout time.Duration
+	// GiveUp bounds each probe (default three times Timeout): one still
+	// running then is ended and reported slow and timed out, not failed.
+	// The probes of a check run at once, so a check takes about this long
+	// at most, after its binary is found (which GiveUp bounds too).
+	GiveUp time.Duration
 }
 
 // Finding statuses.
@@ -31,6 +37,10 @@ const (
 	FindingOK   = "ok"
 	FindingWarn = "warn"
 	FindingFail = "fail"
+	// FindingSlow: the probe answered only after the check's Timeout, or
+	// not before its GiveUp (Finding.TimedOut): the program is there and
+	// is slow, perhaps on a busy machine; it is not known to be broken.
+	FindingSlow = "slow"
 )
 
 // Finding is one result of a doctor check.
@@ -87,10 +97,11 @@ func (r *DoctorReport) add(check, status, format string, args ...any) {
 	r.Findings = append(r.Findings, Finding{Check: check, Status: status, Message: fmt.Sprintf(format, args...)})
 }
 
-// addTimeout records a probe that did not finish in time.
-func (r *DoctorReport) addTimeout(check, status, probe string, timeout time.Duration) {
-	r.Findings = append(r.Findings, Finding{Check: check, Status: status, TimedOut: true,
-		Message: fmt.Sprintf("%s timed out: no answer within %v", probe, timeout)})
+// addTimeout records a probe that did not finish in time: slow, not
+// broken.
+func (r *DoctorReport) addTimeout(check, probe string, timeout time.Duration) {
+	r.Findings = append(r.Findings, Finding{Check: check, Status: FindingSlow, TimedOut: true,
+		Message: fmt.Sprintf("%s timed out: no answer within %v (slow or stuck; not known to be broken)", probe, timeout)})
 }
 
 // TimedOut reports whether a probe timed out: the binary is there but
@@ -104,13 +115,39 @@ func (r *DoctorReport) TimedOut() bool {
 	return false
 }
 
+// Slow reports whether a probe was slow (FindingSlow): it answered late,
+// or timed out.
+func (r *DoctorReport) Slow() bool {
+	for _, f := range r.Findings {
+		if f.Status == FindingSlow {
+			return true
+		}
+	}
+	return false
+}
+
+// markSlow turns the findings from `from` on that passed into slow ones
+// when their probe took longer than limit.
+func (r *DoctorReport) markSlow(from int, took, limit time.Duration) {
+	if took <= limit {
+		return
+	}
+	for i := from; i < len(r.Findings); i++ {
+		if f := &r.Findings[i]; f.Status == FindingOK {
+			f.Status = FindingSlow
+			f.Message += fmt.Sprintf(" (slow: %v, over %v)", took.Round(100*time.Millisecond), limit)
+		}
+	}
+}
+
 // Doctor checks each provider: where its binary is, its version, whether it
 // starts in ACP mode and answers initialize, which sign-in methods it
 // offers, and what it tells without a session: the models it lists and
 // whether the user is signed in (its status command's word when the
 // profile has one, else what the initialize answer's methods allow to
-// tell). The checks run concurrently; reports come back in the order of
-// checks. Doctor starts the agents it checks and ends them before it
+// tell). The checks run concurrently, and so do the probes of each; a
+// probe that takes long is reported slow (FindingSlow), not failed;
+// reports come back in the order of checks. Doctor starts the agents it checks and ends them before it
 // returns; it writes nothing (no overlays are prepared).
 func Doctor(ctx context.Context, checks ...DoctorCheck) []DoctorReport {
 	reports := make([]DoctorReport, len(checks))
@@ -129,35 +166,72 @@ func Doctor(ctx context.Context, checks ...DoctorCheck) []DoctorReport {
 func doctorOne(ctx context.Context, c DoctorCheck) DoctorReport {
 	p := c.Profile
 	rep := DoctorReport{Provider: p.Name}
-	timeout := c.Timeout
-	if timeout <= 0 {
-		timeout = DefaultDoctorTimeout
+	slow := c.Timeout
+	if slow <= 0 {
+		slow = DefaultDoctorTimeout
 	}
-	probeCtx := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, timeout) }
+	giveUp := c.GiveUp
+	if giveUp <= 0 {
+		giveUp = 3 * slow
+	}
+	probeCtx := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, giveUp) }
 
 	rctx, cancel := probeCtx()
 	cmd, res, err := p.Command(rctx, c.Options)
 	cancel()
 	if err != nil {
 		rep.add("binary", FindingFail, "%v", err)
-		rep.Missing = append(rep.Missing, fmt.Sprintf("install %s (%s) or set its path", p.Title, strings.Join(p.Binaries, " or ")))
+		rep.Missing = append(rep.Missing, fmt.Sprintf("install %s (%s) where programs are looked for (PATH, ~/.local/bin, npm's global folder), or give its path (LaunchOptions.Binary)",
+			p.Title, strings.Join(p.Binaries, " or ")))
 		return rep
 	}
 	rep.Binary = &res
 	rep.add("binary", FindingOK, "%s found in %s (%s)", res.Name, res.Source, res.Path)
 
-	vctx, cancel := probeCtx()
-	rep.version(vctx, cmd, p, res.Name, timeout)
-	cancel()
-	sctx, cancel := probeCtx()
-	probe := probeStatus(sctx, cmd, p, res.Name, timeout)
-	cancel()
-	hctx, cancel := probeCtx()
-	defer cancel()
-	init := rep.handshake(hctx, cmd, p, res, timeout)
+	// The probes run at once, each into its own report, merged in a fixed
+	// order: on a busy machine one slow probe does not eat the others'
+	// time.
+	var vrep, hrep DoctorReport
+	var probe *statusProbe
+	var init *acpclient.InitializeResponse
+	timed := func(r *DoctorReport, run func(ctx context.Context)) {
+		pctx, cancel := probeCtx()
+		defer cancel()
+		start := time.Now()
+		run(pctx)
+		if r != nil {
+			r.markSlow(0, time.Since(start), slow)
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { timed(&vrep, func(ctx context.Context) { vrep.version(ctx, cmd, p, res.Name, giveUp) }) })
+	wg.Go(func() { timed(nil, func(ctx context.Context) { probe = probeStatus(ctx, cmd, p, res.Name, giveUp) }) })
+	wg.Go(func() { timed(&hrep, func(ctx context.Context) { init = hrep.handshake(ctx, cmd, p, res, giveUp) }) })
+	wg.Wait()
+	rep.Version = vrep.Version
+	rep.ACP, rep.AgentInfo, rep.AuthMethods = hrep.ACP, hrep.AgentInfo, hrep.AuthMethods
+	rep.Findings = slices.Concat(rep.Findings, vrep.Findings, hrep.Findings)
+	rep.Missing = slices.Concat(rep.Missing, vrep.Missing, hrep.Missing)
+	rep.versionFromInitialize(res.Name)
 	rep.learnSignIn(init, probe)
 	rep.learnModels(init, doctorProvider(p, c.Options), probe)
 	return rep
+}
+
+// versionFromInitialize takes the version the agent gave in its
+// initialize answer when its version flag printed none: some agents
+// (claude-agent-acp) have no such flag, and a version known is not
+// "printed no version".
+func (r *DoctorReport) versionFromInitialize(name string) {
+	if r.Version != "" || r.AgentInfo == nil || r.AgentInfo.Version == "" {
+		return
+	}
+	r.Version = r.AgentInfo.Version
+	for i, f := range r.Findings {
+		if f.Check == "version" && f.Status != FindingOK {
+			r.Findings[i] = Finding{Check: "version", Status: FindingOK, Message: fmt.Sprintf("%s %s, from its initialize answer", name, r.Version)}
+		}
+	}
 }
 
 // handshake starts the program in ACP mode and asks initialize; it reports
@@ -167,7 +241,7 @@ func (r *DoctorReport) handshake(ctx context.Context, cmd *acpclient.CommandTran
 	conn, err := acpclient.Connect(ctx, cmd, doctorClient{}, nil)
 	if err != nil {
 		r.add("acp", FindingFail, "starting %s %s: %v", res.Path, strings.Join(cmd.Args, " "), err)
-		r.Missing = append(r.Missing, "a "+p.Title+" that starts")
+		r.Missing = append(r.Missing, fmt.Sprintf("%s must start in ACP mode: see the acp finding", p.Title))
 		return nil
 	}
 	defer func() {
@@ -176,13 +250,13 @@ func (r *DoctorReport) handshake(ctx context.Context, cmd *acpclient.CommandTran
 	}()
 	init, err := conn.Initialize(ctx, &acpclient.InitializeRequest{ClientInfo: &acpclient.Implementation{Name: "acphost-doctor", Version: "0.1.0"}})
 	if err != nil && ctx.Err() != nil {
-		r.addTimeout("acp", FindingFail, "initialize of "+res.Path+" "+strings.Join(cmd.Args, " "), timeout)
-		r.Missing = append(r.Missing, fmt.Sprintf("a %s that answers initialize within %v", p.Title, timeout))
+		r.addTimeout("acp", "initialize of "+res.Path+" "+strings.Join(cmd.Args, " "), timeout)
+		r.Missing = append(r.Missing, fmt.Sprintf("%s did not answer initialize within %v: check again when the machine is less busy, or allow longer", p.Title, timeout))
 		return nil
 	}
 	if err != nil {
 		r.add("acp", FindingFail, "%s %s did not answer initialize: %v", res.Path, strings.Join(cmd.Args, " "), err)
-		r.Missing = append(r.Missing, "a "+p.Title+" version with ACP support")
+		r.Missing = append(r.Missing, fmt.Sprintf("a version of %s with ACP support", p.Title))
 		return nil
 	}
 	r.ACP, r.AgentInfo, r.AuthMethods = true, init.AgentInfo, init.AuthMethods
@@ -223,7 +297,7 @@ func (r *DoctorReport) version(ctx context.Context, t *acpclient.CommandTranspor
 		return
 	}
 	if ctx.Err() != nil {
-		r.addTimeout("version", FindingWarn, name+" "+strings.Join(args, " "), timeout)
+		r.addTimeout("version", name+" "+strings.Join(args, " "), timeout)
 		return
 	}
 	r.add("version", FindingWarn, "%s printed no version", name)

@@ -117,7 +117,7 @@ func (r *DoctorReport) learnModels(init *acpclient.InitializeResponse, prov *Pro
 	switch {
 	case probe == nil:
 	case probe.timedOut > 0:
-		r.addTimeout("models", FindingWarn, probe.command, probe.timedOut)
+		r.addTimeout("models", probe.command, probe.timedOut)
 	case probe.err != nil:
 		r.add("models", FindingWarn, "%s failed: %v", probe.command, probe.err)
 	case probe.status.Models == nil:

@@ -143,5 +143,5 @@ func ExampleDoctor() {
 	}
 	// Output:
 	// gemini found: false ACP: false
-	// missing: install Gemini CLI (gemini) or set its path
+	// missing: install Gemini CLI (gemini) where programs are looked for (PATH, ~/.local/bin, npm's global folder), or give its path (LaunchOptions.Binary)
 }

@@ -101,7 +101,7 @@ type signer struct {
 // answer answers one auth_required event.
 func (s *signer) answer(req *bridge.AuthRequest) {
 	if s.method == "" {
-		s.fail(fmt.Sprintf("the agent asks to sign in (%s); pass --auth METHOD_ID", methodList(req.Methods)))
+		s.fail(fmt.Sprintf("the agent asks to sign in (%s); pass --auth METHOD_ID%s", methodList(req.Methods), withheldHint(req.Withheld)))
 		req.Decline()
 		return
 	}

@@ -39,13 +39,15 @@ func runDoctor(o *options, w, progress io.Writer) error {
 	if err != nil || len(o.args) == 0 {
 		return err
 	}
-	missing, failed := 0, 0
+	missing, failed, slow := 0, 0, 0
 	for _, r := range reports {
 		switch {
 		case r.Binary == nil:
 			missing++
 		case !r.OK():
 			failed++
+		case !r.ACP && r.TimedOut():
+			slow++
 		}
 	}
 	switch {
@@ -53,6 +55,8 @@ func runDoctor(o *options, w, progress io.Writer) error {
 		return fail(exitNotFound, "doctor: %d of %d providers not installed", missing, len(reports))
 	case failed > 0:
 		return fail(exitFailed, "doctor: %d of %d providers not ready", failed, len(reports))
+	case slow > 0:
+		return fail(exitTimeout, "doctor: %d of %d providers too slow to answer initialize: slow is not broken; check again, or allow longer with --timeout", slow, len(reports))
 	}
 	return nil
 }
@@ -61,7 +65,7 @@ func runDoctor(o *options, w, progress io.Writer) error {
 // each probe bounded and the agent started with the environment a turn
 // would give it.
 func doctorChecks(o *options) ([]bridge.DoctorCheck, error) {
-	timeout := min(o.timeout, bridge.DefaultDoctorTimeout)
+	timeout := min(o.timeout, bridge.DefaultDoctorTimeout) // a probe is reported slow after it, given up after three times as long
 	var ps []*bridge.Profile
 	for _, name := range o.args {
 		p, ok := profiles.Lookup(name)
@@ -113,8 +117,7 @@ func plural(n int) string {
 // acprun's summary of it.
 type doctorJSON struct {
 	bridge.DoctorReport
-	// Status is the table's word: ok, warn, slow, failing, unresponsive,
-	// missing.
+	// Status is the table's word: ok, warn, slow, failing, missing.
 	Status string `json:"status"`
 	// Ready is true when no check failed.
 	Ready bool `json:"ready"`
@@ -135,11 +138,19 @@ func writeDoctorJSON(w io.Writer, reports []bridge.DoctorReport) error {
 // writeDoctorTable writes one row per provider, fitted to doctorWidth
 // columns, then the notes: what is missing and what did not pass.
 func writeDoctorTable(w io.Writer, reports []bridge.DoctorReport, home string) {
-	rows := [][]string{{"PROVIDER", "STATUS", "VERSION", "ACP", "SIGN-IN", "MODELS", "BINARY"}}
-	var notes []string
+	rows := [][]string{{"PROVIDER", "STATUS", "VERSION", "ACP", "SIGN-IN", "MODELS", "FOUND IN"}}
+	var programs, notes []string
 	for _, r := range reports {
-		rows = append(rows, []string{r.Provider, statusText(r), orDash(versionText(r)), acpText(r), signInText(r), modelsText(r), binaryText(r, home)})
+		rows = append(rows, []string{r.Provider, statusText(r), orDash(versionText(r)), acpText(r), signInText(r), modelsText(r), foundText(r)})
+		// A path cut to fit a column is no use: each goes whole on a line
+		// of its own below the table.
+		if r.Binary != nil {
+			programs = append(programs, r.Provider+": "+binaryPath(r, home))
+		}
 		for _, m := range r.Missing {
+			if r.Binary == nil {
+				m = installNote(r.Provider)
+			}
 			notes = append(notes, r.Provider+": "+m)
 		}
 		for _, f := range r.Findings {
@@ -148,10 +159,14 @@ func writeDoctorTable(w io.Writer, reports []bridge.DoctorReport, home string) {
 			}
 		}
 	}
-	// The binary's path gives way first (its end, the program and where
-	// it was found, stays), then the widest of the free-text columns.
-	t := table{rows: rows, width: doctorWidth, shrink: []int{6}, shrinkWidest: []int{4, 5, 2}, keepEnd: map[int]bool{6: true}}
+	t := table{rows: rows, width: doctorWidth, shrinkWidest: []int{4, 5, 2}}
 	t.write(w)
+	if len(programs) > 0 {
+		fmt.Fprintln(w)
+		for _, p := range programs {
+			fmt.Fprintln(w, "  "+p)
+		}
+	}
 	if len(notes) > 0 {
 		fmt.Fprintln(w)
 		for _, n := range notes {
@@ -161,23 +176,31 @@ func writeDoctorTable(w io.Writer, reports []bridge.DoctorReport, home string) {
 }
 
 // statusText sums a report up: a binary that is not there is "missing"; one
-// that is there but did not answer a probe in time is "unresponsive" (a
-// failed check) or "slow" (only a warning); one that answered wrongly is
-// "failing".
+// that answered wrongly is "failing"; one that answered late, or not in
+// the time given, is "slow" (not broken: a busy machine can do that).
 func statusText(r bridge.DoctorReport) string {
 	switch {
 	case r.Binary == nil:
 		return "missing"
-	case !r.OK() && r.TimedOut():
-		return "unresponsive"
 	case !r.OK():
 		return "failing"
-	case r.TimedOut():
+	case r.Slow():
 		return "slow"
 	case hasWarning(r):
 		return "warn"
 	}
 	return "ok"
+}
+
+// installNote says what to do about a program doctor did not find, in
+// acprun's terms: where it looks, and how to run a copy elsewhere.
+func installNote(provider string) string {
+	p, ok := profiles.Lookup(provider)
+	if !ok {
+		return "not installed"
+	}
+	return fmt.Sprintf("install %s (%s) on PATH or in ~/.local/bin (acprun also looks in the login shell's PATH, npm's global folder and Homebrew), or run a copy elsewhere with --agent '/its/path ARGS'",
+		p.Title, strings.Join(p.Binaries, " or "))
 }
 
 func hasWarning(r bridge.DoctorReport) bool {
@@ -217,16 +240,21 @@ func acpText(r bridge.DoctorReport) string {
 	return "no"
 }
 
-// binaryText is where the program was found, the home directory written ~.
-func binaryText(r bridge.DoctorReport, home string) string {
+// foundText is where the program was found: a Resolution.Source.
+func foundText(r bridge.DoctorReport) string {
 	if r.Binary == nil {
 		return "-"
 	}
+	return r.Binary.Source
+}
+
+// binaryPath is the program's path, the home directory written ~.
+func binaryPath(r bridge.DoctorReport, home string) string {
 	path := r.Binary.Path
 	if home != "" && home != "/" && strings.HasPrefix(path, home+"/") {
 		path = "~" + path[len(home):]
 	}
-	return path + " (" + r.Binary.Source + ")"
+	return path
 }
 
 // signInText says whether the user must sign in, with the methods offered

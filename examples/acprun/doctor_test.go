@@ -119,6 +119,10 @@ func TestDoctorMissingProviderFails(t *testing.T) {
 	if r.code != exitNotFound || lastLine(r.stderr) != "acprun: doctor: 1 of 1 providers not installed" || !strings.Contains(r.stdout, "missing") {
 		t.Errorf("doctor claude: exit status %d, stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
+	// The note says how to give acprun the program, in acprun's terms.
+	if !strings.Contains(r.stdout, "claude: install Claude Code (claude-agent-acp or claude-code-acp) on PATH or in ~/.local/bin") || !strings.Contains(r.stdout, "--agent '/its/path ARGS'") {
+		t.Errorf("doctor claude: the note does not say how to give the program:\n%s", r.stdout)
+	}
 	if r := runDoctorWith(t, empty); r.code != exitOK {
 		t.Errorf("doctor: exit status %d, stderr:\n%s", r.code, r.stderr)
 	}
@@ -176,9 +180,15 @@ func TestDoctorTableFitsAndShowsProgress(t *testing.T) {
 			t.Errorf("a line of %d columns:\n%s", n, l)
 		}
 	}
-	for _, want := range []string{"codey      ok", "signed in as someone", "(PATH)", "claude "} {
+	for _, want := range []string{"codey      ok", "signed in as someone", "PATH", "claude "} {
 		if !strings.Contains(table, want) {
 			t.Errorf("the table lacks %q:\n%s", want, table)
+		}
+	}
+	// Where each program is, whole: a path cut to fit a column is no use.
+	for _, want := range []string{"  claude: " + filepath.Join(dir, "claude-agent-acp") + "\n", "  codey: " + filepath.Join(dir, "codey") + "\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the output lacks %q:\n%s", want, r.stdout)
 		}
 	}
 	progress := strings.Split(strings.TrimSpace(r.stderr), "\n")
@@ -263,5 +273,19 @@ func TestDoctorOwnFlags(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if exit, ok := errors.AsType[*exec.ExitError](err); !ok || exit.ExitCode() != exitUsage || !strings.Contains(string(out), "come after it") {
 		t.Errorf("acprun --json doctor: %v\n%s", err, out)
+	}
+}
+
+// "acprun doctor gemini" with a gemini that never answers initialize: its
+// row reads "slow", not failing or missing, and the exit status is 7
+// (too slow), with a reason that says slow is not broken.
+func TestDoctorSlowAgentIsNotBroken(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fakebin.Install(t, dir, "gemini", acptest.Script{Initialize: acptest.InitializeScript{Steps: []acptest.Step{{Hang: true}}}}, `[ "$1" = --version ] && { echo "0.9.0"; exit 0; }`)
+	r := runDoctorWith(t, dir+":/usr/bin:/bin", "--timeout", "100ms", "gemini")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.code != exitTimeout || len(lines) < 2 || !strings.Contains(lines[1], "gemini    slow") || !strings.Contains(lastLine(r.stderr), "slow is not broken") {
+		t.Errorf("exit status %d, stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -44,7 +44,7 @@ func parseDoctorArgs(args []string, stderr io.Writer) (*options, error) {
 	var providers nameList
 	fs.Var(&providers, "provider", "check this built-in `profile` (repeat it; the same as naming it): "+strings.Join(profileNames(), ", "))
 	fs.BoolVar(&o.json, "json", false, "print the reports as JSON on stdout instead of the table")
-	fs.DurationVar(&o.timeout, "timeout", bridge.DefaultDoctorTimeout, "bound each probe of a provider (finding it, --version, its status command, initialize) to this long, at most the default")
+	fs.DurationVar(&o.timeout, "timeout", bridge.DefaultDoctorTimeout, "report a probe of a provider (--version, its status command, initialize) slow after this long, at most the default; it is given up after three times as long")
 	fs.Var(&o.env, "env", "pass the agent `NAME` from this environment (or every NAME* of a prefix), or set NAME=VALUE; repeat it")
 	fs.BoolVar(&o.envAll, "env-all", false, "pass the agent acprun's whole environment instead of the minimal one")
 	fs.Usage = func() {

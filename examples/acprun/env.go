@@ -1,77 +1,54 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
-	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/bridge"
+	"github.com/acphost/acphost/examples/internal/envflags"
 )
 
 // envFlags collects the repeatable --env: NAME (or a prefix ending in "*")
 // passes that variable on from acprun's environment, NAME=VALUE sets it.
-type envFlags []string
-
-func (e *envFlags) String() string { return strings.Join(*e, " ") }
-
-func (e *envFlags) Set(v string) error {
-	name, _, hasValue := strings.Cut(v, "=")
-	pattern := strings.TrimSuffix(name, "*")
-	switch {
-	case pattern == "" || strings.ContainsAny(pattern, " \t\n*"):
-		return fmt.Errorf("%q: want NAME, PREFIX* or NAME=VALUE", v)
-	case hasValue && pattern != name:
-		return fmt.Errorf("%q: a prefix* cannot take a value", v)
-	}
-	*e = append(*e, v)
-	return nil
-}
-
-// split returns the names and prefixes to pass on, and the variables to set.
-func (e envFlags) split() (names, set []string) {
-	for _, v := range e {
-		if strings.Contains(v, "=") {
-			set = append(set, v)
-		} else {
-			names = append(names, v)
-		}
-	}
-	return names, set
-}
+type envFlags = envflags.List
 
 // agentEnv is the environment of a local agent: the minimal one
 // (acpclient.MinimalEnv of environ, with the profile's vendor variables and
 // the names --env passes on), or all of environ with --env-all; then the
 // variables --env sets, over it.
 func agentEnv(o *options, environ, vendor []string) []string {
-	names, set := o.env.split()
-	env := environ
-	if !o.envAll {
-		env = acpclient.MinimalEnv(environ, slices.Concat(vendor, names)...)
+	if o.envAll {
+		_, set := o.env.Split()
+		return envflags.SetVars(environ, set)
 	}
-	return setVars(env, set)
+	return o.env.Local(environ, vendor)
 }
 
 // remoteEnv is what acprun sets for an agent on an SSH host, whose
 // environment is otherwise the SSH server's: the variables --env passes on
 // from acprun's environment and those it sets.
 func remoteEnv(o *options, environ []string) []string {
-	names, set := o.env.split()
-	return setVars(acpclient.FilterEnv(environ, names...), set)
+	return o.env.Remote(environ)
 }
 
-// setVars sets the "NAME=value" entries of set in env: a name env has
-// already is replaced where it stands, the others are appended.
-func setVars(env, set []string) []string {
-	out := slices.Clone(env)
-	for _, kv := range set {
-		name, _, _ := strings.Cut(kv, "=")
-		i := slices.IndexFunc(out, func(e string) bool { return strings.HasPrefix(e, name+"=") })
-		if i >= 0 {
-			out[i] = kv
-		} else {
-			out = append(out, kv)
-		}
+// withheldHint tells the user how to pass on the variables the agent's
+// minimal environment left out, when a sign-in or start failed without
+// them: names only.
+func withheldHint(names []string) string {
+	if len(names) == 0 {
+		return ""
 	}
-	return out
+	return fmt.Sprintf("; the agent did not get %s (acprun passes a minimal environment): add %s",
+		strings.Join(names, ", "), envflags.Flags(names))
+}
+
+// errWithheldHint is withheldHint for the variables a failure names
+// (bridge.WithheldEnvError).
+func errWithheldHint(err error) string {
+	// The error names them already; what to do is left to say.
+	if we, ok := errors.AsType[*bridge.WithheldEnvError](err); ok {
+		return "; pass them on with " + envflags.Flags(we.Names)
+	}
+	return ""
 }

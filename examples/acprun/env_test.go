@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -84,5 +85,48 @@ func TestEnvFlagUsage(t *testing.T) {
 		if r.code != exitUsage || !strings.Contains(r.stderr, "env") {
 			t.Errorf("%q: exit status %d, stderr %q; want 2 and a reason", args, r.code, r.stderr)
 		}
+	}
+}
+
+// TestWithheldKeyHint checks that a sign-in or start that fails while the
+// minimal environment withheld a key of the user's says which, and how to
+// pass it (--env NAME), without its value; passed on, it is not mentioned.
+func TestWithheldKeyHint(t *testing.T) {
+	t.Parallel()
+	const value = "AIza-secret-value"
+	fakeagent := acptest.BuildBinary(t)
+	agent := func(s acptest.Script) string {
+		return fmt.Sprintf("'%s' -script '%s'", fakeagent, acptest.WriteScript(t, s))
+	}
+	exit := 3
+	needsAuth := agent(acptest.Script{
+		Initialize: acptest.InitializeScript{AuthMethods: json.RawMessage(`[{"id":"gemini-api-key","name":"Use GEMINI_API_KEY"}]`)},
+		NewSession: acptest.NewSessionScript{RequireAuth: "gemini-api-key"},
+	})
+	diesAtStart := agent(acptest.Script{Initialize: acptest.InitializeScript{Steps: []acptest.Step{{Exit: &exit}}}})
+	env := []string{"GEMINI_API_KEY=" + value}
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		hint bool
+	}{
+		{"sign-in", []string{"--agent", needsAuth}, exitAuth, true},
+		{"start", []string{"--agent", diesAtStart}, exitHandshake, true},
+		{"sign-in, key passed on", []string{"--agent", needsAuth, "--env", "GEMINI_API_KEY"}, exitAuth, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := runAcprunEnv(t, t.TempDir(), env, append(c.args, "--cwd", t.TempDir(), "hello")...)
+			if r.code != c.code {
+				t.Errorf("exit status %d, want %d; stderr:\n%s", r.code, c.code, r.stderr)
+			}
+			if strings.Contains(r.stderr+r.stdout, value) {
+				t.Errorf("the key's value is shown:\n%s", r.stderr)
+			}
+			if got := strings.Contains(r.stderr, "--env GEMINI_API_KEY"); got != c.hint {
+				t.Errorf("hint shown: %v, want %v; stderr:\n%s", got, c.hint, r.stderr)
+			}
+		})
 	}
 }

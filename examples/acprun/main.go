@@ -16,7 +16,8 @@
 // agents, a line on stderr as each check ends, and prints a table that
 // fits 100 columns, or with --json a JSON array for programs ("acprun
 // doctor -h" documents its fields and its exit status: 3 when a provider
-// named is not installed, 1 when one is not ready).
+// named is not installed, 1 when one is not ready, 7 when one is too slow
+// to answer: slow is not broken).
 //
 // --ssh user@host[:port] starts the agent on that host, in the absolute
 // remote directory --cwd, and serves its files over SFTP on the same
@@ -706,13 +707,13 @@ func setupFailure(err error, timeout time.Duration) error {
 	case errors.Is(err, acpclient.ErrAgentNotFound):
 		return fail(exitNotFound, "agent not found: %v", err)
 	case errors.Is(err, bridge.ErrAuthRequired), acpclient.IsAuthRequired(err):
-		return fail(exitAuth, "auth required: %v (pass --auth METHOD_ID)", err)
+		return fail(exitAuth, "auth required: %v (pass --auth METHOD_ID)%s", err, errWithheldHint(err))
 	case errors.Is(err, context.DeadlineExceeded):
 		return fail(exitTimeout, "timeout: the agent did not finish starting within %v", timeout)
 	case errors.Is(err, bridge.ErrCwdChanged):
 		return fail(exitUsage, "--resume: %v; leave out --cwd to keep it there, or add --move-cwd to move it", err)
 	}
-	return fail(exitHandshake, "handshake failed: %v", err)
+	return fail(exitHandshake, "handshake failed: %v%s", err, errWithheldHint(err))
 }
 
 // turnOutcome turns Prompt's result into the exit status.
@@ -730,7 +731,7 @@ func turnOutcome(stop string, err error, interrupted bool, authFailure string) e
 	case authFailure != "":
 		return fail(exitAuth, "auth required: %s", authFailure)
 	case errors.Is(err, bridge.ErrAuthRequired), acpclient.IsAuthRequired(err):
-		return fail(exitAuth, "auth required: %v (pass --auth METHOD_ID)", err)
+		return fail(exitAuth, "auth required: %v (pass --auth METHOD_ID)%s", err, errWithheldHint(err))
 	case errors.As(err, &exit), errors.Is(err, acpclient.ErrClosed):
 		return fail(exitDied, "agent died: %v", err)
 	}

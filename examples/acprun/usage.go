@@ -29,21 +29,23 @@ fitted to 100 columns, with what is missing below it.
 
 The exit status is 0 when every provider named is ready (always, when none
 is named), 3 when one named is not installed, 1 when one is installed but
-not ready, 2 for bad usage.
+not ready, 7 when one did not answer initialize in the time given (slow,
+not known to be broken), 2 for bad usage. The providers are probed at once;
+a probe that takes longer than --timeout is reported slow, not failed.
 
 --json prints one JSON array, an object per provider: provider, status
-(the table's word: ok, warn, slow, failing, unresponsive, missing), ready
+(the table's word: ok, warn, slow, failing, missing), ready
 (no check failed), binary {path, name, source, searched} (absent when not
 found), version, acp (it answered initialize), agentInfo {name, title,
 version}, authMethods [{id, name, description, …}], signIn (signed_in,
 signed_out, not_required, unknown), account, models {currentModelId,
 availableModels [{modelId, name, …}]}, findings [{check, status (ok, warn,
-fail), message, timedOut}] and missing [what to do].
+slow, fail), message, timedOut}] and missing [what to do].
 
 flags:
 `, []subFlag{
 				{"json", "print the reports as JSON on stdout instead of the table", ""},
-				{"timeout", "bound each probe of a provider (finding it, --version, its status command, initialize) to this long, at most the default", bridge.DefaultDoctorTimeout.String()},
+				{"timeout", "report a probe of a provider (--version, its status command, initialize) slow after this long, at most the default; it is given up after three times as long", bridge.DefaultDoctorTimeout.String()},
 				{"env", "", ""}, {"env-all", "", ""},
 			}, true
 	case "sessions":

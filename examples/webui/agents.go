@@ -52,10 +52,7 @@ func agentSpecs(o *options) ([]agentSpec, error) {
 		if !ok {
 			return nil, fmt.Errorf("--provider %q: no such profile", name)
 		}
-		spec := agentSpec{Name: unique(p.Name), Profile: p}
-		if o.ssh == "" {
-			spec.Env = p.MinimalEnv(os.Environ())
-		}
+		spec := agentSpec{Name: unique(p.Name), Profile: p, Env: agentEnv(o, p.EnvNames)}
 		specs = append(specs, spec)
 	}
 	for _, line := range o.agents {
@@ -66,16 +63,27 @@ func agentSpecs(o *options) ([]agentSpec, error) {
 		if len(argv) == 0 {
 			return nil, fmt.Errorf("--agent %q: no command", line)
 		}
-		spec := agentSpec{Name: unique(filepath.Base(argv[0])), Argv: argv}
-		if o.ssh == "" {
-			spec.Env = acpclient.MinimalEnv(os.Environ())
-		}
+		spec := agentSpec{Name: unique(filepath.Base(argv[0])), Argv: argv, Env: agentEnv(o, nil)}
 		specs = append(specs, spec)
 	}
 	if len(specs) == 0 {
 		specs = append(specs, agentSpec{Name: "demo"})
 	}
 	return specs, nil
+}
+
+// agentEnv is an agent's environment: the minimal one with vendor's
+// variables and what --env passes on and sets when local, only what --env
+// passes on and sets on an SSH host.
+func agentEnv(o *options, vendor []string) []string {
+	if o.ssh != "" {
+		env := o.env.Remote(os.Environ())
+		if len(env) == 0 {
+			return nil
+		}
+		return env
+	}
+	return o.env.Local(os.Environ(), vendor)
 }
 
 // agent is a configured agent and its bridge, once started.
@@ -230,6 +238,9 @@ func (a *agent) status(ctx context.Context, wait time.Duration) agentStatus {
 		st.State, st.Error = failureState(err), err.Error()
 		if st.State == "not-installed" {
 			st.Hint = a.installHint()
+		}
+		if we, ok := errors.AsType[*bridge.WithheldEnvError](err); ok {
+			st.Hint = withheldHint(we.Names)
 		}
 	}
 	return st

@@ -220,8 +220,9 @@ func TestBrowser(t *testing.T) {
 		t.Fatal("the permission prompt took the keyboard focus")
 	}
 	b.shot(tab, "permission")
-	// The card lists what its two buttons choose, not the "always" option.
-	b.until(tab, "the options the buttons choose", `document.querySelector('.card[data-type="permission"] .outcome')?.textContent === 'Allow: Allow · Reject: Reject (the agent\'s "always" choices are never made from here)'`)
+	// The buttons are the agent's one-time options; the "always" one is
+	// named as not offered here.
+	b.until(tab, "the options the buttons choose", `document.querySelector('.card[data-type="permission"] [data-answer="allow"]')?.textContent === "Allow" && document.querySelector('.card[data-type="permission"] .note')?.textContent === 'Not offered here: “Always allow” (always allow).'`)
 	b.run(tab, chromedp.Click(chromedp.CSS(`.card[data-type="permission"]:not(.settled) [data-answer="allow"]`)))
 	b.until(tab, "the allowed write completed", count(`.tool[data-tool="call_write"][data-status="completed"]`)+" === 1 && "+count(`.card[data-outcome="allowed"]`)+" === 1")
 	b.until(tab, "the turn's end", `!document.querySelector("#send").disabled && document.querySelector("#transcript")?.textContent.includes("Done:")`)

@@ -33,6 +33,14 @@
 // host in the absolute remote --cwd, --terminals lets agents run commands
 // through the host, shown live under their tool rows.
 //
+// A local agent gets a minimal environment (acpclient.MinimalEnv, with a
+// profile's vendor variables): --env NAME passes one more on (NAME* every
+// one of a prefix), --env NAME=VALUE sets one; on an SSH host these are
+// all it gets of webui's. --auth METHOD_ID answers an agent's sign-in
+// request with that method, an env_var method with its variables from
+// webui's environment; without it, or when that method is not offered,
+// the page asks.
+//
 // # API
 //
 // The page uses a small JSON API that another client may use too, with
@@ -70,6 +78,7 @@ import (
 	"syscall"
 
 	"github.com/acphost/acphost/bridge/profiles"
+	"github.com/acphost/acphost/examples/internal/envflags"
 	"github.com/acphost/acphost/journal"
 )
 
@@ -91,6 +100,8 @@ type options struct {
 	cwd, ssh, sshKey, knownHosts string
 	journal                      string
 	terminals                    bool
+	env                          envflags.List // --env, repeated
+	auth                         string
 }
 
 // listFlag is a repeatable string flag.
@@ -114,6 +125,8 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.sshKey, "ssh-key", "", "private key `file` for --ssh (default: ssh-agent and unencrypted ~/.ssh/id_* keys)")
 	fs.StringVar(&o.knownHosts, "ssh-known-hosts", "", "known_hosts `file` that verifies the --ssh host (default ~/.ssh/known_hosts)")
 	fs.StringVar(&o.journal, "journal", "", "the journal `file` of sessions and events (default $XDG_DATA_HOME/acphost/journal.db)")
+	fs.Var(&o.env, "env", "pass the agents `NAME` from this environment (or every NAME* of a prefix), or set NAME=VALUE; repeat it (local agents get a minimal environment otherwise)")
+	fs.StringVar(&o.auth, "auth", "", "sign in with `METHOD_ID` when an agent asks (env_var methods read their variables from this environment); the page asks otherwise")
 	fs.BoolVar(&o.terminals, "terminals", false, "let agents run commands through the host (terminal/*, Build and Full mode) and show their output live")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -158,7 +171,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer db.Close()
 
-	srv, err := newServer(ctx, serverConfig{Agents: specs, Workspace: ws, Journal: db, Terminals: o.terminals, Log: stderr})
+	srv, err := newServer(ctx, serverConfig{Agents: specs, Workspace: ws, Journal: db, Terminals: o.terminals, Auth: o.auth, Log: stderr})
 	if err != nil {
 		return err
 	}

@@ -69,16 +69,23 @@ func startServerWith(t *testing.T, cwd, dbPath string, terminals bool, specs ...
 // startServerOn starts a server for a workspace, local or remote.
 func startServerOn(t *testing.T, ws *workspace, dbPath string, terminals bool, specs ...agentSpec) *testServer {
 	t.Helper()
-	cwd := ws.cwd
 	if len(specs) == 0 {
 		specs = []agentSpec{{Name: "demo"}}
 	}
+	return startServerConfig(t, dbPath, serverConfig{Agents: specs, Workspace: ws, Terminals: terminals})
+}
+
+// startServerConfig starts a server with cfg, its journal at dbPath and
+// the tests' short waits.
+func startServerConfig(t *testing.T, dbPath string, cfg serverConfig) *testServer {
+	t.Helper()
+	cwd := cfg.Workspace.cwd
 	db, err := journal.Open(context.Background(), dbPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := newServer(context.Background(), serverConfig{Agents: specs, Workspace: ws,
-		Journal: db, Terminals: terminals, DemoPace: time.Millisecond, StartTimeout: 30 * time.Second, RequestWait: 300 * time.Millisecond, Log: testLog{t}})
+	cfg.Journal, cfg.DemoPace, cfg.StartTimeout, cfg.RequestWait, cfg.Log = db, time.Millisecond, 30*time.Second, 300*time.Millisecond, testLog{t}
+	srv, err := newServer(context.Background(), cfg)
 	if err != nil {
 		db.Close()
 		t.Fatal(err)

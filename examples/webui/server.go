@@ -26,6 +26,9 @@ type serverConfig struct {
 	Workspace *workspace
 	Journal   *journal.DB
 	Terminals bool
+	// Auth is the sign-in method to answer agents' sign-in requests with
+	// (--auth); "" leaves them to the page.
+	Auth string
 	// Addr is where to listen (default 127.0.0.1:0, a free port). It must
 	// be a loopback address.
 	Addr string
@@ -126,8 +129,11 @@ func (s *server) startAgents() {
 // subscriptions (Host.Subscribe), which replay from the journal.
 func (s *server) drainEvents() {
 	for ev := range s.host.Events() {
-		if ev.Kind == bridge.KindExited {
+		switch ev.Kind {
+		case bridge.KindExited:
 			s.noteExit(ev)
+		case bridge.KindAuthRequired:
+			s.signIn(ev.Auth)
 		}
 	}
 }

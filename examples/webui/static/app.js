@@ -251,6 +251,7 @@ function renderCurrentBadges() {
   $("s-mode").disabled = !v.open;
   $("send").disabled = !v.open || v.busy || !!v.sending;
   $("cancel").disabled = !v.open || !v.busy;
+  renderWorking(v);
   const banner = $("s-banner");
   banner.replaceChildren();
   banner.className = "banner";
@@ -271,6 +272,24 @@ function renderCurrentBadges() {
   } else {
     banner.hidden = true;
   }
+}
+
+// renderWorking shows, while a turn runs, that the agent works and for how
+// long, or that it waits for an answer on a card: more than a badge at the
+// top of a long transcript.
+function renderWorking(v) {
+  clearTimeout(v.workingTimer);
+  if (app.current !== v) return; // another session's view owns the line now
+  const w = $("s-working");
+  const on = v.open && v.busy;
+  w.hidden = !on;
+  if (!on) return;
+  const waiting = $("transcript").querySelector('.card[data-type]:not(.settled)');
+  const secs = Math.max(0, Math.round((Date.now() - (v.busySince || Date.now())) / 1000));
+  w.dataset.state = waiting ? "waiting" : "working";
+  w.replaceChildren(el("span", { class: "spinner", "aria-hidden": "true" }),
+    waiting ? "The agent waits for your answer" : "The agent is working", " · " + (secs < 60 ? secs + " s" : Math.floor(secs / 60) + " min " + (secs % 60) + " s"));
+  v.workingTimer = setTimeout(() => renderWorking(v), 1000);
 }
 
 async function resume() {
@@ -298,6 +317,7 @@ function add(v, node, ev) {
   if (ev && ev.replay) node.classList.add("replay");
   $("transcript").append(node);
   v.lastBlock = null;
+  v.turnShown = true;
   scrollDown();
   return node;
 }
@@ -314,6 +334,8 @@ function apply(v, ev) {
       // Until the agent names the session, its first prompt does (as the list).
       if (!v.titled && ev.text) { $("s-title").textContent = shorten(ev.text); v.titled = true; }
       add(v, el("div", { class: "msg user" }, ev.text || ""), ev);
+      v.turnShown = false; // until the agent shows something of this turn
+      v.busySince = Date.parse(ev.time) || Date.now();
       return renderCurrentBadges();
     case "turn_end": return turnEnd(v, ev);
     case "exited":
@@ -330,7 +352,7 @@ function apply(v, ev) {
       return;
     }
     case "decision": return decided(v, ev);
-    case "plan": case "todos": v.plan = ev; return renderPlan(ev, false);
+    case "plan": case "todos": v.plan = ev; v.turnShown = true; return renderPlan(ev, false);
     case "usage": return setMeter(ev.usage);
     case "compaction": return compaction(v, ev);
     case "agent_mode": return setAgentMode(v, ev.agentMode);
@@ -359,15 +381,93 @@ function shorten(text) {
   return t.length > 80 ? t.slice(0, 79) + "…" : t;
 }
 
+// addText adds a chunk to the message it continues, or starts one. The
+// agent's text and thinking are Markdown, rendered anew as chunks come
+// (a chunk may close what an earlier one opened); the user's is shown as
+// typed.
 function addText(v, ev) {
   const b = v.lastBlock;
   if (b && b.kind === ev.kind && (b.messageId || "") === (ev.messageId || "")) {
-    b.node.append(ev.text);
+    b.raw += ev.text;
   } else if (ev.text.trim() !== "") {
-    const node = add(v, el("div", { class: "msg " + ev.kind }, ev.text.replace(/^\n+/, "")), ev);
-    v.lastBlock = { kind: ev.kind, messageId: ev.messageId || "", node };
+    const node = add(v, el("div", { class: "msg " + ev.kind + (ev.kind === "user_text" ? "" : " md") }), ev);
+    v.lastBlock = { kind: ev.kind, messageId: ev.messageId || "", node, raw: ev.text.replace(/^\n+/, "") };
+  } else {
+    return;
   }
+  const blk = v.lastBlock;
+  if (ev.kind === "user_text" || blk.raw.length > 200000) blk.node.replaceChildren(blk.raw); // past that, re-rendering each chunk costs too much
+  else blk.node.replaceChildren(markdown(blk.raw));
   scrollDown();
+}
+
+// ---- Markdown: a safe subset, built as DOM nodes ----
+//
+// Agent text is untrusted: it is never parsed as HTML. Blocks (headings,
+// fenced code, lists, quotes, paragraphs) and inline spans (code,
+// emphasis, links) become elements whose text is set as text; a link is a
+// link only when it is http(s) (link). Anything else stays literal text.
+
+function markdown(src) {
+  const frag = document.createDocumentFragment();
+  const lines = src.replace(/\r\n?/g, "\n").split("\n");
+  let i = 0;
+  const listItem = /^\s{0,3}([-*+]|\d{1,9}[.)])\s+(.*)$/;
+  while (i < lines.length) {
+    const l = lines[i];
+    const fence = l.match(/^\s{0,3}(```+|~~~+)\s*([\w+-]*)/);
+    if (fence) {
+      const body = [];
+      for (i++; i < lines.length && !lines[i].trim().startsWith(fence[1]); i++) body.push(lines[i]);
+      i++; // the closing fence (or the end: a block still streaming)
+      frag.append(el("pre", { class: "code" }, el("code", fence[2] ? { "data-lang": fence[2] } : {}, body.join("\n"))));
+      continue;
+    }
+    const h = l.match(/^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$/);
+    if (h) {
+      frag.append(el("h" + Math.min(6, h[1].length + 2), { class: "md-h" }, inline(h[2])));
+      i++;
+      continue;
+    }
+    if (listItem.test(l)) {
+      const ordered = /\d/.test(l.match(listItem)[1]);
+      const list = el(ordered ? "ol" : "ul", {});
+      for (; i < lines.length && listItem.test(lines[i]); i++) list.append(el("li", {}, inline(lines[i].match(listItem)[2])));
+      frag.append(list);
+      continue;
+    }
+    if (/^\s{0,3}>/.test(l)) {
+      const body = [];
+      for (; i < lines.length && /^\s{0,3}>/.test(lines[i]); i++) body.push(lines[i].replace(/^\s{0,3}>\s?/, ""));
+      frag.append(el("blockquote", {}, markdown(body.join("\n"))));
+      continue;
+    }
+    if (l.trim() === "") { i++; continue; }
+    const para = [];
+    for (; i < lines.length && lines[i].trim() !== "" && !listItem.test(lines[i]) &&
+      !/^\s{0,3}(```|~~~|#{1,6}\s|>)/.test(lines[i]); i++) para.push(lines[i]);
+    frag.append(el("p", {}, inline(para.join("\n"))));
+  }
+  return frag;
+}
+
+// inline renders code spans, links, strong and emphasis as nodes; what
+// they enclose is rendered again, except code, which is literal.
+const inlineRe = /(`+)([^`][\s\S]*?)\1(?!`)|\[([^\]\n]+)\]\(([^()\s]+)\)|\*\*(?=\S)([\s\S]*?\S)\*\*|(?<!\w)__(?=\S)([\s\S]*?\S)__(?!\w)|\*(?=[^\s*])([^*\n]*?[^\s*])\*|(?<!\w)_(?=[^\s_])([^_\n]*?[^\s_])_(?!\w)/g;
+
+function inline(text) {
+  const out = [];
+  let last = 0;
+  for (const m of text.matchAll(inlineRe)) {
+    if (m.index > last) out.push(text.slice(last, m.index));
+    if (m[2] !== undefined) out.push(el("code", {}, m[2]));
+    else if (m[3] !== undefined) out.push(link(m[4], m[3]));
+    else if (m[5] !== undefined || m[6] !== undefined) out.push(el("strong", {}, inline(m[5] !== undefined ? m[5] : m[6])));
+    else out.push(el("em", {}, inline(m[7] !== undefined ? m[7] : m[8])));
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) out.push(text.slice(last));
+  return out;
 }
 
 function turnEnd(v, ev) {
@@ -381,6 +481,9 @@ function turnEnd(v, ev) {
   if (ev.error && ev.error.message !== lastError) line(v, "The turn failed: " + ev.error.message, "error", ev);
   else if (ev.error) line(v, "The turn failed.", "error", ev);
   else if (ev.stopReason && ev.stopReason !== "end_turn") line(v, "The turn ended: " + ev.stopReason.replace("_", " ") + ".", ev.stopReason === "cancelled" ? "error" : "", ev);
+  // A turn that ends with nothing of the agent's says so, or it would
+  // look as if the prompt were lost.
+  else if (v.turnShown === false) line(v, "The agent ended the turn without a reply.", "empty-turn", ev);
   renderCurrentBadges();
   refreshSoon();
 }
@@ -492,28 +595,36 @@ function diffView(c) {
   return el("div", { class: "diff" }, el("div", { class: "path" }, label), rows);
 }
 
-// optionsText says what the two buttons choose among the agent's options:
-// Allow picks a one-time allow, Reject a one-time reject; an "always"
-// option is never chosen from here, by design, so it is not listed as if
-// it were offered.
-function optionsText(options) {
-  const names = (kind) => (options || []).filter((o) => o.kind === kind).map((o) => o.name);
-  const always = (options || []).some((o) => o.kind === "allow_always" || o.kind === "reject_always");
-  const parts = [];
-  if (names("allow_once").length) parts.push("Allow: " + names("allow_once")[0]);
-  parts.push("Reject: " + (names("reject_once")[0] || "cancels the request"));
-  return parts.join(" · ") + (always ? " (the agent's \"always\" choices are never made from here)" : "");
+const kindText = { allow_once: "allow once", allow_always: "always allow", reject_once: "reject once", reject_always: "always reject" };
+
+// permissionChoices names the two buttons after the agent's own one-time
+// options (their kinds in the tooltip), and says in a note only what the
+// buttons do not: a missing one-time reject, and the "always" options,
+// which are never chosen from here, by design.
+function permissionChoices(options) {
+  const first = (kind) => (options || []).find((o) => o.kind === kind);
+  const allow = first("allow_once"), reject = first("reject_once");
+  const notes = [];
+  if (!reject) notes.push("Reject cancels the request: the agent offered no one-time reject.");
+  const always = (options || []).filter((o) => o.kind === "allow_always" || o.kind === "reject_always");
+  if (always.length) notes.push("Not offered here: " + always.map((o) => `“${o.name}” (${kindText[o.kind]})`).join(", ") + ".");
+  return {
+    allow: { text: (allow && allow.name) || "Allow", title: allow ? `${kindText.allow_once} (${allow.optionId})` : "allow once" },
+    reject: { text: (reject && reject.name) || "Reject", title: reject ? `${kindText.reject_once} (${reject.optionId})` : "cancels the request" },
+    note: notes.join(" "),
+  };
 }
 
 function permissionCard(v, ev) {
   const p = ev.permission;
   if (!p) return;
   const title = (p.tool && (p.tool.title || p.tool.id)) || "a tool";
-  const allow = el("button", { type: "button", class: "primary", "data-answer": "allow" }, "Allow");
-  const reject = el("button", { type: "button", class: "danger", "data-answer": "reject" }, "Reject");
+  const c = permissionChoices(p.options);
+  const allow = el("button", { type: "button", class: "primary", "data-answer": "allow", title: c.allow.title }, c.allow.text);
+  const reject = el("button", { type: "button", class: "danger", "data-answer": "reject", title: c.reject.title }, c.reject.text);
   const card = el("div", { class: "card", "data-request": p.id, "data-type": "permission" },
     el("h4", {}, "The agent asks to run: " + title),
-    el("div", { class: "outcome" }, optionsText(p.options)),
+    c.note ? el("div", { class: "note" }, c.note) : null,
     el("div", { class: "actions" }, allow, reject));
   const answer = async (a) => {
     allow.disabled = reject.disabled = true;
@@ -576,7 +687,11 @@ function elicitationCard(v, ev) {
 function authCard(ev, v) {
   const a = ev.auth;
   const card = el("div", { class: "card", "data-request": a.id, "data-type": "auth" },
-    el("h4", {}, `Agent ${ev.bridge} needs a sign-in`), a.message ? el("p", {}, a.message) : null);
+    el("h4", {}, `Agent ${ev.bridge} needs a sign-in`), a.message ? el("p", {}, a.message) : null,
+    // Its minimal environment left out a key this server has: the likely
+    // cause, and a fix that needs no typing of secrets here.
+    a.withheld && a.withheld.length ? el("p", { class: "withheld" }, `The agent did not get ${a.withheld.join(", ")} from webui's environment: restart webui with ` +
+      a.withheld.map((n) => "--env " + n).join(" ") + ", or sign in here.") : null);
   const methods = a.methods || [];
   if (!methods.length) card.append(el("p", {}, "It offered no way to sign in from here: sign in with the agent's own tool, then start the session again."));
   for (const m of methods) {
@@ -633,7 +748,19 @@ function setMeter(u) {
   m.append("context:", el("span", { class: "bar", role: "meter", "aria-valuenow": Math.round(pct), "aria-valuemin": 0, "aria-valuemax": 100 },
     el("i", { style: { width: `${Math.min(100, pct)}%` } })),
     `${Math.round(pct)}%` + (u.used && u.size ? ` (${u.used.toLocaleString()} / ${u.size.toLocaleString()})` : "") +
-    (u.cost ? ` · ${u.cost.amount} ${u.cost.currency}` : ""));
+    (u.cost ? " · " + money(u.cost.amount, u.cost.currency) : ""));
+}
+
+// money formats an amount the way people read one: cents from a unit up,
+// two significant digits below it (a turn can cost 0.000018 USD), never
+// the float's noise (0.000017999999999999997).
+function money(amount, currency) {
+  const n = Number(amount);
+  if (!Number.isFinite(n)) return String(amount) + " " + (currency || "");
+  const f = Math.abs(n) >= 1 || n === 0
+    ? new Intl.NumberFormat("en", { minimumFractionDigits: 2, maximumFractionDigits: 2 })
+    : new Intl.NumberFormat("en", { maximumSignificantDigits: 2 });
+  return f.format(n) + (currency ? " " + currency : "");
 }
 
 function compaction(v, ev) {
@@ -694,21 +821,35 @@ function setAgentMode(v, id) {
   if (v.agentModes) { v.agentModes = { ...v.agentModes, currentModeId: id }; renderAgentModes(v); }
 }
 
+// hasAgentModes says whether the Agent mode menu is shown: the agent's
+// "mode" config option, which mirrors the same choice, is then left out
+// (one control for one thing).
+function hasAgentModes(v) {
+  return !!(v && v.agentModes && (v.agentModes.availableModes || []).length);
+}
+
 function renderConfig(options) {
+  const v = app.current;
+  if (v) v.configOptions = options || [];
   const box = $("s-config");
   box.replaceChildren();
   for (const o of options || []) {
+    if (o.category === "mode" && hasAgentModes(v)) continue;
+    // A refused change shows the value the agent still has.
+    const change = async (body, undo) => {
+      try { await call("config", body); } catch (err) { undo(); notice(err.message, "error"); }
+    };
     if (o.type === "boolean") {
       const input = el("input", { type: "checkbox", "data-config": o.id });
       input.checked = !!o.currentValue;
-      input.onchange = () => attempt(() => call("config", { id: o.id, bool: input.checked }));
+      input.onchange = () => change({ id: o.id, bool: input.checked }, () => { input.checked = !!o.currentValue; });
       box.append(el("label", { title: o.description || "" }, o.name, input));
     } else if (o.type === "select") {
       const flat = [];
       for (const x of o.options || []) (x.options ? x.options : [x]).forEach((y) => flat.push(y));
       const sel = el("select", { "data-config": o.id }, flat.map((x) => el("option", { value: x.value }, x.name || x.value)));
       sel.value = o.currentValue;
-      sel.onchange = () => attempt(() => call("config", { id: o.id, value: sel.value }));
+      sel.onchange = () => change({ id: o.id, value: sel.value }, () => { sel.value = o.currentValue; });
       box.append(el("label", { title: o.description || "" }, o.name, sel));
     }
   }
@@ -723,7 +864,8 @@ function renderModels(m) {
 function renderCommands(cmds) {
   const box = $("commands");
   box.replaceChildren();
-  if (cmds && cmds.length) box.append(el("h3", {}, "Commands"), cmds.map((c) => el("div", { title: c.description || "" }, "/" + c.name)));
+  // append takes nodes, not an array of them (an array shows as text).
+  if (cmds && cmds.length) box.append(el("h3", {}, "Commands"), ...cmds.map((c) => el("div", { title: c.description || "" }, "/" + c.name)));
 }
 
 function extEvent(v, ev) {
@@ -767,13 +909,26 @@ $("s-mode").addEventListener("change", async () => {
     const p = await call("policy", { mode: $("s-mode").value });
     $("s-mode").value = p.mode;
   } catch (err) {
+    // The menu goes back to the mode the session has.
+    if (v.info) $("s-mode").value = v.info.policy.mode;
     notice("Setting the host mode: " + err.message, "error");
   } finally {
     v.modeChanging = false;
     attempt(loadState);
   }
 });
-$("s-agentmode").addEventListener("change", () => attempt(() => call("agent-mode", { mode: $("s-agentmode").value })));
+$("s-agentmode").addEventListener("change", async () => {
+  const v = app.current;
+  try {
+    const r = await call("agent-mode", { mode: $("s-agentmode").value });
+    if (app.current === v && r.agentMode) setAgentMode(v, r.agentMode);
+  } catch (err) {
+    // Refused (by the host or the agent): the menu shows the mode the
+    // session still has, not the one asked for.
+    if (app.current === v) renderAgentModes(v);
+    notice("Setting the agent mode: " + err.message, "error");
+  }
+});
 $("s-compact").addEventListener("click", () => attempt(() => call("compact")));
 $("s-close").addEventListener("click", async () => { await attempt(() => call("close")); attempt(loadState); });
 
@@ -782,6 +937,7 @@ $("s-close").addEventListener("click", async () => { await attempt(() => call("c
 const inspector = {
   agent: "", tab: "wire", timer: 0,
   open(agent) {
+    if (this.agent !== agent) this.opened.clear();
     this.agent = agent;
     $("inspector").hidden = false;
     document.body.classList.add("inspecting");
@@ -801,14 +957,39 @@ const inspector = {
     }
     this.timer = setTimeout(() => this.refresh(), 1500);
   },
+  // open holds the wire rows a person unfolded, so that a refresh keeps
+  // them open.
+  opened: new Set(),
+  // wireRow is one message: folded to its direction, method or id, and
+  // size; unfolded, the message pretty-printed (a line cut short by the
+  // trace's limit is shown as it is).
+  wireRow(l) {
+    const rowKey = l.time + "|" + l.dir + "|" + l.size;
+    let msg = null;
+    try { msg = JSON.parse(l.line); } catch { /* cut short, or not JSON */ }
+    let what = "";
+    if (msg && typeof msg === "object") {
+      const id = msg.id !== undefined && msg.id !== null ? " #" + msg.id : "";
+      if (msg.method) what = msg.method + id + (msg.method === "session/update" && msg.params && msg.params.update ? " " + msg.params.update.sessionUpdate : "");
+      else if (msg.error) what = "error" + id + ": " + (msg.error.message || msg.error.code);
+      else what = "result" + id;
+    } else {
+      what = l.line.slice(0, 80);
+    }
+    const row = el("details", { class: "wire " + l.dir, "data-key": rowKey, open: this.opened.has(rowKey) },
+      el("summary", {}, el("span", { class: "dir" }, l.dir === "out" ? "→ " : "← "), what,
+        el("span", { class: "size" }, " " + (l.size || l.line.length) + " bytes" + (l.truncated ? ", cut short" : ""))),
+      el("pre", { class: "json" }, msg ? JSON.stringify(msg, null, 2) : l.line + (l.truncated ? " …" : "")));
+    row.addEventListener("toggle", () => { if (row.open) this.opened.add(rowKey); else this.opened.delete(rowKey); });
+    return row;
+  },
   render(d) {
     const body = $("insp-body");
     const atEnd = body.scrollHeight - body.scrollTop - body.clientHeight < 40;
     const rows = [];
     if (this.tab === "wire") {
       if (!d.trace.length) rows.push(el("p", { class: "empty" }, "No wire traffic yet."));
-      for (const l of d.trace) rows.push(el("div", { class: "wire " + l.dir }, el("span", { class: "dir" }, l.dir === "out" ? "→ " : "← "),
-        l.line, l.truncated ? ` … (${l.size} bytes)` : ""));
+      for (const l of d.trace) rows.push(this.wireRow(l));
     } else if (this.tab === "stderr") {
       if (!d.stderr.length) rows.push(el("p", { class: "empty" }, "Nothing on stderr (an in-process agent, such as the demo, has none)."));
       rows.push(el("pre", { class: "json" }, d.stderr.join("\n")));

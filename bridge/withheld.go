@@ -1,0 +1,69 @@
+package bridge
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/acphost/acphost/acpclient"
+)
+
+// WithheldEnvError is wrapped by the error of a failed start or sign-in
+// when the agent ran in an environment given to it (LaunchOptions.Env,
+// CommandTransport.Env: a minimal one, typically) that left out variables
+// of the app's own that look like credentials: a key the user exported
+// that never reached the agent is the likely cause. Names are the
+// variables' names, never their values; an app says how its user passes
+// them on (acprun: --env NAME).
+type WithheldEnvError struct {
+	Names []string
+	Err   error
+}
+
+func (e *WithheldEnvError) Error() string {
+	return fmt.Sprintf("%v (the agent's environment left out %s, which this program has)", e.Err, strings.Join(e.Names, ", "))
+}
+
+func (e *WithheldEnvError) Unwrap() error { return e.Err }
+
+// withheld returns what the agent's environment left out of the app's
+// that may have made it fail: the variables the sign-in methods declare
+// when the app has any of them, else every one that looks like a
+// credential (acpclient.WithheldCredentials). An agent given no
+// environment of its own has the app's, and nothing withheld.
+func (b *Bridge) withheld(methods []AuthOption) []string {
+	app := environ()
+	env := b.launchEnv()
+	var declared []string
+	for _, m := range methods {
+		for _, v := range m.Vars {
+			if !slices.Contains(declared, v.Name) && hasVar(app, v.Name) && !hasVar(env, v.Name) {
+				declared = append(declared, v.Name)
+			}
+		}
+	}
+	if len(declared) > 0 {
+		slices.Sort(declared)
+		return declared
+	}
+	return acpclient.WithheldCredentials(app, env)
+}
+
+// withWithheld wraps err in a WithheldEnvError when the agent's
+// environment left out what it may have needed.
+func (b *Bridge) withWithheld(err error, methods []AuthOption) error {
+	return withheldErr(b.withheld(methods), err)
+}
+
+// withheldErr wraps err in a WithheldEnvError naming names, if any.
+func withheldErr(names []string, err error) error {
+	if len(names) == 0 {
+		return err
+	}
+	return &WithheldEnvError{Names: names, Err: err}
+}
+
+// hasVar reports whether env ("NAME=value" entries) sets name.
+func hasVar(env []string, name string) bool {
+	return slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
+}
