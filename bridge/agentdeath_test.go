@@ -1,0 +1,53 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/internal/fakebin"
+	"github.com/acphost/acphost/internal/fakeclock"
+)
+
+// TestRetryBackoffEndsWhenTheAgentDies: a turn waiting out the backoff
+// before it retries a transient failure ends as soon as the agent dies,
+// with its exit error; the clock never moves, so only the death can end
+// the wait.
+func TestRetryBackoffEndsWhenTheAgentDies(t *testing.T) {
+	code := 7
+	script := acptest.Script{Prompts: []acptest.Turn{{Match: "go",
+		Error: &acptest.Error{Code: -32603, Message: "flaky backend"},
+		After: []acptest.Step{{Stderr: "backend gone for good"}, {Exit: &code}}}}}
+	provider := &Provider{
+		TransientError: func(err error) bool { return strings.Contains(err.Error(), "flaky backend") },
+		RetryBackoff:   []time.Duration{time.Hour},
+	}
+	h, _ := newHostAndRecorder(t, nil)
+	in := fakebin.Install(t, t.TempDir(), "agent", script, "")
+	profile := &Profile{Name: "plain", Binaries: []string{"agent"}, NewProvider: func(*Launch) *Provider { return provider }}
+	b, err := h.StartProfile(ctxT(t), profile, LaunchOptions{Binary: in.Path}, Config{ID: "retry", Clock: fakeClock{fakeclock.New()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { _, err := s.Prompt(ctx, acpclient.TextBlock("go")); done <- err }()
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the turn still waits out its retry backoff 10 s after the agent died")
+	}
+	var exit *acpclient.ExitError
+	if !errors.As(err, &exit) || !strings.Contains(err.Error(), "backend gone for good") || !strings.Contains(err.Error(), "flaky backend") {
+		t.Fatalf("Prompt returned %v, want the agent's exit error with its stderr, naming the failure it was to retry", err)
+	}
+}
