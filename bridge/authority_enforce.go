@@ -140,9 +140,11 @@ func (s *Session) sendMove(ctx context.Context, conn *acpclient.Conn, m authorit
 			}
 			modes.CurrentModeID = mode
 			ready.AgentModes = &modes
+			readyModeSet(ready)
 			return nil
 		}
 		s.noteAgentMode(before, m.mode)
+		s.mirrorAgentMode()
 		return nil
 	}
 	req := *m.option
@@ -152,11 +154,12 @@ func (s *Session) sendMove(ctx context.Context, conn *acpclient.Conn, m authorit
 		return err
 	}
 	if ready != nil {
+		prev := ready.ConfigOptions
 		ready.ConfigOptions = resp.ConfigOptions
+		readyOptionsSet(ready, prev)
 		return nil
 	}
-	s.rememberOptions(resp.ConfigOptions)
-	s.emit(Event{Kind: KindConfig, ConfigOptions: resp.ConfigOptions})
+	s.configSet(resp.ConfigOptions)
 	return nil
 }
 

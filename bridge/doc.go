@@ -147,7 +147,11 @@
 // themselves and may run during a turn, as the protocol allows; those that
 // may not (Compact, a vendor effort method) return ErrTurnRunning. A
 // successful SetAgentMode or legacy SetModel is reported as an agent_mode or
-// model event, since some agents confirm it only in text or not at all.
+// model event, since some agents confirm it only in text or not at all. A
+// value kept in two views changes in both at once: the agent mode and a
+// "mode" config option, the legacy model list and a "model" option (with the
+// model and effort kept for reattaching); a call that changes one updates
+// the other and reports each as its event.
 //
 // Vendor differences live in Provider values (hooks and data), never in
 // forks of the bridge.

@@ -300,7 +300,9 @@ func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID str
 		if err != nil {
 			s.emit(Event{Kind: KindError, Err: fmt.Errorf("setting model %q: %w", s.cfg.Model, err)})
 		} else if opts != nil {
+			prev := ready.ConfigOptions
 			ready.ConfigOptions = opts
+			readyOptionsSet(ready, prev)
 		}
 	}
 	if s.cfg.Effort != "" {
@@ -308,7 +310,9 @@ func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID str
 		if err != nil {
 			s.emit(Event{Kind: KindError, Err: fmt.Errorf("setting effort %q: %w", s.cfg.Effort, err)})
 		} else if opts != nil {
+			prev := ready.ConfigOptions
 			ready.ConfigOptions = opts
+			readyOptionsSet(ready, prev)
 		}
 	}
 	s.enforceAtAttach(ctx, conn, ready)
