@@ -219,6 +219,7 @@ func (s *Session) settleAuthority(cause error, stopTurn bool) {
 	if changed {
 		report := st
 		s.emit(Event{Kind: KindAuthority, Authority: &report})
+		s.regovernPending()
 	}
 	if st.Blocked && stopTurn && turn != nil {
 		s.cancelTurn(turn)

@@ -47,8 +47,10 @@
 // and refuse file writes; Build asks the app (a permission Event it answers
 // with Allow or Reject); Full allows once, and cancels when there is no
 // usable allow-once option (it never rejects on its own). Only once-options
-// are ever chosen, so the app's current mode stays authoritative; unknown
-// modes fail closed to Build. An answer names an option by its id, and an
+// are ever chosen, so the app's current mode stays authoritative, also over
+// the requests already waiting: SetPolicy, and a change of the session's
+// authority, settle them again under the new rules (see PermissionRequest);
+// unknown modes fail closed to Build. An answer names an option by its id, and an
 // agent may compare ids loosely, so an id is usable only when no other
 // option's id equals it after trimming surrounding space and folding case;
 // and if any option has an empty id (as one that is not a string decodes)

@@ -167,7 +167,12 @@ func (s *Session) Policy() Policy {
 
 // SetPolicy changes the execution policy. It applies to the next permission
 // request and file write, also in a running turn; Files with a write gate
-// of their own (ReadOnlySetter) are switched with it. The agent's own mode
+// of their own (ReadOnlySetter) are switched with it. It also governs the
+// permission requests already waiting: before SetPolicy returns, those the
+// new policy answers by itself are answered so (cancelled in Ask, Plan and
+// read-only, allowed once in Full), each with a decision event by "policy"
+// naming the rule, and the app's answer to one of them is refused (see
+// PermissionRequest). The agent's own mode
 // follows (see Authority): an agent that would act unasked under the new
 // policy is moved to a mode that asks (in Plan to its plan mode), or the
 // session refuses prompts until it can be.
@@ -177,6 +182,7 @@ func (s *Session) SetPolicy(p Policy) {
 	s.policy = p
 	s.applyWriteGateLocked()
 	s.mu.Unlock()
+	s.regovernPending()
 	s.save()
 	s.recheckAuthority(true)
 }
