@@ -51,3 +51,41 @@ func TestRetryBackoffEndsWhenTheAgentDies(t *testing.T) {
 		t.Fatalf("Prompt returned %v, want the agent's exit error with its stderr, naming the failure it was to retry", err)
 	}
 }
+
+// TestCancelGraceEndsWhenTheAgentDies: a cancelled turn whose agent dies
+// instead of answering ends at once with the agent's exit error, not after
+// the cancel grace (the clock never moves) with ErrCancelIgnored.
+func TestCancelGraceEndsWhenTheAgentDies(t *testing.T) {
+	code := 9
+	script := acptest.Script{Prompts: []acptest.Turn{{Match: "go", IgnoreCancel: true,
+		Steps: []acptest.Step{{WaitCancel: true}, {Stderr: "crashed while cancelling"}, {Exit: &code}}}}}
+	h, _ := newHostAndRecorder(t, nil)
+	in := fakebin.Install(t, t.TempDir(), "agent", script, "")
+	b, err := h.StartProfile(ctxT(t), &Profile{Name: "plain", Binaries: []string{"agent"}}, LaunchOptions{Binary: in.Path},
+		Config{ID: "grace", Clock: fakeClock{fakeclock.New()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := s.Prompt(ctx, acpclient.TextBlock("go")); done <- err }()
+	for deadline := time.Now().Add(10 * time.Second); !s.Busy(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the turn did not start within 10 s")
+		}
+	}
+	cancel()
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled turn still waits out its grace 10 s after the agent died")
+	}
+	var exit *acpclient.ExitError
+	if !errors.As(err, &exit) || !strings.Contains(err.Error(), "crashed while cancelling") || errors.Is(err, ErrCancelIgnored) {
+		t.Fatalf("Prompt returned %v, want the agent's exit error with its stderr", err)
+	}
+}
