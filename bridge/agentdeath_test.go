@@ -58,8 +58,8 @@ func TestRetryBackoffEndsWhenTheAgentDies(t *testing.T) {
 func TestCancelGraceEndsWhenTheAgentDies(t *testing.T) {
 	code := 9
 	script := acptest.Script{Prompts: []acptest.Turn{{Match: "go", IgnoreCancel: true,
-		Steps: []acptest.Step{{WaitCancel: true}, {Stderr: "crashed while cancelling"}, {Exit: &code}}}}}
-	h, _ := newHostAndRecorder(t, nil)
+		Steps: []acptest.Step{{Text: "working"}, {WaitCancel: true}, {Stderr: "crashed while cancelling"}, {Exit: &code}}}}}
+	h, rec := newHostAndRecorder(t, nil)
 	in := fakebin.Install(t, t.TempDir(), "agent", script, "")
 	b, err := h.StartProfile(ctxT(t), &Profile{Name: "plain", Binaries: []string{"agent"}}, LaunchOptions{Binary: in.Path},
 		Config{ID: "grace", Clock: fakeClock{fakeclock.New()}})
@@ -70,15 +70,10 @@ func TestCancelGraceEndsWhenTheAgentDies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { _, err := s.Prompt(ctx, acpclient.TextBlock("go")); done <- err }()
-	for deadline := time.Now().Add(10 * time.Second); !s.Busy(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the turn did not start within 10 s")
-		}
-	}
-	cancel()
+	go func() { _, err := s.Prompt(ctxT(t), acpclient.TextBlock("go")); done <- err }()
+	rec.waitFor("the agent at work", func(ev Event) bool { return ev.Kind == KindText && ev.Text == "working" })
+	s.Cancel()
 	select {
 	case err = <-done:
 	case <-time.After(10 * time.Second):

@@ -172,10 +172,10 @@ func (s *Session) Policy() Policy {
 // new policy answers by itself are answered so (cancelled in Ask, Plan and
 // read-only, allowed once in Full), each with a decision event by "policy"
 // naming the rule, and the app's answer to one of them is refused (see
-// PermissionRequest). The agent's own mode
-// follows (see Authority): an agent that would act unasked under the new
-// policy is moved to a mode that asks (in Plan to its plan mode), or the
-// session refuses prompts until it can be.
+// PermissionRequest). The agent's own mode follows (see Authority): an
+// agent that would act unasked under the new policy is moved to a mode that
+// asks (in Plan to its plan mode), or the session refuses prompts until it
+// can be.
 func (s *Session) SetPolicy(p Policy) {
 	p = s.b.lockPolicy(p)
 	s.mu.Lock()
