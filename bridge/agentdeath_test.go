@@ -84,3 +84,38 @@ func TestCancelGraceEndsWhenTheAgentDies(t *testing.T) {
 		t.Fatalf("Prompt returned %v, want the agent's exit error with its stderr", err)
 	}
 }
+
+// TestSignInWaitEndsWhenTheAgentDies: a sign-in only the agent that asked
+// can carry out ends when that agent dies, declined with its exit error,
+// instead of waiting for an answer nothing could use.
+func TestSignInWaitEndsWhenTheAgentDies(t *testing.T) {
+	code := 4
+	script := acptest.Script{Prompts: []acptest.Turn{{Match: "go",
+		Error: &acptest.Error{Code: -32000, Message: "Authentication required", Data: raw(`{"authMethods":[{"id":"oauth","name":"Log in","type":"agent"}]}`)},
+		After: []acptest.Step{{Stderr: "token store corrupt"}, {Exit: &code}}}}}
+	h, rec := newHostAndRecorder(t, nil)
+	in := fakebin.Install(t, t.TempDir(), "agent", script, "")
+	b, err := h.StartProfile(ctxT(t), &Profile{Name: "plain", Binaries: []string{"agent"}}, LaunchOptions{Binary: in.Path}, Config{ID: "signin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := s.Prompt(ctxT(t), acpclient.TextBlock("go")); done <- err }()
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the sign-in still waits 10 s after the agent that was to carry it out died")
+	}
+	var exit *acpclient.ExitError
+	if !errors.Is(err, ErrAuthRequired) || !errors.As(err, &exit) || !strings.Contains(err.Error(), "token store corrupt") {
+		t.Fatalf("Prompt returned %v, want ErrAuthRequired with the agent's exit error and stderr", err)
+	}
+	d := rec.waitFor("decision", func(ev Event) bool { return ev.Kind == KindDecision }).Decision
+	if d.Type != "auth" || d.Outcome != "declined" || d.By != "host" || d.Rule != "agent process exited" {
+		t.Errorf("decision %+v", *d)
+	}
+}
