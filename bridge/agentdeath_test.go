@@ -119,3 +119,49 @@ func TestSignInWaitEndsWhenTheAgentDies(t *testing.T) {
 		t.Errorf("decision %+v", *d)
 	}
 }
+
+// TestPermissionWaitEndsWhenTheAgentDies: a permission request waiting for
+// the app when its agent dies is settled by the host, and its turn ends
+// with the agent's exit error.
+func TestPermissionWaitEndsWhenTheAgentDies(t *testing.T) {
+	code := 5
+	script := acptest.Script{Prompts: []acptest.Turn{
+		{Match: "ask", Steps: []acptest.Step{{Permission: &acptest.Permission{ToolCall: raw(`{"toolCallId":"t1","title":"rm"}`)}}}},
+		{Match: "die", Steps: []acptest.Step{{Stderr: "segfault"}, {Exit: &code}}},
+	}}
+	h, rec := newHostAndRecorder(t, nil)
+	in := fakebin.Install(t, t.TempDir(), "agent", script, "")
+	b, err := h.StartProfile(ctxT(t), &Profile{Name: "plain", Binaries: []string{"agent"}}, LaunchOptions{Binary: in.Path}, Config{ID: "permdeath"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, err := b.OpenSession(context.Background(), SessionConfig{Cwd: t.TempDir(), Policy: Policy{Mode: ModeBuild}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := b.OpenSession(context.Background(), SessionConfig{Cwd: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := s1.Prompt(ctxT(t), acpclient.TextBlock("ask")); done <- err }()
+	perm := rec.waitFor("permission event", func(ev Event) bool { return ev.Kind == KindPermission }).Permission
+	s2.Prompt(ctxT(t), acpclient.TextBlock("die"))
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the turn waiting on a permission still runs 10 s after the agent died")
+	}
+	var exit *acpclient.ExitError
+	if !errors.As(err, &exit) || !strings.Contains(err.Error(), "segfault") {
+		t.Errorf("Prompt returned %v, want the agent's exit error with its stderr", err)
+	}
+	select {
+	case <-perm.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the permission request is still pending 10 s after the agent died")
+	}
+	if err := perm.Allow(); !errors.Is(err, ErrAlreadyAnswered) {
+		t.Errorf("Allow after the agent died: %v", err)
+	}
+}
