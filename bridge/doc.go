@@ -115,7 +115,11 @@
 // ends cancelled with ErrCancelIgnored and the process is killed so a
 // replacement starts cleanly. A process that dies mid-turn is
 // reported as an error quoting its stderr, then turn_end, then exited; the
-// next Prompt starts a new process and resumes the session natively.
+// next Prompt starts a new process and resumes the session natively. Every
+// wait on the agent ends when its process does, with its exit error: the
+// cancel grace, a retry's backoff, a pending permission request, a sign-in
+// only that process could carry out, a profile's wait for what follows a
+// compaction.
 //
 // # Sessions and turns
 //
