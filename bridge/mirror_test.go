@@ -125,3 +125,14 @@ func TestOpenedModelIsVisibleEverywhere(t *testing.T) {
 		t.Errorf("session event's models %+v, want m2 current", m)
 	}
 }
+
+// TestViewFollowsTheModel: a model event updates a SessionView's legacy
+// model list, as the other mirrored views' events update theirs.
+func TestViewFollowsTheModel(t *testing.T) {
+	var v SessionView
+	v.Apply(Event{Kind: KindSession, SessionReady: &SessionReady{Models: &acpclient.ModelState{CurrentModelID: "m1"}}})
+	v.Apply(Event{Kind: KindModel, Models: &acpclient.ModelState{CurrentModelID: "m2"}})
+	if v.Models == nil || v.Models.CurrentModelID != "m2" {
+		t.Fatalf("view's models %+v after a model event for m2", v.Models)
+	}
+}
