@@ -120,10 +120,28 @@ func (r *AuthRequest) Decline() error {
 	return r.settle(Decision{Outcome: "declined", By: byApp}, AuthAnswer{}, ErrAuthDeclined)
 }
 
-// abandon declines with cause. The agent's exit leaves a sign-in waiting:
-// carrying it out starts the agent again anyway.
+// abandon declines with cause. The agent's exit leaves a sign-in waiting
+// when a method restarts the agent anyway (see awaitWhileUsable).
 func (r *AuthRequest) abandon(cause error) {
 	if !errors.Is(cause, errAgentExited) {
+		r.settle(hostDecision("declined", cause), AuthAnswer{}, cause)
+	}
+}
+
+// awaitWhileUsable waits for the answer. When every method offered is
+// carried out by the agent that asked (conn), its end ends the wait at once,
+// declined with its exit error: no answer could be carried out any more.
+// A method that starts the agent again (variables, a login command) keeps
+// the request waiting through the agent's exit.
+func (r *AuthRequest) awaitWhileUsable(conn *acpclient.Conn) {
+	if slices.ContainsFunc(r.Methods, func(m AuthOption) bool { return m.Type != AuthTypeAgent }) {
+		<-r.Done()
+		return
+	}
+	select {
+	case <-r.Done():
+	case <-conn.Done():
+		cause := fmt.Errorf("%w: %w", errAgentExited, conn.Err())
 		r.settle(hostDecision("declined", cause), AuthAnswer{}, cause)
 	}
 }
@@ -265,7 +283,7 @@ func (b *Bridge) signIn(ctx context.Context, s *Session, call string, cause erro
 		// cause names the call already.
 		return nil, withheldErr(req.Withheld, fmt.Errorf("bridge %s: %w: the agent offers no sign-in method the app can use: %w", b.cfg.ID, ErrAuthRequired, cause))
 	}
-	<-req.Done() // answered, declined, or abandoned when ctx ends
+	req.awaitWhileUsable(conn) // answered, declined, or abandoned when ctx ends
 	b.reporter(s)(req.decision)
 	if req.refusal != nil {
 		return nil, fail(req.refusal)

@@ -211,9 +211,11 @@ func (s *Session) sendMove(ctx context.Context, conn *acpclient.Conn, m authorit
 			}
 			modes.CurrentModeID = mode
 			ready.AgentModes = &modes
+			readyModeSet(ready)
 			return nil
 		}
 		s.noteAgentMode(before, m.mode)
+		s.mirrorAgentMode()
 		return nil
 	}
 	req := *m.option
@@ -223,11 +225,12 @@ func (s *Session) sendMove(ctx context.Context, conn *acpclient.Conn, m authorit
 		return err
 	}
 	if ready != nil {
+		prev := ready.ConfigOptions
 		ready.ConfigOptions = resp.ConfigOptions
+		readyOptionsSet(ready, prev)
 		return nil
 	}
-	s.rememberOptions(resp.ConfigOptions)
-	s.emit(Event{Kind: KindConfig, ConfigOptions: resp.ConfigOptions})
+	s.configSet(resp.ConfigOptions)
 	return nil
 }
 
@@ -287,6 +290,7 @@ func (s *Session) settleAuthority(cause error, stopTurn bool) {
 	if changed {
 		report := st
 		s.emit(Event{Kind: KindAuthority, Authority: &report})
+		s.regovernPending()
 	}
 	if st.Blocked && stopTurn && turn != nil {
 		s.cancelTurn(turn)

@@ -133,6 +133,7 @@ func (s *Session) SetAgentMode(ctx context.Context, modeID string) error {
 			return struct{}{}, err
 		}
 		s.noteAgentMode(before, modeID) // unless the agent's own current_mode_update said so
+		s.mirrorAgentMode()
 		s.settleAuthority(nil, false)
 		s.save() // a resumed session comes back in this mode
 		return struct{}{}, nil
@@ -170,8 +171,7 @@ func (s *Session) SetConfigOption(ctx context.Context, req acpclient.SetConfigOp
 		if err != nil {
 			return nil, err
 		}
-		s.rememberOptions(resp.ConfigOptions)
-		s.emit(Event{Kind: KindConfig, ConfigOptions: resp.ConfigOptions})
+		s.configSet(resp.ConfigOptions)
 		s.settleAuthority(nil, false)
 		s.save() // a resumed session comes back with these values
 		return resp.ConfigOptions, nil
@@ -196,8 +196,7 @@ func (s *Session) SetModel(ctx context.Context, model string) error {
 		s.cfg.Model = model
 		s.mu.Unlock()
 		if opts != nil {
-			s.rememberOptions(opts)
-			s.emit(Event{Kind: KindConfig, ConfigOptions: opts})
+			s.configSet(opts)
 		} else {
 			s.emit(Event{Kind: KindModel, Models: s.setCurrentModel(model)})
 		}

@@ -47,8 +47,10 @@
 // and refuse file writes; Build asks the app (a permission Event it answers
 // with Allow or Reject); Full allows once, and cancels when there is no
 // usable allow-once option (it never rejects on its own). Only once-options
-// are ever chosen, so the app's current mode stays authoritative; unknown
-// modes fail closed to Build. An answer names an option by its id, and an
+// are ever chosen, so the app's current mode stays authoritative, also over
+// the requests already waiting: SetPolicy, and a change of the session's
+// authority, settle them again under the new rules (see PermissionRequest);
+// unknown modes fail closed to Build. An answer names an option by its id, and an
 // agent may compare ids loosely, so an id is usable only when no other
 // option's id equals it after trimming surrounding space and folding case;
 // and if any option has an empty id (as one that is not a string decodes)
@@ -123,7 +125,11 @@
 // ends cancelled with ErrCancelIgnored and the process is killed so a
 // replacement starts cleanly. A process that dies mid-turn is
 // reported as an error quoting its stderr, then turn_end, then exited; the
-// next Prompt starts a new process and resumes the session natively.
+// next Prompt starts a new process and resumes the session natively. Every
+// wait on the agent ends when its process does, with its exit error: the
+// cancel grace, a retry's backoff, a pending permission request, a sign-in
+// only that process could carry out, a profile's wait for what follows a
+// compaction.
 //
 // # Sessions and turns
 //
@@ -163,7 +169,11 @@
 // themselves and may run during a turn, as the protocol allows; those that
 // may not (Compact, a vendor effort method) return ErrTurnRunning. A
 // successful SetAgentMode or legacy SetModel is reported as an agent_mode or
-// model event, since some agents confirm it only in text or not at all.
+// model event, since some agents confirm it only in text or not at all. A
+// value kept in two views changes in both at once: the agent mode and a
+// "mode" config option, the legacy model list and a "model" option (with the
+// model and effort kept for reattaching); a call that changes one updates
+// the other and reports each as its event.
 //
 // Vendor differences live in Provider values (hooks and data), never in
 // forks of the bridge.

@@ -28,7 +28,11 @@ var (
 // up to case and surrounding space, and only when no option's id is empty;
 // when the option to choose is ambiguous the request is cancelled. A
 // cancelled or ended turn, Bridge.Close and the agent giving up answer it
-// "cancelled"; Done closes on any answer.
+// "cancelled"; Done closes on any answer. The session's current policy and
+// authority govern it while it waits: once they answer it by themselves
+// (SetPolicy to Ask, Plan, read-only or Full; a blocked authority cancels),
+// Allow and Reject send nothing and return an error wrapping
+// ErrAlreadyAnswered that names the rule.
 type PermissionRequest struct {
 	userRequest
 
@@ -41,6 +45,9 @@ type PermissionRequest struct {
 
 	allow, reject optionChoice
 	answer        func(*acpclient.RequestPermissionResponse)
+	// ruling is how the session's rules answer the request by themselves
+	// now (Session.ruling); nil for one they answered at once.
+	ruling func(*PermissionRequest) (*acpclient.RequestPermissionResponse, string)
 }
 
 func newPermissionRequest(id string, tool *ToolCall, options []acpclient.PermissionOption, answer func(*acpclient.RequestPermissionResponse)) *PermissionRequest {
@@ -59,6 +66,9 @@ func (r *PermissionRequest) CanAllow() bool { return r.allow.id != "" }
 // is ErrNoAllowOption; when its id is ambiguous, also "cancelled", with
 // ErrAmbiguousOption.
 func (r *PermissionRequest) Allow() error {
+	if err := r.governs(); err != nil {
+		return err
+	}
 	switch {
 	case r.allow.ambiguous:
 		return r.cancelWith(ErrAmbiguousOption, "ambiguous allow-once option id")
@@ -73,6 +83,9 @@ func (r *PermissionRequest) Allow() error {
 // id is ambiguous the answer is "cancelled" too and the error is
 // ErrAmbiguousOption.
 func (r *PermissionRequest) Reject() error {
+	if err := r.governs(); err != nil {
+		return err
+	}
 	switch {
 	case r.reject.ambiguous:
 		return r.cancelWith(ErrAmbiguousOption, "ambiguous reject-once option id")

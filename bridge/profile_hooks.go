@@ -195,7 +195,10 @@ func (s *Session) recoverTurn(ctx context.Context, turn *turnState, held error, 
 	s.mu.Unlock()
 	delay := p.RetryBackoff[n]
 	s.emit(Event{Kind: KindNotice, Text: fmt.Sprintf("The agent's backend failed (%v); retrying in %v (attempt %d of %d).", held, delay, n+1, len(p.RetryBackoff))})
-	if err := sleepClock(ctx, s.b.clock, delay); err != nil {
+	if err := sleepClock(ctx, s.b.clock, delay, conn); err != nil {
+		if errors.Is(err, acpclient.ErrClosed) {
+			return nil, nil, fmt.Errorf("%w (while waiting to retry after: %v)", err, held)
+		}
 		return nil, nil, held
 	}
 	s.mu.Lock()
@@ -207,14 +210,19 @@ func (s *Session) recoverTurn(ctx context.Context, turn *turnState, held error, 
 	return conn, content, nil
 }
 
-// sleepClock waits d on clock, or until ctx ends.
-func sleepClock(ctx context.Context, clock Clock, d time.Duration) error {
+// sleepClock waits d on clock, or until ctx ends, or until conn ends:
+// nothing waited for on the agent can come once it is gone, so its end
+// returns its exit error (acpclient.ErrClosed, wrapping the *ExitError with
+// its stderr).
+func sleepClock(ctx context.Context, clock Clock, d time.Duration, conn *acpclient.Conn) error {
 	done := make(chan struct{})
 	t := clock.AfterFunc(d, func() { close(done) })
 	defer t.Stop()
 	select {
 	case <-done:
 		return nil
+	case <-conn.Done():
+		return conn.Err()
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -188,16 +188,22 @@ func (s *Session) Policy() Policy {
 
 // SetPolicy changes the execution policy. It applies to the next permission
 // request and file write, also in a running turn; Files with a write gate
-// of their own (ReadOnlySetter) are switched with it. The agent's own mode
-// follows (see Authority): an agent that would act unasked under the new
-// policy is moved to a mode that asks (in Plan to its plan mode), or the
-// session refuses prompts until it can be.
+// of their own (ReadOnlySetter) are switched with it. It also governs the
+// permission requests already waiting: before SetPolicy returns, those the
+// new policy answers by itself are answered so (cancelled in Ask, Plan and
+// read-only, allowed once in Full), each with a decision event by "policy"
+// naming the rule, and the app's answer to one of them is refused (see
+// PermissionRequest). The agent's own mode follows (see Authority): an
+// agent that would act unasked under the new policy is moved to a mode that
+// asks (in Plan to its plan mode), or the session refuses prompts until it
+// can be.
 func (s *Session) SetPolicy(p Policy) {
 	p = s.b.lockPolicy(p)
 	s.mu.Lock()
 	s.policy = p
 	s.applyWriteGateLocked()
 	s.mu.Unlock()
+	s.regovernPending()
 	s.save()
 	s.recheckAuthority(true)
 }
@@ -332,7 +338,9 @@ func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID str
 		if err != nil {
 			s.emit(Event{Kind: KindError, Err: fmt.Errorf("setting model %q: %w", s.cfg.Model, err)})
 		} else if opts != nil {
+			prev := ready.ConfigOptions
 			ready.ConfigOptions = opts
+			readyOptionsSet(ready, prev)
 		}
 	}
 	if s.cfg.Effort != "" {
@@ -340,7 +348,9 @@ func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID str
 		if err != nil {
 			s.emit(Event{Kind: KindError, Err: fmt.Errorf("setting effort %q: %w", s.cfg.Effort, err)})
 		} else if opts != nil {
+			prev := ready.ConfigOptions
 			ready.ConfigOptions = opts
+			readyOptionsSet(ready, prev)
 		}
 	}
 	s.enforceAtAttach(ctx, conn, ready)

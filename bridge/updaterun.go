@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"slices"
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
@@ -114,6 +115,12 @@ func (s *Session) emitDeltas(ds []acpclient.TextDelta, now time.Time) {
 	}
 	if s.turn != nil {
 		s.turn.watchdog.kick(now)
+	}
+	if ds = withoutEmpty(ds); len(ds) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	if s.turn != nil {
 		for i := range ds {
 			if isOutput(deltaKind(ds[i].Kind)) {
 				s.turn.emitted = true
@@ -127,4 +134,20 @@ func (s *Session) emitDeltas(ds []acpclient.TextDelta, now time.Time) {
 		tmpl.Turn = s.curTurn.Load()
 	}
 	s.b.host.events.queue.pushDeltas(&tmpl, ds)
+}
+
+// withoutEmpty returns ds without its empty deltas, which say nothing (see
+// emitChunk): ds itself when it has none, the common case.
+func withoutEmpty(ds []acpclient.TextDelta) []acpclient.TextDelta {
+	i := slices.IndexFunc(ds, func(d acpclient.TextDelta) bool { return d.Text == "" })
+	if i < 0 {
+		return ds
+	}
+	out := slices.Clone(ds[:i])
+	for _, d := range ds[i+1:] {
+		if d.Text != "" {
+			out = append(out, d)
+		}
+	}
+	return out
 }

@@ -190,6 +190,14 @@ func (s *Session) emitChunk(ev *Event, kind Kind, c *acpclient.ContentChunk, now
 		ev.Kind = KindExt // images and resources in a message: pass them on whole
 		ev.Raw, _ = json.Marshal(c)
 	} else {
+		if c.Content.Text == "" {
+			// An empty chunk (claude sends one before its reply) says
+			// nothing: no event, but a sign of life. Its message id is on
+			// the chunks with text too, and no text event carries a
+			// chunk's _meta.
+			s.activity()
+			return
+		}
 		ev.Kind, ev.Text = kind, c.Content.Text
 		if c.MessageID != nil {
 			ev.MessageID = *c.MessageID

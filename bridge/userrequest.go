@@ -9,8 +9,9 @@ import (
 
 // ErrAlreadyAnswered is returned by the answer methods of PermissionRequest,
 // ElicitationRequest and AuthRequest when the request was answered before:
-// by the app, by a cancelled turn, by Bridge.Close, or by the agent giving
-// up on it.
+// by the app, by a cancelled turn, by Bridge.Close, by the agent giving up
+// on it, or (a permission request) by the session's policy or authority
+// when they changed; the error then names the rule.
 var ErrAlreadyAnswered = errors.New("bridge: request already answered")
 
 // Causes of abandoned requests, besides ErrClosed. Each names the rule of

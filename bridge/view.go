@@ -195,6 +195,10 @@ func (v *SessionView) applyState(ev *Event) {
 		}
 	case KindConfig:
 		v.ConfigOptions = ev.ConfigOptions
+	case KindModel:
+		if ev.Models != nil {
+			v.Models = ev.Models
+		}
 	case KindAuthority:
 		v.Authority = ev.Authority
 	case KindUsage:

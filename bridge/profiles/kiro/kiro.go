@@ -273,7 +273,8 @@ func (ks *session) failureNotice(now time.Time, message string) string {
 
 // compact runs kiro-cli's /compact command, then waits up to
 // CompactMetadataWait for the metadata that measures the compacted
-// context, so the meter shows real numbers.
+// context, so the meter shows real numbers. The agent's death ends either
+// wait at once with its exit error.
 func (k *kiro) compact(ctx context.Context, conn *acpclient.Conn, sessionID string) (string, error) {
 	k.mu.Lock()
 	ks := k.session(sessionID)
@@ -288,20 +289,25 @@ func (k *kiro) compact(ctx context.Context, conn *acpclient.Conn, sessionID stri
 		return "", fmt.Errorf("kiro: /compact: cancelled")
 	}
 	clock := k.clock()
-	waitUntil := func(ch <-chan struct{}) bool {
+	// waitUntil waits for ch within the grace; the agent's death ends the
+	// wait at once with its exit error (seed 001: process death
+	// propagates), since nothing it would have sent can come any more.
+	waitUntil := func(ch <-chan struct{}, what string) (bool, error) {
 		timeout := make(chan struct{})
 		t := clock.AfterFunc(CompactMetadataWait, func() { close(timeout) })
 		defer t.Stop()
 		select {
 		case <-ch:
-			return true
+			return true, nil
+		case <-conn.Done():
+			return false, fmt.Errorf("kiro: /compact: the agent ended while the host waited for %s: %w", what, conn.Err())
 		case <-timeout:
 		case <-ctx.Done():
 		}
-		return false
+		return false, nil
 	}
-	if !waitUntil(done) {
-		return "", nil // no status came: the meter corrects itself on the next turn
+	if ok, err := waitUntil(done, "the compaction status"); !ok {
+		return "", err // no status came: the meter corrects itself on the next turn
 	}
 	k.mu.Lock()
 	if !ks.compacted {
@@ -311,13 +317,13 @@ func (k *kiro) compact(ctx context.Context, conn *acpclient.Conn, sessionID stri
 	measured := make(chan struct{})
 	ks.awaitMeasure = measured
 	k.mu.Unlock()
-	waitUntil(measured)
+	_, err = waitUntil(measured, "the measurement of the compacted context")
 	k.mu.Lock()
 	if ks.awaitMeasure == measured {
 		ks.awaitMeasure = nil
 	}
 	k.mu.Unlock()
-	return "", nil
+	return "", err
 }
 
 // setEffort changes the effort of a kiro-cli session: it refuses levels

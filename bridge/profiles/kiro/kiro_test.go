@@ -208,6 +208,47 @@ func TestKiroManualCompactWaitsForTheMeasurement(t *testing.T) {
 	}
 }
 
+// Seed 001: the compaction wait lets the process's death propagate. An
+// agent that dies after "completed" ends the wait at once, with its exit
+// error; the clock never moves, so only the death can end it.
+func TestKiroCompactWaitEndsWhenTheAgentDies(t *testing.T) {
+	h, _ := bridgetest.NewHost(t, nil)
+	clock := bridgetest.FakeClock{Clock: fakeclock.New()}
+	code := 3
+	for _, stage := range []struct {
+		name  string
+		steps []acptest.Step
+		after []acptest.Step
+	}{
+		{"before the status", []acptest.Step{kiroCompaction(`"started"`)}, nil},
+		{"before the measurement", []acptest.Step{kiroCompaction(`"started"`), kiroCompaction(`{"type":"completed"}`)}, nil},
+	} {
+		t.Run(stage.name, func(t *testing.T) {
+			script := acptest.Script{
+				NewSession: acptest.NewSessionScript{SessionIDs: []string{"k1"}},
+				Prompts: []acptest.Turn{{Match: "/compact", Steps: stage.steps,
+					After: []acptest.Step{{Stderr: "kiro: out of memory"}, {Exit: &code}}}},
+			}
+			b, _ := startKiro(t, h, script, bridge.LaunchOptions{Clock: clock}, bridge.Config{ID: "kiro-" + strings.ReplaceAll(stage.name, " ", "-")})
+			s, err := b.OpenSession(bridgetest.Context(t), bridge.SessionConfig{Cwd: "/w", Model: "claude-sonnet-4.5"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { _, err := s.Compact(bridgetest.Context(t)); done <- err }()
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("Compact still waits 10 s after the agent died")
+			}
+			var exit *acpclient.ExitError
+			if !errors.As(err, &exit) || !strings.Contains(err.Error(), "out of memory") {
+				t.Fatalf("Compact returned %v, want the agent's exit error with its stderr", err)
+			}
+		})
+	}
+}
+
 func TestKiroCompactionFailureNotices(t *testing.T) {
 	clock := bridgetest.FakeClock{Clock: fakeclock.New()}
 	p := Profile.NewProvider(bridge.NewLaunch(Profile, bridge.LaunchOptions{Clock: clock}))

@@ -1,0 +1,76 @@
+package bridge
+
+import (
+	"fmt"
+
+	"github.com/acphost/acphost/acpclient"
+)
+
+// The app's current policy stays authoritative over the permission
+// requests already waiting for it: when the policy or the session's
+// authority changes, each pending request is settled again under the new
+// rules (regovernPending), and an answer the app gives afterwards to one
+// the rules now decide is refused without sending anything (governs).
+
+// ruling is how the session's rules answer pr by themselves now, and the
+// rule's name, or nil when the app decides: a blocked authority cancels
+// (the agent acts in a way the policy does not allow, so nothing may be
+// approved), else the policy decides as it does for a new request.
+func (s *Session) ruling(pr *PermissionRequest) (*acpclient.RequestPermissionResponse, string) {
+	s.mu.Lock()
+	p := s.policy
+	var blocked string
+	if st := s.auth.state; st != nil && st.Blocked {
+		blocked = st.Reason
+	}
+	s.mu.Unlock()
+	if blocked != "" {
+		return acpclient.PermissionCancelled(), "the session's authority is blocked: " + blocked
+	}
+	resp := p.permissionDecision().automaticAnswer(pr.Options)
+	if resp == nil {
+		return nil, ""
+	}
+	return resp, policyRule(p, resp)
+}
+
+// regovernPending settles again, under the session's current policy and
+// authority, every permission request waiting for the app: those the rules
+// now answer by themselves are answered so (a decision event by "policy"
+// naming the rule); those the app still decides keep waiting. SetPolicy and
+// every change of the authority state call it.
+func (s *Session) regovernPending() {
+	for _, w := range s.pending.all() {
+		if pr, ok := w.(*PermissionRequest); ok {
+			if resp, rule := s.ruling(pr); resp != nil {
+				pr.settleByRule(resp, rule)
+			}
+		}
+	}
+}
+
+// governs returns the error for an answer of the app to pr while the
+// session's rules answer it by themselves, after settling it by them; nil
+// when the app decides.
+func (pr *PermissionRequest) governs() error {
+	if pr.ruling == nil {
+		return nil
+	}
+	resp, rule := pr.ruling(pr)
+	if resp == nil {
+		return nil
+	}
+	pr.settleByRule(resp, rule) // normally done already, when the rules changed
+	return fmt.Errorf("%w: the session's rules decide it now (%s); the app's answer was not sent", ErrAlreadyAnswered, rule)
+}
+
+// settleByRule answers pr with resp, the rules' own answer, unless it was
+// answered before.
+func (pr *PermissionRequest) settleByRule(resp *acpclient.RequestPermissionResponse, rule string) {
+	d := Decision{By: byPolicy, Rule: rule}
+	if resp.Outcome.OptionID != "" {
+		pr.selectOption(resp.Outcome.OptionID, outcomeAllowed, d)
+	} else {
+		pr.cancel(d)
+	}
+}
