@@ -79,6 +79,10 @@ type CommandTransport struct {
 	Redactor *Redactor
 	// Logger, if set, receives each stderr line at debug level (redacted).
 	Logger *slog.Logger
+
+	// noReaper runs Start's command without its reaper, as where there is
+	// none (tests and benchmarks compare the two).
+	noReaper bool
 }
 
 // Defaults of CommandTransport.
