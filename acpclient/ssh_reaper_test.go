@@ -1,12 +1,15 @@
 package acpclient
 
 import (
+	"context"
 	"io"
 	"runtime"
 	"strings"
 	"testing"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/acphost/acphost/internal/sshtest"
 )
 
 // TestSSHStartEndsOrphanedDaemons: on an SSH host with python3, a daemon a
@@ -55,4 +58,31 @@ func TestSSHStartWithoutReaperSaysSo(t *testing.T) {
 			t.Errorf("Uncontained() = %q, want that the host has no python3", why)
 		}
 	})
+}
+
+// BenchmarkSSHStartRelease measures a remote terminal command from Start to
+// its release (output read to the end, Close), for true, on the in-process
+// SSH server: under the remote reaper (python3) and without it (the
+// wrapper's recorder instead). The ratio of the two lines is the reaper's
+// cost per command.
+func BenchmarkSSHStartRelease(b *testing.B) {
+	client := sshtest.Start(b, nil).Dial(b)
+	for _, mode := range []struct {
+		name     string
+		noReaper bool
+	}{{"reaper", false}, {"plain", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				c, err := (&SSHTransport{Client: client, Path: "true", noReaper: mode.noReaper}).Start(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.Copy(io.Discard, c); err != nil {
+					b.Fatal(err)
+				}
+				c.Close()
+			}
+		})
+	}
 }
