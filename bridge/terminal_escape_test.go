@@ -249,26 +249,35 @@ func orphanScript(marker, then string) string {
 // TestTerminalEndsOrphanedDaemon: a daemon whose parent exited at once, so
 // that nothing links it to the command any more, is gone after
 // terminal/release, whether the command had already exited or was still
-// running, locally and on SSH hosts (python3 there); the exit event says
-// nothing is uncontained.
+// running, and after terminal/kill, locally and on SSH hosts (python3
+// there); the exit event says nothing is uncontained.
 func TestTerminalEndsOrphanedDaemon(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("checks the process table through /proc")
 	}
 	eachRunner(t, func(t *testing.T, r termRunner) {
-		for _, then := range []string{"exit 0", "exec sleep 303"} {
+		for _, tc := range []struct {
+			then string
+			end  []acptest.Step
+		}{
+			{"exit 0", []acptest.Step{onTerminal("terminal/release", "term-1")}},
+			{"exec sleep 303", []acptest.Step{onTerminal("terminal/release", "term-1")}},
+			{"exec sleep 303", []acptest.Step{onTerminal("terminal/kill", "term-1"), onTerminal("terminal/wait_for_exit", "term-1")}},
+		} {
+			then := tc.then
 			marker := sleepMarker()
 			script := acptest.Script{Prompts: []acptest.Turn{
 				{Match: "start", Steps: []acptest.Step{shell(orphanScript(marker, then)), onTerminal("terminal/output", "term-1")}},
-				{Match: "end", Steps: []acptest.Step{onTerminal("terminal/release", "term-1")}},
+				{Match: "end", Steps: tc.end},
 			}}
 			f := newTermFixture(t, script, Policy{Mode: ModeBuild}, r.opts(t))
 			f.prompt(t, "start")
 			daemon := fakebin.PidsFrom(t, filepath.Join(f.dir, "daemon"))[0]
 			t.Cleanup(func() { syscall.Kill(daemon, syscall.SIGKILL) })
 			f.prompt(t, "end")
-			waitAllGone(t, []int{daemon}, "release of a command that "+then)
-			waitMarkedGone(t, marker, "release of a command that "+then)
+			why := tc.end[0].Request.Method + " of a command that " + then
+			waitAllGone(t, []int{daemon}, why)
+			waitMarkedGone(t, marker, why)
 			exit := f.rec.waitFor("exit event", func(ev Event) bool { return ev.Kind == KindTerminal && ev.Terminal.Exit != nil })
 			if exit.Terminal.Uncontained != "" {
 				t.Errorf("%s: exit event says uncontained: %q", then, exit.Terminal.Uncontained)
