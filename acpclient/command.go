@@ -81,8 +81,10 @@ type CommandTransport struct {
 	Logger *slog.Logger
 
 	// noReaper runs Start's command without its reaper, as where there is
-	// none (tests and benchmarks compare the two).
-	noReaper bool
+	// none (tests and benchmarks compare the two); reaperPath replaces
+	// /proc/self/exe as the reaper's program (tests).
+	noReaper   bool
+	reaperPath string
 }
 
 // Defaults of CommandTransport.

@@ -29,11 +29,11 @@ type reaperLink struct {
 }
 
 // underReaper makes cmd, a command not yet started, run under a reaper: cmd
-// then starts the helper, which starts the program with the same
-// arguments, directory and environment, in a process group of its own. The
-// helper gets a process group of its own too, and SIGTERM as its
-// parent-death signal: it is its cue to end the tree.
-func underReaper(cmd *exec.Cmd) (*reaperLink, error) {
+// then starts the helper (path, or this program when ""), which starts the
+// program with the same arguments, directory and environment, in a process
+// group of its own. The helper gets a process group of its own too, and
+// SIGTERM as its parent-death signal: it is its cue to end the tree.
+func underReaper(cmd *exec.Cmd, path string) (*reaperLink, error) {
 	if mode := buildMode(); mode == "c-shared" || mode == "c-archive" {
 		// /proc/self/exe is then another program, which would not know
 		// it is asked to be the reaper.
@@ -50,6 +50,9 @@ func underReaper(cmd *exec.Cmd) (*reaperLink, error) {
 	cmd.Env = append(slices.Clip(env), reaper.Env+"="+reaper.Value)
 	cmd.Args = append([]string{reaper.Arg0, cmd.Path}, cmd.Args[1:]...)
 	cmd.Path = "/proc/self/exe" // this program, even if its file was replaced since
+	if path != "" {
+		cmd.Path = path
+	}
 	cmd.ExtraFiles = []*os.File{w}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	return &reaperLink{status: bufio.NewReader(r), file: r}, nil

@@ -95,3 +95,22 @@ func readPid(t *testing.T, r io.Reader) int {
 	}
 	return pid
 }
+
+// TestStartFallsBackWithoutReaper: where this program cannot be run again
+// as the reaper, the command still runs, without one, and says so.
+func TestStartFallsBackWithoutReaper(t *testing.T) {
+	tr := Command("/bin/sh", "-c", "echo ran")
+	tr.reaperPath = "/nonexistent/acphost-reaper" // as a mount without exec would refuse it
+	c, err := tr.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	out, _ := io.ReadAll(c)
+	if string(out) != "ran\n" {
+		t.Errorf("output %q, want ran", out)
+	}
+	if why := c.Uncontained(); !strings.Contains(why, "could not be started") {
+		t.Errorf("Uncontained() = %q, want that the reaper could not be started", why)
+	}
+}

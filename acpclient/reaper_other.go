@@ -15,7 +15,7 @@ type reaperLink struct {
 }
 
 // underReaper declines: there is no child subreaper on this platform.
-func underReaper(*exec.Cmd) (*reaperLink, error) {
+func underReaper(*exec.Cmd, string) (*reaperLink, error) {
 	return nil, errors.New("no child subreaper on " + runtime.GOOS)
 }
 

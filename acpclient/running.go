@@ -46,7 +46,7 @@ func (t *CommandTransport) Start(ctx context.Context) (*RunningCommand, error) {
 	uncontained := ""
 	if t.noReaper {
 		uncontained = noReaperReason(errors.New("turned off"))
-	} else if link, err = underReaper(cmd); err != nil {
+	} else if link, err = underReaper(cmd, t.reaperPath); err != nil {
 		uncontained = noReaperReason(err)
 	}
 	outR, outW, err := t.outputPipe()
@@ -59,6 +59,20 @@ func (t *CommandTransport) Start(ctx context.Context) (*RunningCommand, error) {
 	cmd.Stdout, cmd.Stderr = outW, outW
 	reaped, err := startProcess(cmd)
 	outW.Close()
+	if link != nil && err != nil {
+		// This program could not be run again as the reaper (a mount
+		// without exec, a sandbox): the command runs without one.
+		closeAll(cmd.ExtraFiles...)
+		link.close()
+		outR.Close()
+		plain := *t
+		plain.noReaper = true
+		c, perr := plain.Start(ctx)
+		if c != nil {
+			c.uncontained = noReaperReason(err)
+		}
+		return c, perr
+	}
 	if link != nil {
 		closeAll(cmd.ExtraFiles...) // the helper's end of its status pipe
 		if err == nil {
