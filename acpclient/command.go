@@ -79,6 +79,12 @@ type CommandTransport struct {
 	Redactor *Redactor
 	// Logger, if set, receives each stderr line at debug level (redacted).
 	Logger *slog.Logger
+
+	// noReaper runs Start's command without its reaper, as where there is
+	// none (tests and benchmarks compare the two); reaperPath replaces
+	// /proc/self/exe as the reaper's program (tests).
+	noReaper   bool
+	reaperPath string
 }
 
 // Defaults of CommandTransport.

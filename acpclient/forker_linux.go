@@ -9,9 +9,10 @@ import (
 	"syscall"
 )
 
-// startProcess starts cmd with a parent-death signal, from the forker's
-// thread, and returns the function to call once the process has been
-// reaped.
+// startProcess starts cmd with a parent-death signal (SIGKILL unless cmd
+// sets another: a reaper's is SIGTERM, its cue to end its tree), from the
+// forker's thread, and returns the function to call once the process has
+// been reaped.
 //
 // SIGKILL, not SIGTERM: the signal matters only when this process is gone,
 // and then nobody is left to escalate; an agent that ignores SIGTERM (the
@@ -21,7 +22,9 @@ func startProcess(cmd *exec.Cmd) (reaped func(), err error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	if cmd.SysProcAttr.Pdeathsig == 0 {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
 	return processForker.start(cmd)
 }
 

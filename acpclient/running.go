@@ -14,20 +14,23 @@ import (
 // Start runs the program as a long-running command whose output is read
 // while it runs, such as a terminal an agent asked for. Stdout and stderr
 // are one pipe (one pseudo-terminal with PTY), so Read returns them in the
-// order the command wrote them; stdin is empty. The command gets the
-// guarantees an agent gets (a program that cannot be found is an error
-// wrapping ErrProgramNotFound): its own process group, on Linux a parent-death
-// signal, on Unix a sentinel that kills the group if this process dies
-// (unless NoSentinel).
+// order the command wrote them; stdin is empty. The command gets its own
+// process group, on Linux a parent-death signal, and ends with this process
+// (a program that cannot be found is an error wrapping ErrProgramNotFound).
 //
 // When the command exits, whatever it left in its group is killed
 // (SIGKILL), as for Output: a command's end is the end of its tree. On
-// Linux that tree includes the descendants that left the group (setsid, a
-// daemon), recorded as for an agent (see DescendantScan) and killed when
-// the command is killed or exits. Path is resolved as for Connect; Dir,
-// Env, NoSentinel, ExitDrain, DescendantScan and PTY apply, the other
-// fields do not. ctx bounds nothing once the command runs: Kill
-// and Close end it.
+// Linux the command runs under a reaper of its own (see the package doc),
+// so that tree is every process the command started, also those that left
+// its group and session (setsid, a daemon) and whose parents are gone, and
+// it is ended when the command exits, is killed or closed, or this process
+// dies. Elsewhere, or where the reaper cannot be started, Uncontained says
+// why not all of them can be accounted for: the sentinel guards the group
+// and, on Linux, descendants are recorded as an agent's are (see
+// DescendantScan). Path is resolved as for Connect; Dir, Env, ExitDrain and
+// PTY apply, NoSentinel and DescendantScan only without a reaper, the other
+// fields do not. ctx bounds nothing once the command
+// runs: Kill and Close end it.
 func (t *CommandTransport) Start(ctx context.Context) (*RunningCommand, error) {
 	path, err := t.resolveAs(ErrProgramNotFound)
 	if err != nil {
@@ -39,21 +42,61 @@ func (t *CommandTransport) Start(ctx context.Context) (*RunningCommand, error) {
 	cmd := exec.Command(path, t.Args...)
 	cmd.Dir, cmd.Env = t.Dir, t.Env
 	setProcessGroup(cmd)
+	var link *reaperLink
+	uncontained := ""
+	if t.noReaper {
+		uncontained = noReaperReason(errors.New("turned off"))
+	} else if link, err = underReaper(cmd, t.reaperPath); err != nil {
+		uncontained = noReaperReason(err)
+	}
 	outR, outW, err := t.outputPipe()
 	if err != nil {
+		if link != nil {
+			link.close()
+		}
 		return nil, fmt.Errorf("acpclient: starting %s: %w", path, err)
 	}
 	cmd.Stdout, cmd.Stderr = outW, outW
 	reaped, err := startProcess(cmd)
 	outW.Close()
+	if link != nil && err != nil {
+		// This program could not be run again as the reaper (a mount
+		// without exec, a sandbox): the command runs without one.
+		closeAll(cmd.ExtraFiles...)
+		link.close()
+		outR.Close()
+		plain := *t
+		plain.noReaper = true
+		c, perr := plain.Start(ctx)
+		if c != nil {
+			c.uncontained = noReaperReason(err)
+		}
+		return c, perr
+	}
+	if link != nil {
+		closeAll(cmd.ExtraFiles...) // the helper's end of its status pipe
+		if err == nil {
+			if err = link.started(); err != nil {
+				_ = cmd.Wait()
+				reaped()
+			}
+		}
+		if err != nil {
+			link.close()
+		}
+	}
 	if err != nil {
 		outR.Close()
 		return nil, fmt.Errorf("acpclient: starting %s: %w", path, err)
 	}
-	c := &RunningCommand{cmd: cmd, reaped: reaped, out: outR, pty: t.PTY,
-		drain: orDefault(t.ExitDrain, DefaultExitDrain), exited: make(chan struct{})}
-	c.guard = t.startSentinel(cmd.Process.Pid)
-	c.tree = newDescendants(cmd.Process.Pid, scanInterval(t.DescendantScan), c.exited)
+	c := &RunningCommand{cmd: cmd, pid: cmd.Process.Pid, reaped: reaped, out: outR, pty: t.PTY,
+		drain: orDefault(t.ExitDrain, DefaultExitDrain), exited: make(chan struct{}), uncontained: uncontained}
+	if link != nil {
+		c.link, c.pid, c.uncontained = link, link.pid, link.reason
+	} else {
+		c.guard = t.startSentinel(cmd.Process.Pid)
+		c.tree = newDescendants(cmd.Process.Pid, scanInterval(t.DescendantScan), c.exited)
+	}
 	go c.reap()
 	return c, nil
 }
@@ -62,13 +105,18 @@ func (t *CommandTransport) Start(ctx context.Context) (*RunningCommand, error) {
 // reads its output; Wait, Kill and Close may be called from any goroutine,
 // also while another reads.
 type RunningCommand struct {
-	cmd    *exec.Cmd
+	cmd    *exec.Cmd // the command, or its reaper
+	pid    int       // the command's
+	link   *reaperLink
 	reaped func()
-	guard  *sentinel // nil without one
-	tree   *descendants
-	out    *os.File
-	pty    bool // out is a pseudo-terminal's master
-	drain  time.Duration
+	// uncontained says why the command's processes cannot all be
+	// accounted for; "" when its reaper holds them.
+	uncontained string
+	guard       *sentinel // nil without one
+	tree        *descendants
+	out         *os.File
+	pty         bool // out is a pseudo-terminal's master
+	drain       time.Duration
 	// leftover counts the bytes read after the exit drain; only Read uses it.
 	leftover int
 
@@ -79,8 +127,14 @@ type RunningCommand struct {
 	closed sync.Once
 }
 
-// Pid returns the process id (also its process group id).
-func (c *RunningCommand) Pid() int { return c.cmd.Process.Pid }
+// Pid returns the command's process id (also its process group id).
+func (c *RunningCommand) Pid() int { return c.pid }
+
+// Uncontained says why the command's processes cannot all be accounted
+// for, so that some it started may outlive it (no child subreaper on this
+// platform, or none could be started); "" when they can: on Linux every
+// process the command starts is ended with it (see the package doc).
+func (c *RunningCommand) Uncontained() string { return c.uncontained }
 
 // Read reads the command's combined stdout and stderr. It returns io.EOF
 // once every writer of the pipe is gone, or ExitDrain after the command's
@@ -107,17 +161,22 @@ func (c *RunningCommand) Wait() *TerminalExitStatus {
 	return c.status
 }
 
-// Kill sends SIGKILL to the command's process group, so its children die
-// with it; it does not wait. Descendants that left the group are ended
-// once the command has been reaped. Once it has been reaped Kill does
-// nothing (its group and descendants were ended then).
+// Kill ends the command and its tree: under a reaper, it tells the reaper
+// to kill the command and every process it started; without one, it sends
+// SIGKILL to the command's process group, and descendants recorded outside
+// it are ended once the command has been reaped. It does not wait. Once
+// the command has been reaped Kill does nothing (its tree was ended then).
 func (c *RunningCommand) Kill() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.done {
+	if !c.done && c.link != nil {
+		// The reaper, unreaped so its pid is ours, kills the command and
+		// then its whole tree.
+		c.link.kill(c.cmd)
+	} else if !c.done {
 		// Record the tree while the command still links it: once it is
 		// killed, its children are re-parented and no longer found.
-		c.tree.sample()
+		c.tree.sample()        // not nil: no reaper
 		killGroup(c.cmd, true) // unreaped leader: the group id is still ours
 	}
 	return nil
@@ -144,10 +203,18 @@ func (c *RunningCommand) reap() {
 	if c.guard != nil {
 		killGroup(c.cmd, true)
 	}
+	// Under a reaper its tree is gone already: it reports only then.
 	c.mu.Unlock()
-	c.tree.end()
+	if c.tree != nil { // nil under a reaper, which holds the tree
+		c.tree.end()
+	}
 	c.guard.stop()
 	c.status = exitStatusOf(c.cmd.ProcessState)
+	if c.link != nil {
+		if st := c.link.finish(); st != nil {
+			c.status = st
+		}
+	}
 	_ = c.out.SetReadDeadline(time.Now().Add(c.drain))
 	close(c.exited)
 }

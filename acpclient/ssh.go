@@ -23,21 +23,34 @@ import (
 // because Close closed it or because the SSH connection dropped, the agent
 // gets StopTimeout to exit, then SIGTERM to its process group, then SIGKILL
 // after KillTimeout. So nothing in the agent's session is left running on
-// the host even when this side vanishes. A stated limit: a descendant of
-// an agent that starts a session of its own there (setsid, a daemon)
-// leaves the agent's session and survives it. For terminal commands
-// (Start) on a host with /proc the wrapper records such descendants, as a
-// local command's are recorded: it walks the parent links from the
-// command every second (with ps -A, or by reading /proc in sh), and again
-// when the command is killed, and ends those it recorded (stopped first,
-// then killed, each only while /proc shows the start time it recorded;
-// without pidfds in sh a pid reused in the instant between that check and
-// the signal is the remaining hazard). What escapes between two samples
-// (a double fork, or anything started just before the command exits on its
-// own) is not found, and hosts without /proc record nothing; the exit
-// status is reported regardless and the output is cut remoteExitDrain
-// after it, so nothing waits on such a process. Arguments are
-// single-quoted for the remote shell: nothing in them is interpreted.
+// the host even when this side vanishes. A stated limit for agents: a
+// descendant of an agent that starts a session of its own there (setsid, a
+// daemon) leaves the agent's session and survives it.
+//
+// Terminal commands (Start) on a host with python3 run under a remote
+// reaper, a short Python program (ssh_reaper.py, passed in the command
+// line, nothing installed) that makes itself a child subreaper (prctl
+// through ctypes), as the local reaper does (see the package doc): every
+// orphan in the command's tree is re-parented to it, and when the command
+// exits, is killed or the connection is lost (the wrapper sends it SIGTERM)
+// it kills its children round after round until none is left. So a daemon
+// the command started and whose parent exited at once is ended too. Its
+// cost is starting python3 once per command (about 20 to 40 ms of the
+// host's CPU). Where Python cannot make a subreaper (a host that is not
+// Linux) the command runs without it, and RemoteCommand.Uncontained says
+// so. On a host without python3 the wrapper falls back to recording such
+// descendants, and Uncontained says so too: where /proc is, it
+// walks the parent links from the command every second (with ps -A, or by
+// reading /proc in sh), and again when the command is killed, and ends
+// those it recorded (stopped first, then killed, each only while /proc
+// shows the start time it recorded; without pidfds in sh a pid reused in
+// the instant between that check and the signal is the remaining hazard).
+// What escapes between two samples (a double fork, or anything started
+// just before the command exits on its own) is not found, and hosts without
+// /proc record nothing; the exit status is reported regardless and the
+// output is cut remoteExitDrain after it, so nothing waits on such a
+// process. Arguments are single-quoted for the remote shell: nothing in
+// them is interpreted.
 type SSHTransport struct {
 	// Client is the SSH connection; it is shared, not closed, by the transport.
 	Client *ssh.Client
@@ -74,6 +87,10 @@ type SSHTransport struct {
 	Redactor *Redactor
 	// Logger, if set, receives each stderr line at debug level (redacted).
 	Logger *slog.Logger
+
+	// noReaper runs Start's command without the remote reaper, as on a
+	// host without python3 (for tests).
+	noReaper bool
 }
 
 // shellQuote quotes s as one word for a POSIX shell.
@@ -118,18 +135,19 @@ func shellQuote(s string) string {
 const remoteWrapper = `trap "" PIPE HUP
 if [ -n "$ACPHOST_ENV" ]; then nl="
 "; while IFS= read -r l && [ -n "$l" ]; do eval "export $l"; done; unset ACPHOST_ENV nl l; fi
-_ahs=$ACPHOST_STOP _ahk=$ACPHOST_KILL _aht=$ACPHOST_TERMINAL; unset ACPHOST_STOP ACPHOST_KILL ACPHOST_TERMINAL
+_ahs=$ACPHOST_STOP _ahk=$ACPHOST_KILL _aht=$ACPHOST_TERMINAL _ahp=$ACPHOST_REAPER; unset ACPHOST_STOP ACPHOST_KILL ACPHOST_TERMINAL ACPHOST_REAPER
 _ahe=2; [ -n "$_aht" ] && _ahe=1
-stop=
+_ah4=- _ahw=$_ahk; if [ -n "$_aht" ]; then _ahy=/usr/bin/python3; [ -x $_ahy ] || _ahy=$(command -v python3 2>/dev/null); if [ -n "$_ahp" ] && [ -n "$_ahy" ]; then set -- "$_ahy" -I -S -c "$_ahp" "${LC_CTYPE+1}" "${LC_CTYPE-}" "$@"; _ah4=2 _ahw=1; else _ahp=; echo "acphost: uncontained: no python3 on the host: descendants that leave the command session are recorded once a second where /proc is, and one orphaned between two records survives" >&2; fi; fi
+stop= _ahx=
 trap "stop=1" USR1
-W="( ( while kill -0 \$1 2>/dev/null; do sleep 1; done; kill -TERM 0; sleep $_ahk; kill -KILL 0 ) & ) >/dev/null 2>&1 </dev/null; shift; exec \"\$@\""
+W="( ( while kill -0 \$1 2>/dev/null; do sleep 1; done; kill -TERM 0; sleep $_ahw; kill -KILL 0 ) & ) >/dev/null 2>&1 </dev/null 4>&-; shift; exec \"\$@\""
 S=; command -v setsid >/dev/null 2>&1 && S="setsid sh -c"
 _ahd=; _ahi=/dev/null
 if [ -z "$_aht" ]; then _ahd=$(mktemp -d 2>/dev/null) || _ahd=/tmp/acphost-$$; mkdir -p "$_ahd" && mkfifo "$_ahd/in" || exit 126; _ahi="$_ahd/in"; fi
 exec 3<&0
 ( z=; trap "kill \$c \$z 2>/dev/null; exit 0" TERM; cat <&3 >"$_ahi" & c=$!; wait $c; c=; while kill -USR1 $$; do sleep 1 & z=$!; wait $z; z=; read -r l </proc/self/stat 2>/dev/null && { set -- ${l##*\)}; [ "$2" = $$ ] || break; }; done ) >/dev/null 2>&1 &
 r=$!
-if [ -n "$S" ]; then $S "$W" acphost-watch $$ "$@" <"$_ahi" 3<&- 2>&$_ahe & else "$@" <"$_ahi" 3<&- 2>&$_ahe & fi
+if [ -n "$S" ]; then $S "$W" acphost-watch $$ "$@" <"$_ahi" 3<&- 4>&$_ah4 2>&$_ahe & else "$@" <"$_ahi" 3<&- 4>&$_ah4 2>&$_ahe & fi
 a=$!
 exec 3<&-
 sig() { kill -$1 -$a 2>/dev/null || kill -$1 $a 2>/dev/null; }
@@ -145,19 +163,20 @@ R() { f=; trap "f=1" TERM; p=" "; rs=; ps_ $a && rs=$_s; P=; ps -A -o pid= >/dev
   while [ -z "$f" ] && kill -0 $w; do scan; [ -n "$f" ] && break; sleep 1 & z=$!; wait $z; kill $z; done
   k=" "; n=0; while [ $n -lt 8 ]; do scan; m=; for e in $p; do case $k in *" $e "*) continue;; esac; sg STOP $e; k="$k$e "; m=1; done; [ -n "$m" ] || break; n=$((n+1)); done
   ps_ $a && [ "$_s" = "$rs" ] && sig KILL; for e in $k; do sg KILL $e; done; }
-w=$$ d=; [ -n "$_aht" ] && [ -r /proc/$a/stat ] && { R >/dev/null 2>&1 </dev/null & d=$!; }
+w=$$ d=; [ -n "$_aht" ] && [ -z "$_ahp" ] && [ -r /proc/$a/stat ] && { R >/dev/null 2>&1 </dev/null & d=$!; }
 tree() { trap "" USR1; [ -n "$d" ] || return 0; kill -TERM $d 2>/dev/null; wait $d; d=; }
 graced() { i=0; while kill -0 $a 2>/dev/null && [ $i -lt $1 ]; do sleep 1; i=$((i+1)); done; }
 while :; do
   [ -n "$stop" ] || { wait $a; st=$?; }
   kill -0 $a 2>/dev/null || break
-  [ -n "$stop" ] && { trap "" USR1; graced $_ahs; [ $_ahk -gt 0 ] && { sig TERM; graced $_ahk; }; tree; sig KILL; wait $a; st=$?; }
+  [ -n "$stop" ] && { trap "" USR1; graced $_ahs; [ $_ahk -gt 0 ] && { sig TERM; graced $_ahk; }; [ -n "$_ahp" ] && { sig TERM; wait $a; _ahx=137; }; tree; sig KILL; wait $a; st=$?; }
 done
 wait $a 2>/dev/null; x=$?; [ $x -ne 127 ] && st=$x
 kill $r 2>/dev/null
 [ -n "$_ahd" ] && rm -rf "$_ahd"
 tree
 sig KILL
+[ -n "$_ahx" ] && st=$_ahx
 [ -n "$_aht" ] && [ $st -gt 128 ] && { trap - PIPE HUP USR1; kill -$((st-128)) $$; }
 exit $st`
 
@@ -192,6 +211,9 @@ func (t *SSHTransport) commandLine(terminal bool) (string, error) {
 	b.WriteString("ACPHOST_STOP=" + stop + " ACPHOST_KILL=" + kill)
 	if terminal {
 		b.WriteString(" ACPHOST_TERMINAL=1")
+		if !t.noReaper {
+			b.WriteString(" ACPHOST_REAPER=" + shellQuote(remoteReaper))
+		}
 	}
 	if len(t.Env) > 0 {
 		b.WriteString(" ACPHOST_ENV=1")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -38,9 +37,9 @@ func (t *SSHTransport) Start(ctx context.Context) (*RemoteCommand, error) {
 	if err != nil {
 		return nil, fmt.Errorf("acpclient: ssh: opening a session on %s: %w", client.RemoteAddr(), err)
 	}
-	c := &RemoteCommand{ch: ch, drain: remoteExitDrain, exited: make(chan struct{})}
+	c := &RemoteCommand{ch: ch, drain: remoteExitDrain, exited: make(chan struct{}), said: make(chan struct{})}
 	go c.watch(reqs)
-	go func() { _, _ = io.Copy(io.Discard, ch.Stderr()) }() // the wrapper's own words, never the command's
+	go readContainment(ch.Stderr(), &c.why, c.said) // the wrapper's own words, never the command's
 	ok, err := ch.SendRequest("exec", true, ssh.Marshal(struct{ Command string }{rc.line}))
 	if err == nil && !ok {
 		err = errors.New("the server refused the command")
@@ -76,6 +75,8 @@ type RemoteCommand struct {
 
 	exited    chan struct{}
 	status    *TerminalExitStatus
+	said      chan struct{} // closed once why is known
+	why       string        // see Uncontained
 	endOnce   sync.Once
 	hangOnce  sync.Once
 	killOnce  sync.Once
@@ -98,6 +99,17 @@ func (c *RemoteCommand) Exited() <-chan struct{} { return c.exited }
 func (c *RemoteCommand) Wait() *TerminalExitStatus {
 	<-c.exited
 	return c.status
+}
+
+// Uncontained says why the remote command's processes cannot all be
+// accounted for, so that some it started may outlive it: "" when the
+// remote reaper holds its tree (see SSHTransport), else why not (no
+// python3 on the host, no child subreaper there). It waits until the host
+// has said, which it does as the command starts, at the latest until the
+// command's session has ended.
+func (c *RemoteCommand) Uncontained() string {
+	<-c.said
+	return c.why
 }
 
 // Kill ends the session's stdin, on which the remote wrapper kills the

@@ -63,7 +63,7 @@ func TestSSHStartOutputAndStatus(t *testing.T) {
 		// The wrapper's settings do not reach the command; the agent's
 		// env cannot change them.
 		tr = &SSHTransport{Client: client, Env: []string{"_ahk=x", "_aht=", "ACPHOST_X=1"}}
-		c = startRemoteScript(t, tr, `env | grep -c '^ACPHOST_STOP=\|^ACPHOST_KILL=\|^ACPHOST_TERMINAL=\|^ACPHOST_ENV='; exit 3`)
+		c = startRemoteScript(t, tr, `env | grep -c '^ACPHOST_STOP=\|^ACPHOST_KILL=\|^ACPHOST_TERMINAL=\|^ACPHOST_ENV=\|^ACPHOST_REAPER='; exit 3`)
 		if out, _ := io.ReadAll(c); string(out) != "0\n" {
 			t.Errorf("wrapper settings in the command's environment: %q", out)
 		}

@@ -81,7 +81,8 @@ func TestSSHStartExitNotHeldByDeadRecorder(t *testing.T) {
 		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		c := startRemoteScript(t, &SSHTransport{Client: client, Dir: dir}, `echo ready; read x <`+fifo+`; exit 6`)
+		// The recorder runs only without the remote reaper.
+		c := startRemoteScript(t, &SSHTransport{Client: client, Dir: dir, noReaper: true}, `echo ready; read x <`+fifo+`; exit 6`)
 		buf := make([]byte, len("ready\n"))
 		if _, err := io.ReadFull(c, buf); err != nil {
 			t.Fatal(err)

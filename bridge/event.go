@@ -193,6 +193,13 @@ type TerminalOutput struct {
 	Reset bool `json:"reset,omitempty"`
 	// Exit is set on the event that reports the command's end.
 	Exit *acpclient.TerminalExitStatus `json:"exit,omitempty"`
+	// Uncontained, on the event that reports the end of a command the
+	// bridge ran, says why the command's processes cannot all be accounted
+	// for: some it started (a daemon that left its session) may outlive it,
+	// on a platform or host without the means to hold them (see
+	// LocalTerminals and SSHTerminals). Empty when every process it started
+	// was ended with it.
+	Uncontained string `json:"uncontained,omitempty"`
 }
 
 // Decision is how a request that waited on the user was settled.

@@ -237,3 +237,81 @@ func TestTerminalCreateErrorCodes(t *testing.T) {
 		})
 	})
 }
+
+// orphanScript starts a daemon that leaves the command's process group and
+// session and whose parent exits at once, writes its pid to daemon, says
+// "started" and then, with then, either exits or goes on running. The
+// daemon's command line carries marker.
+func orphanScript(marker, then string) string {
+	return `sh -c 'setsid sh -c "echo \$\$ > daemon; exec sleep ` + marker + `" >/dev/null 2>&1 </dev/null &'; while [ ! -s daemon ]; do sleep 0.01; done; echo started; ` + then
+}
+
+// TestTerminalEndsOrphanedDaemon: a daemon whose parent exited at once, so
+// that nothing links it to the command any more, is gone after
+// terminal/release, whether the command had already exited or was still
+// running, and after terminal/kill, locally and on SSH hosts (python3
+// there); the exit event says nothing is uncontained.
+func TestTerminalEndsOrphanedDaemon(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("checks the process table through /proc")
+	}
+	eachRunner(t, func(t *testing.T, r termRunner) {
+		for _, tc := range []struct {
+			then string
+			end  []acptest.Step
+		}{
+			{"exit 0", []acptest.Step{onTerminal("terminal/release", "term-1")}},
+			{"exec sleep 303", []acptest.Step{onTerminal("terminal/release", "term-1")}},
+			{"exec sleep 303", []acptest.Step{onTerminal("terminal/kill", "term-1"), onTerminal("terminal/wait_for_exit", "term-1")}},
+		} {
+			then := tc.then
+			marker := sleepMarker()
+			script := acptest.Script{Prompts: []acptest.Turn{
+				{Match: "start", Steps: []acptest.Step{shell(orphanScript(marker, then)), onTerminal("terminal/output", "term-1")}},
+				{Match: "end", Steps: tc.end},
+			}}
+			f := newTermFixture(t, script, Policy{Mode: ModeBuild}, r.opts(t))
+			f.prompt(t, "start")
+			daemon := fakebin.PidsFrom(t, filepath.Join(f.dir, "daemon"))[0]
+			t.Cleanup(func() { syscall.Kill(daemon, syscall.SIGKILL) })
+			f.prompt(t, "end")
+			why := tc.end[0].Request.Method + " of a command that " + then
+			waitAllGone(t, []int{daemon}, why)
+			waitMarkedGone(t, marker, why)
+			exit := f.rec.waitFor("exit event", func(ev Event) bool { return ev.Kind == KindTerminal && ev.Terminal.Exit != nil })
+			if exit.Terminal.Uncontained != "" {
+				t.Errorf("%s: exit event says uncontained: %q", then, exit.Terminal.Uncontained)
+			}
+		}
+	})
+}
+
+// TestTerminalExitSaysUncontained: when the runner's process says its
+// command's processes cannot all be accounted for, the terminal's exit
+// event says why.
+func TestTerminalExitSaysUncontained(t *testing.T) {
+	script := acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
+		shell("exit 0"), onTerminal("terminal/wait_for_exit", "term-1"),
+	}}}}
+	f := newTermFixture(t, script, Policy{Mode: ModeBuild}, &TerminalOptions{Runner: uncontainedRunner{}})
+	f.prompt(t, "go")
+	exit := f.rec.waitFor("exit event", func(ev Event) bool { return ev.Kind == KindTerminal && ev.Terminal.Exit != nil })
+	if exit.Terminal.Uncontained != "no subreaper here" {
+		t.Errorf("exit event's Uncontained = %q, want the runner's reason", exit.Terminal.Uncontained)
+	}
+}
+
+// uncontainedRunner runs commands locally, saying they are uncontained.
+type uncontainedRunner struct{ LocalTerminals }
+
+func (r uncontainedRunner) StartTerminal(ctx context.Context, cmd TerminalCommand) (TerminalProcess, error) {
+	p, err := r.LocalTerminals.StartTerminal(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	return uncontainedProcess{p}, nil
+}
+
+type uncontainedProcess struct{ TerminalProcess }
+
+func (uncontainedProcess) Uncontained() string { return "no subreaper here" }

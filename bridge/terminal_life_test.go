@@ -56,20 +56,20 @@ func procGroup(pgid int) []int {
 }
 
 // runningTree waits for the tree of treeScript started in dir and returns
-// its processes: the command, its child, the grandchild and the sentinel
-// (remotely: the wrapper's watcher).
+// its processes: the command, its child, the grandchild and the command's
+// parent (its reaper, locally and remotely).
 func runningTree(t *testing.T, dir string) []int {
 	t.Helper()
 	pids := fakebin.PidsFrom(t, filepath.Join(dir, "pids"))
 	grandchild := fakebin.PidsFrom(t, filepath.Join(dir, "grandchild"))[0]
 	group := procGroup(pids[0])
-	if len(group) < 4 {
-		t.Fatalf("group %d has %v, want the command, its child, grandchild %d and the sentinel", pids[0], group, grandchild)
+	if len(group) < 3 {
+		t.Fatalf("group %d has %v, want the command, its child and grandchild %d", pids[0], group, grandchild)
 	}
 	for _, pid := range append(pids, grandchild) {
 		t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 	}
-	return append(group, pids[1], grandchild)
+	return append(group, pids[1], grandchild, procParent(pids[0]))
 }
 
 // waitAllGone waits, bounded, until none of pids is running.
@@ -85,8 +85,7 @@ func waitAllGone(t *testing.T, pids []int, why string) {
 }
 
 // TestTerminalEndsOfLife: a command with a grandchild is gone, with its
-// whole process group (and locally its sentinel, remotely the wrapper's
-// watcher), after each end of its life: kill, release while it runs,
+// whole process group and its reaper, after each end of its life: kill, release while it runs,
 // closing its session, closing the bridge, the agent's death, and on an SSH
 // host the connection dropping (the host's death, for the terminal).
 func TestTerminalEndsOfLife(t *testing.T) {

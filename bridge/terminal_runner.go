@@ -43,7 +43,11 @@ type TerminalCommand struct {
 }
 
 // TerminalProcess is a running terminal command (*acpclient.RunningCommand
-// is one).
+// is one). One that also has a method Uncontained() string (as
+// *acpclient.RunningCommand and *acpclient.RemoteCommand do) says through
+// it, once the command has ended, why the command's processes cannot all
+// be accounted for ("" when they can); the terminal's exit event carries
+// it (TerminalOutput.Uncontained).
 type TerminalProcess interface {
 	// Read reads the command's stdout and stderr, combined in the order
 	// written; io.EOF once the command and its process group have ended.
@@ -59,11 +63,14 @@ type TerminalProcess interface {
 }
 
 // LocalTerminals runs terminal commands on this machine, each in its own
-// process group with the guarantees of an agent process (see
-// acpclient.CommandTransport.Start): a parent-death signal, a sentinel, the
-// whole group killed when it ends, and on Linux its descendants that left
-// the group (setsid) recorded and killed with it. A program that cannot be
-// found fails terminal/create with "program not found".
+// process group (see acpclient.CommandTransport.Start). On Linux each runs
+// under a reaper of its own, a child subreaper, so every process it
+// started, also a daemon that left its group and session and whose parent
+// exited at once, is ended when the command ends, is killed or released,
+// or this process dies. Elsewhere a sentinel ends the group with this
+// process, descendants that left the group survive, and the exit event
+// says so (TerminalOutput.Uncontained). A program that cannot be found
+// fails terminal/create with "program not found".
 //
 // The command's environment is a minimal base plus what the agent asks
 // for, so nothing else of the host's environment (tokens, keys) leaks into

@@ -38,9 +38,10 @@ type terminal struct {
 	unplaced bool  // an event went out before a tool call named the terminal
 	exitSent bool  // the exit event went out: the stream is over
 
-	status *acpclient.TerminalExitStatus
-	ended  chan struct{} // closed once the command ended and status is set
-	done   chan struct{} // closed once its goroutines have returned
+	status      *acpclient.TerminalExitStatus
+	uncontained string        // see TerminalOutput.Uncontained
+	ended       chan struct{} // closed once the command ended and status is set
+	done        chan struct{} // closed once its goroutines have returned
 }
 
 // add registers a started command and starts reading it. A command that
@@ -187,6 +188,9 @@ func (t *terminal) read(running *sync.WaitGroup) {
 		}
 	}
 	t.status = t.proc.Wait()
+	if u, ok := t.proc.(interface{ Uncontained() string }); ok {
+		t.uncontained = u.Uncontained()
+	}
 	t.proc.Close()
 	close(t.ended)
 }
@@ -233,7 +237,7 @@ func (t *terminal) emitNew(final bool) {
 		t.emit(&TerminalOutput{ToolCallID: tool, Data: data, Truncated: skipped})
 	}
 	if final {
-		t.emit(&TerminalOutput{ToolCallID: tool, Exit: t.status})
+		t.emit(&TerminalOutput{ToolCallID: tool, Exit: t.status, Uncontained: t.uncontained})
 		t.exitSent = true
 	}
 }
@@ -249,7 +253,7 @@ func (t *terminal) emitPlaced(tool string, final bool) {
 	t.sent, t.unplaced = next, false
 	out := &TerminalOutput{ToolCallID: tool, Data: data, Truncated: skipped, Reset: true}
 	if ended {
-		out.Exit, t.exitSent = t.status, true
+		out.Exit, out.Uncontained, t.exitSent = t.status, t.uncontained, true
 	}
 	t.emit(out)
 }

@@ -20,9 +20,14 @@ import (
 // session, agent or bridge ends, or when the connection drops; the command
 // and its arguments are quoted, never interpreted by the remote shell;
 // stdout and stderr are joined on the host, in order, and the wrapper's
-// own messages stay out of them. On a host with /proc, descendants that
-// leave the command's session (setsid) are recorded and ended with it, as
-// locally; the limits are acpclient.SSHTransport's. The exit status counts
+// own messages stay out of them. On a host with python3 the command runs
+// under a remote reaper, a child subreaper, so every process it started,
+// also a daemon that left its session and whose parent exited at once, is
+// ended with it, as locally. On a host without python3, descendants that
+// leave the command's session (setsid) are recorded once a second where
+// /proc is, and one orphaned between two records survives: the exit event
+// says so (TerminalOutput.Uncontained); the limits are
+// acpclient.SSHTransport's. The exit status counts
 // when the command exits, even while something it left behind holds its
 // output open (that output is then cut a second later), and every end of a
 // terminal is bounded in time, whatever the host does.

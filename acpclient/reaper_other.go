@@ -1,0 +1,29 @@
+//go:build !linux
+
+package acpclient
+
+import (
+	"errors"
+	"os/exec"
+	"runtime"
+)
+
+// reaperLink is unused here: there is no child subreaper outside Linux.
+type reaperLink struct {
+	pid    int
+	reason string
+}
+
+// underReaper declines: there is no child subreaper on this platform.
+func underReaper(*exec.Cmd, string) (*reaperLink, error) {
+	return nil, errors.New("no child subreaper on " + runtime.GOOS)
+}
+
+func (*reaperLink) started() error              { return nil }
+func (*reaperLink) finish() *TerminalExitStatus { return nil }
+func (*reaperLink) close()                      {}
+func (*reaperLink) kill(*exec.Cmd)              {}
+
+func noReaperReason(error) string {
+	return "on " + runtime.GOOS + " descendants that leave the command's process group (setsid, a daemon) are not tracked and survive it"
+}

@@ -1,0 +1,88 @@
+package acpclient
+
+import (
+	"context"
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/acphost/acphost/internal/sshtest"
+)
+
+// TestSSHStartEndsOrphanedDaemons: on an SSH host with python3, a daemon a
+// remote terminal command started, which left its session and whose
+// parent is gone, is ended with the command: when the command has already
+// exited, when it is killed, when it is closed, when the connection is
+// lost (the app's death, as the host sees it). The hosts are this machine,
+// so /proc shows them.
+func TestSSHStartEndsOrphanedDaemons(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("checks the process table through /proc")
+	}
+	sshServers(t, func(t *testing.T, client *ssh.Client) {
+		cases := []struct {
+			name, script string
+			end          func(*RemoteCommand)
+		}{
+			{"exited at once", orphanDaemon, func(c *RemoteCommand) { c.Wait() }},
+			{"killed", orphanDaemon + "; exec sleep 300", func(c *RemoteCommand) { c.Kill(); c.Wait() }},
+			{"closed", orphanDaemon + "; exec sleep 300", func(c *RemoteCommand) { c.Close() }},
+			// The app's death, as the host sees it: the connection is gone
+			// (last: it ends the client).
+			{"connection lost", orphanDaemon + "; exec sleep 300", func(c *RemoteCommand) { client.Close(); c.Wait() }},
+		}
+		for _, tc := range cases {
+			c := startRemoteScript(t, &SSHTransport{Client: client}, tc.script)
+			daemon := readPid(t, c)
+			t.Cleanup(func() { _ = killPid(daemon) }) // should it survive
+			if why := c.Uncontained(); why != "" {
+				t.Errorf("%s: uncontained with python3 on the host: %s", tc.name, why)
+			}
+			tc.end(c)
+			waitGone(t, daemon, tc.name+": the daemon of a remote command")
+		}
+	})
+}
+
+// TestSSHStartWithoutReaperSaysSo: without the remote reaper (as on a host
+// without python3) a terminal command says why its processes cannot all be
+// accounted for.
+func TestSSHStartWithoutReaperSaysSo(t *testing.T) {
+	sshServers(t, func(t *testing.T, client *ssh.Client) {
+		c := startRemoteScript(t, &SSHTransport{Client: client, noReaper: true}, "exit 0")
+		io.ReadAll(c)
+		if why := c.Uncontained(); !strings.Contains(why, "python3") {
+			t.Errorf("Uncontained() = %q, want that the host has no python3", why)
+		}
+	})
+}
+
+// BenchmarkSSHStartRelease measures a remote terminal command from Start to
+// its release (output read to the end, Close), for true, on the in-process
+// SSH server: under the remote reaper (python3) and without it (the
+// wrapper's recorder instead). The ratio of the two lines is the reaper's
+// cost per command.
+func BenchmarkSSHStartRelease(b *testing.B) {
+	client := sshtest.Start(b, nil).Dial(b)
+	for _, mode := range []struct {
+		name     string
+		noReaper bool
+	}{{"reaper", false}, {"plain", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				c, err := (&SSHTransport{Client: client, Path: "true", noReaper: mode.noReaper}).Start(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.Copy(io.Discard, c); err != nil {
+					b.Fatal(err)
+				}
+				c.Close()
+			}
+		})
+	}
+}
