@@ -1,7 +1,6 @@
 package acpclient
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -82,10 +81,7 @@ func TestSSHStartExitNotHeldByDeadRecorder(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := startRemoteScript(t, &SSHTransport{Client: client, Dir: dir}, `echo ready; read x <`+fifo+`; exit 6`)
-		buf := make([]byte, len("ready\n"))
-		if _, err := io.ReadFull(c, buf); err != nil {
-			t.Fatal(err)
-		}
+		readBounded(t, c, len("ready\n"))
 		rec := recorderOf(t, fifo)
 		if err := syscall.Kill(rec, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
