@@ -5,29 +5,12 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/acphost/acphost/internal/sshdtest"
 )
-
-// slowLogin makes the test sshd's login shell wait at startup, as a
-// user's startup file waiting on a lock would, until the returned release
-// is called (or 60 seconds pass, so nothing outlives the test for long).
-// Its startup says what it waits for on stderr first.
-func slowLogin(t *testing.T, srv *sshdtest.Server) (release func()) {
-	t.Helper()
-	flag := filepath.Join(t.TempDir(), "released")
-	srv.SetStartup(t, `echo "startup: waiting for the test's lock" >&2
-i=0; while [ ! -e '`+flag+`' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
-`)
-	release = func() { _ = os.WriteFile(flag, nil, 0o600) }
-	t.Cleanup(release)
-	return release
-}
 
 // startBounded runs start, failing the test if it does not return within
 // a minute.
@@ -68,7 +51,7 @@ func TestSSHSlowLoginIsReported(t *testing.T) {
 		{"start", func(ctx context.Context, tr *SSHTransport) (io.ReadCloser, error) { return tr.Start(ctx) }},
 	} {
 		t.Run(start.name+"/deadline", func(t *testing.T) {
-			slowLogin(t, srv)
+			srv.HoldLogins(t, "startup: waiting for the test's lock")
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			tr := &SSHTransport{Client: client, Path: "echo", Args: []string{"ran"}}
@@ -83,7 +66,7 @@ func TestSSHSlowLoginIsReported(t *testing.T) {
 			}
 		})
 		t.Run(start.name+"/warning", func(t *testing.T) {
-			release := slowLogin(t, srv)
+			release := srv.HoldLogins(t, "startup: waiting for the test's lock")
 			logs := &logRecords{}
 			tr := &SSHTransport{Client: client, Path: "echo", Args: []string{"ran"}, Logger: slog.New(logs), slowStart: time.Millisecond}
 			started := make(chan error, 1)

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -148,6 +149,29 @@ func TestSSHTerminalsShareOneSFTPSession(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("the SFTP session outlived the bridge")
+		}
+	}
+}
+
+// TestSSHTerminalsReportToTheBridgesLogger: the SSH runner of a bridge's
+// terminals, the app's or the one the bridge picks for an agent on an SSH
+// host, reports slow starts to the bridge's logger unless it has its own.
+func TestSSHTerminalsReportToTheBridgesLogger(t *testing.T) {
+	h, _ := newHostAndRecorder(t, nil)
+	logger, own := slog.New(slog.DiscardHandler), slog.New(slog.DiscardHandler)
+	dial := func(context.Context) (*ssh.Client, error) { return nil, nil }
+	for _, tt := range []struct {
+		name string
+		cfg  Config
+		want *slog.Logger
+	}{
+		{"app's runner", Config{Logger: logger, Terminals: &TerminalOptions{Runner: SSHTerminals{Dial: dial}}}, logger},
+		{"app's runner with a logger", Config{Logger: logger, Terminals: &TerminalOptions{Runner: SSHTerminals{Dial: dial, Logger: own}}}, own},
+		{"agent's host", Config{Logger: logger, Transport: &acpclient.SSHTransport{Dial: dial, Path: "agent"}, Terminals: &TerminalOptions{}}, logger},
+	} {
+		r, ok := newBridge(h, tt.cfg).terminalRunner().(SSHTerminals)
+		if !ok || r.Logger != tt.want {
+			t.Errorf("%s: runner %#v, want SSHTerminals with the logger", tt.name, r)
 		}
 	}
 }

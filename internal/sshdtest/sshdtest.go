@@ -312,6 +312,24 @@ func (s *Server) writeStartup(script string) error {
 	return nil
 }
 
+// HoldLogins makes every later login wait at startup, as a user's startup
+// file waiting on a stale lock would: the login shell writes said on its
+// stderr, then waits until release is called (at the latest when the test
+// ends, and never more than a minute, so nothing it holds outlives the
+// test for long).
+func (s *Server) HoldLogins(tb testing.TB, said string) (release func()) {
+	tb.Helper()
+	flag := filepath.Join(tb.TempDir(), "released")
+	s.SetStartup(tb, "echo "+shellQuote(said)+` >&2
+i=0; while [ ! -e `+shellQuote(flag)+` ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+`)
+	release = func() { _ = os.WriteFile(flag, nil, 0o600) }
+	tb.Cleanup(release)
+	return release
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
 // ClientConfig logs in as User with Signer and accepts only HostKey.
 func (s *Server) ClientConfig() *ssh.ClientConfig {
 	return &ssh.ClientConfig{
