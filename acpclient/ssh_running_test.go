@@ -115,10 +115,17 @@ func zombie(pid int) bool {
 // pid to the file gpid (in the command's directory).
 const escapedChild = `setsid sh -c 'echo $$ > gpid; exec sleep 300' & while [ ! -s gpid ]; do sleep 0.01; done`
 
+// exiter is a command whose end can be waited for: a RunningCommand or a
+// RemoteCommand.
+type exiter interface {
+	Exited() <-chan struct{}
+	Wait() *TerminalExitStatus
+}
+
 // waitStatus waits, bounded, for the command's exit status.
-func waitStatus(t *testing.T, c *RemoteCommand) *TerminalExitStatus {
+func waitStatus(t *testing.T, c exiter) *TerminalExitStatus {
 	t.Helper()
-	waitfor.Closed(t, c.Exited(), "the remote command's exit status")
+	waitfor.Closed(t, c.Exited(), "the command's exit status")
 	return c.Wait()
 }
 
@@ -136,11 +143,21 @@ func readBounded(t *testing.T, c *RemoteCommand, n int) []byte {
 }
 
 // readAllBounded reads c to its end, failing the test if that takes long.
-func readAllBounded(t *testing.T, c *RemoteCommand) string {
+func readAllBounded(t *testing.T, c io.Reader) string {
 	t.Helper()
-	got := make(chan []byte, 1)
-	go func() { b, _ := io.ReadAll(c); got <- b }()
-	return string(waitfor.Recv(t, got, "the end of the remote command's output"))
+	b, _ := readAllErr(t, c)
+	return string(b)
+}
+
+// readAllErr is io.ReadAll, failing the test if the end does not come.
+func readAllErr(t *testing.T, c io.Reader) ([]byte, error) {
+	t.Helper()
+	var (
+		b   []byte
+		err error
+	)
+	waitfor.Call(t, "the end of the command's output", func() { b, err = io.ReadAll(c) })
+	return b, err
 }
 
 // TestSSHStartKillEndsDescendantsThatLeftTheSession: Kill ends a

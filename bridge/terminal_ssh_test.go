@@ -13,6 +13,7 @@ import (
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/internal/sshtest"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // TestTerminalsFollowAnSSHAgent: with no Runner set, an agent started over
@@ -33,7 +34,7 @@ func TestTerminalsFollowAnSSHAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: t.TempDir(), Policy: Policy{Mode: ModeBuild}})
+	s, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: t.TempDir(), Policy: Policy{Mode: ModeBuild}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,10 +71,10 @@ func TestTerminalCreateDoesNotHoldTheConnection(t *testing.T) {
 	f := newTermFixture(t, script, Policy{Mode: ModeBuild}, &TerminalOptions{Runner: runner})
 	starting := make(chan error, 1)
 	go func() {
-		_, err := f.s.Prompt(context.Background(), acpclient.TextBlock("start"))
+		_, err := f.s.Prompt(waitfor.Context(t), acpclient.TextBlock("start"))
 		starting <- err
 	}()
-	<-runner.started
+	waitfor.Closed(t, runner.started, "the start to begin")
 	// Bounded, for loaded machines: held up, they would never return.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -88,7 +89,7 @@ func TestTerminalCreateDoesNotHoldTheConnection(t *testing.T) {
 	}
 	f.rec.waitFor("the other session's text", func(ev Event) bool { return ev.Kind == KindText && ev.Key == other.Key() && ev.Text == "still served" })
 	close(runner.gate)
-	if err := <-starting; err != nil {
+	if err := waitfor.Recv(t, starting, "the start to begin"); err != nil {
 		t.Fatal(err)
 	}
 	f.report(`terminal: exit 0 signal none truncated false output "started\n"`)

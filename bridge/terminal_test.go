@@ -243,7 +243,7 @@ func TestTerminalCwdConfined(t *testing.T) {
 	eachRunner(t, func(t *testing.T, r termRunner) {
 		h, rec := newHostAndRecorder(t, nil)
 		b, _ := h.Start(context.Background(), Config{ID: "cwd", Transport: &acptest.Transport{Script: script}, Terminals: r.opts(t)})
-		s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: dir, ExternalDirectories: []string{granted}, Policy: Policy{Mode: ModeBuild}})
+		s, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: dir, ExternalDirectories: []string{granted}, Policy: Policy{Mode: ModeBuild}})
 		if err != nil {
 			t.Fatal(err)
 		}
