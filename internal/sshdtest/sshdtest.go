@@ -339,13 +339,24 @@ func (s *Server) ClientConfig() *ssh.ClientConfig {
 	}
 }
 
-// Dial returns a connected client that is closed when the test ends.
+// Dial returns a connected client that is closed when the test ends. The
+// connection and the handshake are bounded (a minute): a stuck sshd fails
+// the test saying so.
 func (s *Server) Dial(tb testing.TB) *ssh.Client {
 	tb.Helper()
-	c, err := ssh.Dial("tcp", s.Addr, s.ClientConfig())
+	const bound = time.Minute
+	conn, err := net.DialTimeout("tcp", s.Addr, bound)
 	if err != nil {
 		tb.Fatalf("sshdtest: dial %s: %v; sshd said: %s", s.Addr, err, s.stderr.String())
 	}
+	_ = conn.SetDeadline(time.Now().Add(bound))
+	cc, chans, reqs, err := ssh.NewClientConn(conn, s.Addr, s.ClientConfig())
+	if err != nil {
+		conn.Close()
+		tb.Fatalf("sshdtest: SSH handshake with %s (bounded by %v): %v; sshd said: %s", s.Addr, bound, err, s.stderr.String())
+	}
+	_ = conn.SetDeadline(time.Time{})
+	c := ssh.NewClient(cc, chans, reqs)
 	tb.Cleanup(func() { _ = c.Close() })
 	return c
 }
