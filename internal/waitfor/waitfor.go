@@ -25,13 +25,18 @@ func Closed[T any](tb testing.TB, ch <-chan T, what string) {
 // what when none comes within Bound.
 func Recv[T any](tb testing.TB, ch <-chan T, what string) T {
 	tb.Helper()
-	timer := time.NewTimer(Bound)
+	return recvWithin(tb, ch, Bound, what)
+}
+
+func recvWithin[T any](tb testing.TB, ch <-chan T, bound time.Duration, what string) T {
+	tb.Helper()
+	timer := time.NewTimer(bound)
 	defer timer.Stop()
 	select {
 	case v := <-ch:
 		return v
 	case <-timer.C:
-		tb.Fatalf("waited %v for %s", Bound, what)
+		tb.Fatalf("waited %v for %s", bound, what)
 		var zero T
 		return zero
 	}

@@ -1,6 +1,10 @@
 package waitfor
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+	"time"
+)
 
 // TestWaitsThatEndInTime: each wait returns once what it waits for has
 // happened.
@@ -18,5 +22,24 @@ func TestRecvReturnsTheValue(t *testing.T) {
 	Call(t, "a call", func() {})
 	if err := Context(t).Err(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// fatalTB records the message of Fatalf instead of ending the test.
+type fatalTB struct {
+	testing.TB
+	msg string
+}
+
+func (f *fatalTB) Helper()                           {}
+func (f *fatalTB) Fatalf(format string, args ...any) { f.msg = fmt.Sprintf(format, args...) }
+
+// TestAWaitThatOutlastsItsBoundSaysWhatItWaitedFor: the failure names the
+// wait and its bound.
+func TestAWaitThatOutlastsItsBoundSaysWhatItWaitedFor(t *testing.T) {
+	tb := &fatalTB{TB: t}
+	recvWithin(tb, make(chan int), time.Millisecond, "the answer")
+	if want := "waited 1ms for the answer"; tb.msg != want {
+		t.Errorf("failure %q, want %q", tb.msg, want)
 	}
 }
