@@ -373,6 +373,7 @@ type remoteStart struct {
 
 // Phases of a remote start, as reported when slow.
 const (
+	phaseDial    = "the SSH connection (Dial)"
 	phaseSession = "the SSH server to open a session and start the command"
 	phaseLogin   = "the remote login shell to run its startup files and then the command"
 )
@@ -449,7 +450,12 @@ func (t *SSHTransport) prepareRemote(ctx context.Context, terminal bool, notFoun
 	if err != nil {
 		return nil, err
 	}
-	client, err := t.SSHClient(ctx)
+	var client *ssh.Client
+	err = t.startPhase(ctx, phaseDial, "", &loginWords{}, func() (func(), error) {
+		c, err := t.SSHClient(ctx)
+		client = c
+		return nil, err
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -122,8 +122,12 @@ func (t *SSHTransport) startPhase(ctx context.Context, phase, host string, words
 				}
 			default:
 			}
-			return fmt.Errorf("acpclient: ssh: starting %s on %s: gave up after %v waiting on %s%s: %w",
-				t.Path, host, time.Since(start).Round(time.Millisecond), phase, said(), context.Cause(ctx))
+			on := ""
+			if host != "" {
+				on = " on " + host
+			}
+			return fmt.Errorf("acpclient: ssh: starting %s%s: gave up after %v waiting on %s%s: %w",
+				t.Path, on, time.Since(start).Round(time.Millisecond), phase, said(), context.Cause(ctx))
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/ssh"
+
 	"github.com/acphost/acphost/internal/sshdtest"
 )
 
@@ -117,4 +119,22 @@ func waitRecord(t *testing.T, logs *logRecords, parts ...string) {
 			t.Fatalf("no log record with %q within a minute in:\n%s", parts, strings.Join(recs, "\n"))
 		}
 	}
+}
+
+// TestSSHSlowDialIsReported: a Dial that does not return is reported as
+// the wait, and the start gives up at ctx's deadline with an error naming
+// it.
+func TestSSHSlowDialIsReported(t *testing.T) {
+	hold := make(chan struct{})
+	defer close(hold)
+	logs := &logRecords{}
+	tr := &SSHTransport{Path: "agent", Logger: slog.New(logs), slowStart: time.Millisecond,
+		Dial: func(context.Context) (*ssh.Client, error) { <-hold; return nil, errors.New("released") }}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := startBounded(t, "Connect", func() (io.ReadCloser, error) { return tr.Connect(ctx) })
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), phaseDial) {
+		t.Errorf("error %v: want it to wrap the deadline and name the wait on %q", err, phaseDial)
+	}
+	waitRecord(t, logs, "remote start is slow", "waiting_on="+phaseDial)
 }
