@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // batchClient records what reaches it, and how: the text of each chunk and
@@ -73,9 +75,9 @@ func TestSessionUpdatesGetsRunsInOrder(t *testing.T) {
 	pr, pw := io.Pipe()
 	c := NewConn(pipeStream{Reader: pr, Writer: io.Discard, closer: pr}, client, nil)
 	go pw.Write([]byte(in.String())) // one write: lines arrive faster than one at a time
-	<-client.done
+	waitfor.Closed(t, client.done, "the client to be done")
 	pw.Close()
-	<-c.Done()
+	waitfor.Closed(t, c.Done(), "the connection to end")
 	client.mu.Lock()
 	defer client.mu.Unlock()
 	if got := strings.Join(client.log, " "); got != strings.Join(want, " ") {

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // A box given back after a run is filled afresh by the next chunk: nothing
@@ -116,9 +118,9 @@ func TestSessionUpdatesReuseChunkBoxes(t *testing.T) {
 	client.seen = map[*SessionNotification]bool{}
 	client.mu.Unlock()
 	go pw.Write([]byte(phase[1].String()))
-	<-client.done
+	waitfor.Closed(t, client.done, "the client to be done")
 	pw.Close()
-	<-c.Done()
+	waitfor.Closed(t, c.Done(), "the connection to end")
 	client.mu.Lock()
 	defer client.mu.Unlock()
 	if got := strings.Join(client.texts, " "); got != strings.Join(want, " ") {
@@ -198,7 +200,7 @@ func checkReleasedBeforeWaiting(t *testing.T, client Client, wait func(*testing.
 	pw.Write([]byte(chunkLineJSON("s", "one more") + "\n"))
 	wait(t, 301)
 	pw.Write([]byte("junk\n"))
-	if n := <-holding; n != 0 {
+	if n := waitfor.Recv(t, holding, "holding"); n != 0 {
 		t.Fatalf("waiting for the agent, the read goroutine held %d boxes", n)
 	}
 }

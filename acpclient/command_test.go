@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 func TestCommandMissingBinaryNamesWhatWasLookedFor(t *testing.T) {
@@ -82,7 +84,7 @@ func TestAgentExitQuotesStderr(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	_, err = c.Initialize(context.Background(), nil)
+	_, err = c.Initialize(waitfor.Context(t), nil)
 	var exit *ExitError
 	if !errors.As(err, &exit) || !errors.Is(err, ErrClosed) {
 		t.Fatalf("Initialize error = %v, want an ExitError", err)
@@ -93,9 +95,9 @@ func TestAgentExitQuotesStderr(t *testing.T) {
 	if strings.Contains(exit.Stderr, "sk-abcdefghijklmnop") {
 		t.Errorf("stderr quote leaks a secret: %q", exit.Stderr)
 	}
-	<-c.Done()
+	waitfor.Closed(t, c.Done(), "the connection to end")
 	// Writing to the dead agent reports the death, not the pipe.
-	_, err = c.NewSession(context.Background(), &NewSessionRequest{Cwd: "/"})
+	_, err = c.NewSession(waitfor.Context(t), &NewSessionRequest{Cwd: "/"})
 	if err == nil || strings.Contains(err.Error(), "broken pipe") {
 		t.Fatalf("call on dead agent: %v", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 const fullCaps = `{"loadSession":true,"promptCapabilities":{"image":true},"sessionCapabilities":{"list":{},"resume":{},"close":{}}}`
@@ -43,7 +45,7 @@ func TestInitializeAdvertisesWhatTheClientImplements(t *testing.T) {
 			c, p := newPair(t, tt.client, nil)
 			errc := make(chan error, 1)
 			go func() {
-				_, err := c.Initialize(context.Background(), &InitializeRequest{
+				_, err := c.Initialize(waitfor.Context(t), &InitializeRequest{
 					// A claim the client cannot back is overridden.
 					ClientCapabilities: ClientCapabilities{Terminal: true},
 				})
@@ -59,7 +61,7 @@ func TestInitializeAdvertisesWhatTheClientImplements(t *testing.T) {
 				t.Errorf("initialize params = %s, want version 1 and capabilities %s", m.Params, tt.want)
 			}
 			p.sendf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":1}}`, m.ID)
-			if err := <-errc; err != nil {
+			if err := waitfor.Recv(t, errc, "the call to return its error"); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -69,14 +71,14 @@ func TestInitializeAdvertisesWhatTheClientImplements(t *testing.T) {
 func TestInitializeRejectsUnknownProtocolVersion(t *testing.T) {
 	c, p := newPair(t, newRecorder(), nil)
 	errc := make(chan error, 1)
-	go func() { _, err := c.Initialize(context.Background(), nil); errc <- err }()
+	go func() { _, err := c.Initialize(waitfor.Context(t), nil); errc <- err }()
 	m := p.recv()
 	p.sendf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":2}}`, m.ID)
-	err := <-errc
+	err := waitfor.Recv(t, errc, "the call to return its error")
 	if !errors.Is(err, ErrProtocolVersion) || !strings.Contains(err.Error(), "version 2") {
 		t.Fatalf("Initialize error = %v, want ErrProtocolVersion naming version 2", err)
 	}
-	<-c.Done()
+	waitfor.Closed(t, c.Done(), "the connection to end")
 	if !errors.Is(c.Err(), ErrProtocolVersion) {
 		t.Errorf("Conn.Err() = %v, want it to say why it closed", c.Err())
 	}
@@ -133,7 +135,7 @@ func TestNewSessionSendsRequiredArrays(t *testing.T) {
 	p.handshake(c, fullCaps)
 	done := make(chan *NewSessionResponse, 1)
 	go func() {
-		resp, err := c.NewSession(context.Background(), &NewSessionRequest{Cwd: "/w"})
+		resp, err := c.NewSession(waitfor.Context(t), &NewSessionRequest{Cwd: "/w"})
 		if err != nil {
 			t.Error(err)
 		}
@@ -144,7 +146,7 @@ func TestNewSessionSendsRequiredArrays(t *testing.T) {
 		t.Errorf("session/new params = %s", m.Params)
 	}
 	p.sendf(`{"jsonrpc":"2.0","id":%s,"result":{"sessionId":"s1","models":{"currentModelId":"m1","availableModels":[{"modelId":"m1","name":"M1"}]},"configOptions":[{"id":"model","name":"Model","type":"select","currentValue":"a","options":[{"group":"g","name":"G","options":[{"value":"a","name":"A"}]}]},{"id":"x","name":"X","type":"slider","currentValue":3}]}}`, m.ID)
-	resp := <-done
+	resp := waitfor.Recv(t, done, "the call to return")
 	if resp.SessionID != "s1" || resp.Models.CurrentModelID != "m1" {
 		t.Errorf("response %+v", resp)
 	}
@@ -160,10 +162,10 @@ func TestAgentErrorsAreTyped(t *testing.T) {
 	c, p := newPair(t, newRecorder(), nil)
 	p.handshake(c, fullCaps)
 	errc := make(chan error, 1)
-	go func() { _, err := c.NewSession(context.Background(), &NewSessionRequest{Cwd: "/"}); errc <- err }()
+	go func() { _, err := c.NewSession(waitfor.Context(t), &NewSessionRequest{Cwd: "/"}); errc <- err }()
 	m := p.recv()
 	p.sendf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"Authentication required","data":{"message":"log in first"}}}`, m.ID)
-	err := <-errc
+	err := waitfor.Recv(t, errc, "the call to return its error")
 	var e *Error
 	if !errors.As(err, &e) || e.Code != CodeAuthRequired || !IsAuthRequired(err) || e.DataMessage() != "log in first" {
 		t.Fatalf("error %v does not unwrap to the agent's -32000", err)
@@ -216,7 +218,7 @@ func TestBadLinesCostOneLine(t *testing.T) {
 	go func() { _, err := c.ListSessions(context.Background(), nil); errc <- err }()
 	m := p.recv()
 	p.sendf(`{"jsonrpc":"2.0","id":%s,"result":{"sessions":[]}}`, m.ID)
-	if err := <-errc; err != nil {
+	if err := waitfor.Recv(t, errc, "the call to return its error"); err != nil {
 		t.Fatal(err)
 	}
 	if c.Err() != nil {
@@ -283,7 +285,7 @@ func TestPromptReturnsAfterEveryEarlierUpdate(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		resp, err := c.Prompt(context.Background(), &PromptRequest{SessionID: "s", Prompt: []ContentBlock{TextBlock("hi")}})
+		resp, err := c.Prompt(waitfor.Context(t), &PromptRequest{SessionID: "s", Prompt: []ContentBlock{TextBlock("hi")}})
 		done <- result{resp, rec.count(), err}
 	}()
 	m := p.recv()
@@ -294,7 +296,7 @@ func TestPromptReturnsAfterEveryEarlierUpdate(t *testing.T) {
 	p.sendf(`{"jsonrpc":"2.0","id":%s,"result":{"stopReason":"end_turn","usage":{"totalTokens":5,"inputTokens":3,"outputTokens":2}}}`, m.ID)
 	// A late update, after the response, is still delivered.
 	p.send(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"usage_update","used":10,"size":100}}}`)
-	r := <-done
+	r := waitfor.Recv(t, done, "the call to return")
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -321,7 +323,7 @@ func TestUpdatesBeforeNewSessionAnswerArriveFirst(t *testing.T) {
 	p.handshake(c, fullCaps)
 	done := make(chan int, 1)
 	go func() {
-		if _, err := c.NewSession(context.Background(), &NewSessionRequest{Cwd: "/"}); err != nil {
+		if _, err := c.NewSession(waitfor.Context(t), &NewSessionRequest{Cwd: "/"}); err != nil {
 			t.Error(err)
 		}
 		done <- rec.count()
@@ -329,7 +331,7 @@ func TestUpdatesBeforeNewSessionAnswerArriveFirst(t *testing.T) {
 	m := p.recv()
 	p.send(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s9","update":{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"compact","description":"Compact"}]}}}`)
 	p.sendf(`{"jsonrpc":"2.0","id":%s,"result":{"sessionId":"s9"}}`, m.ID)
-	if got := <-done; got != 1 {
+	if got := waitfor.Recv(t, done, "the call to return"); got != 1 {
 		t.Fatalf("NewSession returned with %d updates delivered, want the early one", got)
 	}
 	u := rec.snapshot()[0].Update.(*AvailableCommandsUpdate)
@@ -344,7 +346,7 @@ func TestPermissionAnsweredLaterWhileUpdatesFlow(t *testing.T) {
 	p.handshake(c, fullCaps)
 	// String ids, as some agents use, and an id equal to one of ours.
 	p.send(`{"jsonrpc":"2.0","id":"perm-1","method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"t1","title":"Write"},"options":[{"optionId":"allow","name":"Allow","kind":"allow_once"},{"optionId":"always","name":"Always","kind":"allow_always"}]}}`)
-	call := <-rec.perms
+	call := waitfor.Recv(t, rec.perms, "a permission request")
 	if call.req.ToolCall.ToolCallID != "t1" || len(call.req.Options) != 2 {
 		t.Fatalf("permission request %+v", call.req)
 	}
@@ -369,7 +371,7 @@ func TestAgentCancelRequestAnswers32800(t *testing.T) {
 	c, p := newPair(t, rec, nil)
 	p.handshake(c, fullCaps)
 	p.send(`{"jsonrpc":"2.0","id":7,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"t"},"options":[]}}`)
-	call := <-rec.perms
+	call := waitfor.Recv(t, rec.perms, "a permission request")
 	p.send(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":7}}`)
 	m := p.recv()
 	if string(m.ID) != "7" || m.Error == nil || m.Error.Code != CodeRequestCancelled {
@@ -408,7 +410,7 @@ func TestExtensionsAndUnknownMethods(t *testing.T) {
 	c, p := newPair(t, cl, nil)
 	p.handshake(c, fullCaps)
 	p.send(`{"jsonrpc":"2.0","method":"_kiro.dev/metadata","params":{"contextUsagePercentage":12.5}}`)
-	if got := <-cl.notes; got != `_kiro.dev/metadata {"contextUsagePercentage":12.5}` {
+	if got := waitfor.Recv(t, cl.notes, "a notification"); got != `_kiro.dev/metadata {"contextUsagePercentage":12.5}` {
 		t.Errorf("notification %q", got)
 	}
 	p.send(`{"jsonrpc":"2.0","id":1,"method":"_vendor/thing","params":{}}`)
@@ -469,7 +471,7 @@ func TestFileReadRejectsLineOutOfRange(t *testing.T) {
 	if m := p.recv(); m.Error != nil {
 		t.Errorf("line 2^32-1 answered %s", m.line)
 	}
-	if req := <-cl.reads; req.Line == nil || *req.Line != math.MaxUint32 || req.Limit != nil {
+	if req := waitfor.Recv(t, cl.reads, "a file read"); req.Line == nil || *req.Line != math.MaxUint32 || req.Limit != nil {
 		t.Errorf("decoded line %v, limit %v", req.Line, req.Limit)
 	}
 }
@@ -484,7 +486,7 @@ func TestCallCancelledByContextTellsTheAgent(t *testing.T) {
 	go func() { _, err := c.ListSessions(ctx, nil); errc <- err }()
 	m := p.recv()
 	cancel()
-	if err := <-errc; !errors.Is(err, context.Canceled) {
+	if err := waitfor.Recv(t, errc, "the call to return its error"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}
 	cr := p.recv()
@@ -527,7 +529,7 @@ func TestPromptContextCancelSendsSessionCancel(t *testing.T) {
 	case <-time.After(20 * time.Millisecond):
 	}
 	p.sendf(`{"jsonrpc":"2.0","id":%s,"result":{"stopReason":"cancelled"}}`, m.ID)
-	if r := <-done; r.StopReason != StopCancelled {
+	if r := waitfor.Recv(t, done, "the call to return"); r.StopReason != StopCancelled {
 		t.Fatalf("stop reason %q", r.StopReason)
 	}
 }
@@ -617,14 +619,14 @@ func TestStreamEndDeliversQueuedMessages(t *testing.T) {
 			rec.block <- struct{}{}
 		}
 	}()
-	<-c.Done()
+	waitfor.Closed(t, c.Done(), "the connection to end")
 	if rec.count() != 10 {
 		t.Fatalf("delivered %d of 10 messages queued before the stream ended", rec.count())
 	}
 	if !errors.Is(c.Err(), ErrClosed) {
 		t.Errorf("Err() = %v", c.Err())
 	}
-	if _, err := c.NewSession(context.Background(), &NewSessionRequest{Cwd: "/"}); err == nil {
+	if _, err := c.NewSession(waitfor.Context(t), &NewSessionRequest{Cwd: "/"}); err == nil {
 		t.Error("call on a closed connection succeeded")
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // detachedChild is shell text that starts a grandchild in a session of its
@@ -128,7 +130,7 @@ func TestBufferedOutputSurvivesTheExitDrain(t *testing.T) {
 	p := rwc.(*Process)
 	defer p.Close()
 	t.Cleanup(func() { _ = killPid(waitPid(t, gpidFile)) })
-	<-p.Exited()
+	waitfor.Closed(t, p.Exited(), "the process to exit")
 	time.Sleep(20 * time.Millisecond) // past the drain, as a slow reader would be
 	b, err := io.ReadAll(p)
 	if string(b) != "line one\nline two\n" || err != nil {
@@ -284,11 +286,11 @@ func TestStartKillEndsDescendantsThatLeftTheGroup(t *testing.T) {
 		t.Fatalf("first output %q, %v; want %q", first, err, "started\n")
 	}
 	c.Kill()
-	if st := c.Wait(); st.Signal == nil || *st.Signal != "SIGKILL" {
+	if st := waitStatus(t, c); st.Signal == nil || *st.Signal != "SIGKILL" {
 		t.Errorf("status %+v, want SIGKILL", st)
 	}
 	waitGone(t, gpid, "grandchild of a terminal command that left its process group")
-	if out, _ := io.ReadAll(c); len(out) != 0 {
+	if out, _ := readAllErr(t, c); len(out) != 0 {
 		t.Errorf("output after %q: %q, want nothing", first, out)
 	}
 }

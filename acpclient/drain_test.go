@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // TestDrainPipeCopiesEverything writes more than a drain buffer in pieces,
@@ -31,7 +33,7 @@ func TestDrainPipeCopiesEverything(t *testing.T) {
 		}
 	}
 	w.Close()
-	<-done
+	waitfor.Closed(t, done, "the call to return")
 	if got.String() != want.String() {
 		t.Fatalf("drained %d bytes, want %d (or out of order)", got.Len(), want.Len())
 	}

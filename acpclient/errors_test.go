@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // TestErrorsNamePackageOnce checks that a call's error on a dead connection
@@ -13,8 +15,8 @@ func TestErrorsNamePackageOnce(t *testing.T) {
 	c, p := newPair(t, newRecorder(), nil)
 	p.handshake(c, fullCaps)
 	p.conn.Close()
-	<-c.Done()
-	_, err := c.Prompt(context.Background(), &PromptRequest{SessionID: "s", Prompt: []ContentBlock{TextBlock("hi")}})
+	waitfor.Closed(t, c.Done(), "the connection to end")
+	_, err := c.Prompt(waitfor.Context(t), &PromptRequest{SessionID: "s", Prompt: []ContentBlock{TextBlock("hi")}})
 	if !errors.Is(err, ErrClosed) || strings.Count(err.Error(), "acpclient:") != 1 || !strings.Contains(err.Error(), "session/prompt") {
 		t.Fatalf("error %q: want ErrClosed, naming the package once", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // slowFiles is a file root whose calls wait until released, like an SFTP
@@ -162,7 +164,7 @@ func TestPromptReturnsAfterEarlierFileCalls(t *testing.T) {
 	p.handshake(c, fullCaps)
 	done := make(chan []string, 1)
 	go func() {
-		_, err := c.Prompt(context.Background(), &PromptRequest{SessionID: "s", Prompt: []ContentBlock{TextBlock("hi")}})
+		_, err := c.Prompt(waitfor.Context(t), &PromptRequest{SessionID: "s", Prompt: []ContentBlock{TextBlock("hi")}})
 		if err != nil {
 			t.Error(err)
 		}
@@ -179,7 +181,7 @@ func TestPromptReturnsAfterEarlierFileCalls(t *testing.T) {
 	if m := p.recv(); string(m.ID) != `"w"` || m.Error != nil {
 		t.Fatalf("write answered %s", m.line)
 	}
-	if order := <-done; len(order) != 1 {
+	if order := waitfor.Recv(t, done, "the call to return"); len(order) != 1 {
 		t.Fatalf("Prompt returned before the write sent ahead of its answer was served (served: %v)", order)
 	}
 }
@@ -209,8 +211,8 @@ func TestQueueCountsHandedOffMessagesWhenAnswered(t *testing.T) {
 	default:
 	}
 	q.finishLater(msgs[0])
-	<-first
-	<-all
+	waitfor.Closed(t, first, "first")
+	waitfor.Closed(t, all, "all")
 	if q.bytes != 0 {
 		t.Fatalf("%d bytes still counted", q.bytes)
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // TestAgentOutlivesTheThreadThatStartedIt: the parent-death signal must not
@@ -36,7 +38,7 @@ func TestAgentOutlivesTheThreadThatStartedIt(t *testing.T) {
 	var r result
 	for r.tid == 0 {
 		go start()
-		r = <-res
+		r = waitfor.Recv(t, res, "res")
 	}
 	if r.err != nil {
 		t.Fatal(r.err)

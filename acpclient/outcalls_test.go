@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // A request is one line, encoded once: the envelope's fields first, params
@@ -22,7 +24,7 @@ func TestRequestIsOneLine(t *testing.T) {
 		t.Errorf("request without params is\n%s want\n%s", got, want)
 	}
 	p.sendf(`{"jsonrpc":"2.0","id":%s,"result":{}}`, m.ID)
-	if err := <-errc; err != nil {
+	if err := waitfor.Recv(t, errc, "the call to return its error"); err != nil {
 		t.Fatal(err)
 	}
 	go func() { errc <- c.Call(context.Background(), "x/echo", map[string]int{"n": 7}, nil) }()
@@ -31,7 +33,7 @@ func TestRequestIsOneLine(t *testing.T) {
 		t.Errorf("request with params is\n%s want\n%s", got, want)
 	}
 	p.sendf(`{"jsonrpc":"2.0","id":%s,"result":{}}`, m.ID)
-	if err := <-errc; err != nil {
+	if err := waitfor.Recv(t, errc, "the call to return its error"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -55,7 +57,7 @@ func TestSecondAnswerIsABadLine(t *testing.T) {
 	p.sendf(`{"jsonrpc":"2.0","id":%s,"result":{"n":"second"}}`, m.ID)
 	p.send(chunkLineJSON("s", "after"))
 	c.client.(*recorder).waitUpdates(t, 1)
-	if v := <-got; v["n"] != "first" {
+	if v := waitfor.Recv(t, got, "the result"); v["n"] != "first" {
 		t.Errorf("call got %v, want the first answer", v)
 	}
 	mu.Lock()
@@ -73,10 +75,10 @@ func TestCallsFailOnceTheOutputEnds(t *testing.T) {
 	go func() { errc <- c.Call(context.Background(), "x/never", nil, nil) }()
 	p.recv()
 	p.conn.Close()
-	if err := <-errc; !errors.Is(err, ErrClosed) {
+	if err := waitfor.Recv(t, errc, "the call to return its error"); !errors.Is(err, ErrClosed) {
 		t.Fatalf("waiting call: %v, want ErrClosed", err)
 	}
-	<-c.Done()
+	waitfor.Closed(t, c.Done(), "the connection to end")
 	if err := c.Call(context.Background(), "x/later", nil, nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("later call: %v, want ErrClosed", err)
 	}

@@ -1,9 +1,10 @@
 package acpclient
 
 import (
-	"context"
 	"testing"
 	"time"
+
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // TestPromptThenRunsAtTheAnswersPlace: the hook sees every update sent
@@ -15,7 +16,7 @@ func TestPromptThenRunsAtTheAnswersPlace(t *testing.T) {
 	seen := make(chan int, 1)
 	done := make(chan *PromptResponse, 1)
 	go func() {
-		resp, err := c.PromptThen(context.Background(), &PromptRequest{SessionID: "s", Prompt: []ContentBlock{TextBlock("x")}},
+		resp, err := c.PromptThen(waitfor.Context(t), &PromptRequest{SessionID: "s", Prompt: []ContentBlock{TextBlock("x")}},
 			func(resp *PromptResponse, err error) {
 				if err != nil || resp.StopReason != StopEndTurn {
 					t.Errorf("hook got %v, %v", resp, err)
@@ -31,10 +32,10 @@ func TestPromptThenRunsAtTheAnswersPlace(t *testing.T) {
 	p.send(chunkLineJSON("s", "before-1"), chunkLineJSON("s", "before-2"))
 	p.sendf(`{"jsonrpc":"2.0","id":%s,"result":{"stopReason":"end_turn"}}`, m.ID)
 	p.send(chunkLineJSON("s", "after"))
-	if got := <-seen; got != 2 {
+	if got := waitfor.Recv(t, seen, "seen"); got != 2 {
 		t.Fatalf("hook ran after %d updates, want exactly the 2 sent before the answer", got)
 	}
-	<-done
+	waitfor.Closed(t, done, "the call to return")
 	rec.waitUpdates(t, 3)
 }
 
@@ -52,7 +53,7 @@ func TestErrorAnswerKeepsOrdering(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		_, err := c.PromptThen(context.Background(), &PromptRequest{SessionID: "s", Prompt: []ContentBlock{TextBlock("x")}},
+		_, err := c.PromptThen(waitfor.Context(t), &PromptRequest{SessionID: "s", Prompt: []ContentBlock{TextBlock("x")}},
 			func(_ *PromptResponse, err error) { close(hookRan) })
 		hook := false
 		select {
@@ -67,7 +68,7 @@ func TestErrorAnswerKeepsOrdering(t *testing.T) {
 		p.send(chunkLineJSON("s", "x"))
 	}
 	p.sendf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"backend failed"}}`, m.ID)
-	r := <-done
+	r := waitfor.Recv(t, done, "the call to return")
 	if r.err == nil || !r.hook || r.count < 50 {
 		t.Fatalf("error answer returned with hook=%v after %d/50 updates: %v", r.hook, r.count, r.err)
 	}
@@ -82,7 +83,7 @@ func TestDeathDeliversEverythingFirst(t *testing.T) {
 	p.handshake(c, fullCaps)
 	done := make(chan int, 1)
 	go func() {
-		_, err := c.Prompt(context.Background(), &PromptRequest{SessionID: "s", Prompt: []ContentBlock{TextBlock("x")}})
+		_, err := c.Prompt(waitfor.Context(t), &PromptRequest{SessionID: "s", Prompt: []ContentBlock{TextBlock("x")}})
 		if err == nil {
 			t.Error("prompt on a dead agent succeeded")
 		}
@@ -101,7 +102,7 @@ func TestDeathDeliversEverythingFirst(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		rec.block <- struct{}{}
 	}
-	if got := <-done; got != 5 {
+	if got := waitfor.Recv(t, done, "the call to return"); got != 5 {
 		t.Fatalf("Prompt failed after %d of the 5 updates sent before the death", got)
 	}
 }

@@ -4,7 +4,6 @@ package acpclient
 
 import (
 	"context"
-	"io"
 	"testing"
 )
 
@@ -24,14 +23,14 @@ func TestStartPTY(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := io.ReadAll(c)
+		out, err := readAllErr(t, c)
 		if err != nil {
 			t.Errorf("pty %v: read: %v", tt.pty, err)
 		}
 		if string(out) != tt.want {
 			t.Errorf("pty %v: output %q, want %q", tt.pty, out, tt.want)
 		}
-		if st := c.Wait(); st.ExitCode == nil || *st.ExitCode != 0 {
+		if st := waitStatus(t, c); st.ExitCode == nil || *st.ExitCode != 0 {
 			t.Errorf("pty %v: status %+v", tt.pty, st)
 		}
 		c.Close()

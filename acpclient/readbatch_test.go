@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // orderClient logs, in delivery order, each chunk's text and "perm" for
@@ -81,11 +83,11 @@ func TestReadBatchKeepsOrderAroundRequestAndResponse(t *testing.T) {
 	prompt := &PromptRequest{SessionID: "s", Prompt: []ContentBlock{TextBlock("hi")}}
 	calls := map[string]func(*Conn, *orderClient) error{
 		"Prompt": func(c *Conn, _ *orderClient) error {
-			_, err := c.Prompt(context.Background(), prompt)
+			_, err := c.Prompt(waitfor.Context(t), prompt)
 			return err
 		},
 		"PromptThen": func(c *Conn, client *orderClient) error {
-			_, err := c.PromptThen(context.Background(), prompt, func(*PromptResponse, error) {
+			_, err := c.PromptThen(waitfor.Context(t), prompt, func(*PromptResponse, error) {
 				client.mu.Lock()
 				client.log = append(client.log, "then")
 				client.mu.Unlock()
@@ -124,11 +126,11 @@ func TestReadBatchKeepsOrderAroundRequestAndResponse(t *testing.T) {
 			if m := p.recv(); string(m.ID) != "7" || m.Result == nil {
 				t.Fatalf("the permission request was answered with %s", m.line)
 			}
-			r := <-done
+			r := waitfor.Recv(t, done, "the call to return")
 			if r.err != nil {
 				t.Fatal(r.err)
 			}
-			if err := <-wrote; err != nil {
+			if err := waitfor.Recv(t, wrote, "wrote"); err != nil {
 				t.Fatal(err)
 			}
 			want := append(append(beforeTexts, "perm"), betweenTexts...)
@@ -272,7 +274,7 @@ func TestReadBatchesLoseNothingUnderTinyBounds(t *testing.T) {
 		}
 	}
 	for _, c := range running {
-		<-c.Done()
+		waitfor.Closed(t, c.Done(), "the connection to end")
 	}
 	if used := budget.Used(); used != 0 {
 		t.Fatalf("the budget still counts %d bytes with everything delivered", used)
@@ -317,7 +319,7 @@ func TestReadBatchSingleAfterAWait(t *testing.T) {
 	}
 	m, _ := c.queue.pop() // room for the third
 	c.queue.done(m)
-	<-flushed
+	waitfor.Closed(t, flushed, "flushed")
 	drain()
 	for i := range tightFlushes {
 		c.enqueue(msg())

@@ -2,7 +2,6 @@ package acpclient
 
 import (
 	"context"
-	"io"
 	"testing"
 	"time"
 )
@@ -25,11 +24,11 @@ func TestStartKeepsOutputReadAfterTheDrain(t *testing.T) {
 		t.Fatal("the command did not exit")
 	}
 	time.Sleep(20 * time.Millisecond) // the drain has expired: nothing read yet
-	out, err := io.ReadAll(c)
+	out, err := readAllErr(t, c)
 	if err != nil || len(out) != size {
 		t.Fatalf("read %d bytes, %v, after the drain; want all %d", len(out), err, size)
 	}
-	if st := c.Wait(); st.ExitCode == nil || *st.ExitCode != 0 {
+	if st := waitStatus(t, c); st.ExitCode == nil || *st.ExitCode != 0 {
 		t.Errorf("status %+v, want exit 0", st)
 	}
 }

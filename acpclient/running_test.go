@@ -18,14 +18,14 @@ func TestStartCombinesOutputInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	out, err := io.ReadAll(c)
+	out, err := readAllErr(t, c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(out) != "one\ntwo\nthree\n" {
 		t.Errorf("output %q, want one two three in order", out)
 	}
-	st := c.Wait()
+	st := waitStatus(t, c)
 	if st.ExitCode == nil || *st.ExitCode != 3 || st.Signal != nil {
 		t.Errorf("exit status %+v, want code 3", st)
 	}
@@ -55,11 +55,11 @@ func TestStartKillEndsTheTree(t *testing.T) {
 		if err := c.Kill(); err != nil {
 			t.Fatal(err)
 		}
-		st := c.Wait()
+		st := waitStatus(t, c)
 		if st.Signal == nil || *st.Signal != "SIGKILL" || st.ExitCode != nil {
 			t.Errorf("pty %v: exit status %+v, want signal SIGKILL", pty, st)
 		}
-		if _, err := io.ReadAll(c); err != nil {
+		if _, err := readAllErr(t, c); err != nil {
 			t.Errorf("pty %v: reading after the kill: %v", pty, err)
 		}
 		for _, pid := range append(members, grandchild) {
@@ -78,14 +78,14 @@ func TestStartExitEndsLeftovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := io.ReadAll(c) // ends only once the sleep, which holds the pipe, is gone
+	out, err := readAllErr(t, c) // ends only once the sleep, which holds the pipe, is gone
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
 	child, _ := strconv.Atoi(strings.TrimSpace(string(out)))
 	waitGone(t, child, "the command's child")
-	if st := c.Wait(); st.ExitCode == nil || *st.ExitCode != 0 {
+	if st := waitStatus(t, c); st.ExitCode == nil || *st.ExitCode != 0 {
 		t.Errorf("exit status %+v, want 0", st)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost/internal/schematest"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // fullClient implements every optional client interface with canned answers.
@@ -51,7 +52,7 @@ func TestClientMessagesMatchSchema(t *testing.T) {
 	}()
 	m := p.recv()
 	p.sendf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true,"promptCapabilities":{"image":true,"audio":true,"embeddedContext":true},"mcpCapabilities":{"http":true,"sse":true},"sessionCapabilities":{"list":{},"delete":{},"resume":{},"close":{},"additionalDirectories":{}},"auth":{"logout":{}}},"authMethods":[{"id":"a","name":"A"}]}}`, m.ID)
-	if err := <-errc; err != nil {
+	if err := waitfor.Recv(t, errc, "the call to return its error"); err != nil {
 		t.Fatal(err)
 	}
 	size := int64(3)
@@ -101,7 +102,7 @@ func TestClientMessagesMatchSchema(t *testing.T) {
 		go func() { errc <- call.call() }()
 		m := p.recv()
 		p.sendf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, call.result)
-		if err := <-errc; err != nil {
+		if err := waitfor.Recv(t, errc, "the call to return its error"); err != nil {
 			t.Fatalf("%s: %v", call.name, err)
 		}
 	}

@@ -85,12 +85,16 @@ type SSHTransport struct {
 	// Redactor masks secrets in quoted stderr; the values of secret-looking
 	// Env entries are added.
 	Redactor *Redactor
-	// Logger, if set, receives each stderr line at debug level (redacted).
+	// Logger, if set, receives each stderr line at debug level (redacted),
+	// and a warning while a start is slow: how long it has waited and on
+	// what (opening the session, or the remote login shell, whose startup
+	// files run before the command), with what that shell last said.
 	Logger *slog.Logger
 
 	// noReaper runs Start's command without the remote reaper, as on a
 	// host without python3 (for tests).
-	noReaper bool
+	noReaper  bool
+	slowStart time.Duration // when a start phase is reported slow (tests)
 }
 
 // shellQuote quotes s as one word for a POSIX shell.
@@ -132,7 +136,11 @@ func shellQuote(s string) string {
 // and a command killed by a signal
 // (a status above 128) makes the wrapper end with that signal itself, so
 // the SSH exit status names it.
+//
+// Its first words, on the session's stderr, are wrapperUp: the login shell
+// has done its startup (see startPhase).
 const remoteWrapper = `trap "" PIPE HUP
+echo ` + wrapperUp + ` >&2
 if [ -n "$ACPHOST_ENV" ]; then nl="
 "; while IFS= read -r l && [ -n "$l" ]; do eval "export $l"; done; unset ACPHOST_ENV nl l; fi
 _ahs=$ACPHOST_STOP _ahk=$ACPHOST_KILL _aht=$ACPHOST_TERMINAL _ahp=$ACPHOST_REAPER; unset ACPHOST_STOP ACPHOST_KILL ACPHOST_TERMINAL ACPHOST_REAPER
@@ -267,17 +275,16 @@ func isEnvName(s string) bool {
 	return s != ""
 }
 
-// Connect starts the agent on the remote host.
+// Connect starts the agent on the remote host. It returns once the remote
+// login shell has run the agent's wrapper; a start that takes long is
+// reported to Logger while it waits, and ends with ctx (see startPhase).
 func (t *SSHTransport) Connect(ctx context.Context) (io.ReadWriteCloser, error) {
-	r, err := t.startRemote(ctx, false)
+	r, err := t.startRemote(ctx)
 	if err != nil {
 		return nil, err
 	}
 	sess, stdin, stdout, stderr, client := r.sess, r.stdin, r.stdout, r.stderr, r.client
-	red := &Redactor{Values: secretEnvValues(t.Env)}
-	if t.Redactor != nil {
-		red.Values = append(red.Values, t.Redactor.Values...)
-	}
+	red := t.redactor()
 	p := &RemoteProcess{sess: sess, stdin: stdin, stdout: stdout, path: t.Path, host: client.RemoteAddr().String(),
 		stderr: newRing(t.StderrBytes), redactor: red, exited: make(chan struct{}), stderrDone: make(chan struct{}),
 		closeWait: orDefault(t.StopTimeout, 2*time.Second) + orDefault(t.KillTimeout, 2*time.Second) + 5*time.Second}
@@ -286,6 +293,9 @@ func (t *SSHTransport) Connect(ctx context.Context) (io.ReadWriteCloser, error) 
 		var w io.Writer = p.stderr
 		if t.Logger != nil {
 			w = io.MultiWriter(p.stderr, &lineLogger{logger: t.Logger, redactor: red})
+		}
+		for _, line := range r.loginSaid {
+			_, _ = io.WriteString(w, line)
 		}
 		_, _ = io.Copy(w, stderr)
 	}()
@@ -379,36 +389,64 @@ type remoteStart struct {
 	sess           *ssh.Session
 	stdin          io.WriteCloser
 	stdout, stderr io.Reader
+	loginSaid      []string // the login shell's stderr lines before the wrapper's
 }
 
-// startRemote starts Path under the wrapper (in terminal mode for Start)
-// and passes it the environment.
-func (t *SSHTransport) startRemote(ctx context.Context, terminal bool) (*remoteStart, error) {
-	rc, err := t.prepareRemote(ctx, terminal, ErrAgentNotFound)
+// Phases of a remote start, as reported when slow.
+const (
+	phaseDial    = "the SSH connection (Dial)"
+	phaseSession = "the SSH server to open a session and start the command"
+	phaseLogin   = "the remote login shell to run its startup files and then the command"
+)
+
+// startRemote starts Path under the wrapper and passes it the environment;
+// it returns once the wrapper runs.
+func (t *SSHTransport) startRemote(ctx context.Context) (*remoteStart, error) {
+	rc, err := t.prepareRemote(ctx, false, ErrAgentNotFound)
 	if err != nil {
 		return nil, err
 	}
 	client := rc.client
-	sess, err := client.NewSession()
+	host := client.RemoteAddr().String()
+	r := &remoteStart{client: client}
+	words := &loginWords{}
+	err = t.startPhase(ctx, phaseSession, host, words, func() (func(), error) {
+		sess, err := client.NewSession()
+		if err != nil {
+			return nil, fmt.Errorf("acpclient: ssh: opening a session on %s: %w", host, err)
+		}
+		undo := func() { sess.Close() }
+		stdin, err1 := sess.StdinPipe()
+		stdout, err2 := sess.StdoutPipe()
+		stderr, err3 := sess.StderrPipe()
+		if err := errors.Join(err1, err2, err3); err != nil {
+			undo()
+			return nil, fmt.Errorf("acpclient: ssh: %w", err)
+		}
+		if err := sess.Start(rc.line); err != nil {
+			undo()
+			return nil, fmt.Errorf("acpclient: ssh: starting %s on %s: %w", t.Path, host, err)
+		}
+		if _, err := stdin.Write(rc.preamble); err != nil {
+			undo()
+			return nil, fmt.Errorf("acpclient: ssh: passing the environment to %s on %s: %w", t.Path, host, err)
+		}
+		r.sess, r.stdin, r.stdout, r.stderr = sess, stdin, stdout, stderr
+		return undo, nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("acpclient: ssh: opening a session on %s: %w", client.RemoteAddr(), err)
+		return nil, err
 	}
-	stdin, err1 := sess.StdinPipe()
-	stdout, err2 := sess.StdoutPipe()
-	stderr, err3 := sess.StderrPipe()
-	if err := errors.Join(err1, err2, err3); err != nil {
-		sess.Close()
-		return nil, fmt.Errorf("acpclient: ssh: %w", err)
+	stderr := r.stderr
+	err = t.startPhase(ctx, phaseLogin, host, words, func() (func(), error) {
+		r.loginSaid, r.stderr = awaitWrapper(stderr, words)
+		return nil, nil
+	})
+	if err != nil {
+		r.sess.Close()
+		return nil, err
 	}
-	if err := sess.Start(rc.line); err != nil {
-		sess.Close()
-		return nil, fmt.Errorf("acpclient: ssh: starting %s on %s: %w", t.Path, client.RemoteAddr(), err)
-	}
-	if _, err := stdin.Write(rc.preamble); err != nil {
-		sess.Close()
-		return nil, fmt.Errorf("acpclient: ssh: passing the environment to %s on %s: %w", t.Path, client.RemoteAddr(), err)
-	}
-	return &remoteStart{client: client, sess: sess, stdin: stdin, stdout: stdout, stderr: stderr}, nil
+	return r, nil
 }
 
 // remoteCall is a checked remote command line, the environment preamble
@@ -433,7 +471,12 @@ func (t *SSHTransport) prepareRemote(ctx context.Context, terminal bool, notFoun
 	if err != nil {
 		return nil, err
 	}
-	client, err := t.SSHClient(ctx)
+	var client *ssh.Client
+	err = t.startPhase(ctx, phaseDial, "", &loginWords{}, func() (func(), error) {
+		c, err := t.SSHClient(ctx)
+		client = c
+		return nil, err
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -23,36 +24,59 @@ import (
 // A program that cannot be run ends with exit code 127 or 126 and the
 // shell's message as output. As a shell sees it, a command that exits with
 // a status above 128 is reported as killed by the signal of that number.
+//
+// Start returns once the remote login shell has run the command's wrapper;
+// a start that takes long is reported to Logger while it waits, and ends
+// with ctx (see Connect).
 func (t *SSHTransport) Start(ctx context.Context) (*RemoteCommand, error) {
 	rc, err := t.prepareRemote(ctx, true, ErrProgramNotFound)
 	if err != nil {
 		return nil, err
 	}
 	client := rc.client
-	// A raw session channel rather than an ssh.Session: the exit status
-	// must count when it arrives, and ssh.Session.Wait reports it only
-	// once the channel closes, which a descendant holding the output open
-	// can put off for ever.
-	ch, reqs, err := client.OpenChannel("session", nil)
-	if err != nil {
-		return nil, fmt.Errorf("acpclient: ssh: opening a session on %s: %w", client.RemoteAddr(), err)
-	}
-	c := &RemoteCommand{ch: ch, drain: remoteExitDrain, exited: make(chan struct{}), said: make(chan struct{})}
-	go c.watch(reqs)
-	go readContainment(ch.Stderr(), &c.why, c.said) // the wrapper's own words, never the command's
-	ok, err := ch.SendRequest("exec", true, ssh.Marshal(struct{ Command string }{rc.line}))
-	if err == nil && !ok {
-		err = errors.New("the server refused the command")
-	}
-	if err == nil {
-		_, err = ch.Write(rc.preamble)
+	host := client.RemoteAddr().String()
+	words := &loginWords{}
+	var c *RemoteCommand
+	var stderr io.Reader
+	err = t.startPhase(ctx, phaseSession, host, words, func() (func(), error) {
+		// A raw session channel rather than an ssh.Session: the exit
+		// status must count when it arrives, and ssh.Session.Wait reports
+		// it only once the channel closes, which a descendant holding the
+		// output open can put off for ever.
+		ch, reqs, err := client.OpenChannel("session", nil)
 		if err != nil {
-			err = fmt.Errorf("passing the environment: %w", err)
+			return nil, fmt.Errorf("acpclient: ssh: opening a session on %s: %w", host, err)
 		}
+		cmd := &RemoteCommand{ch: ch, drain: remoteExitDrain, exited: make(chan struct{}), said: make(chan struct{})}
+		go cmd.watch(reqs)
+		ok, err := ch.SendRequest("exec", true, ssh.Marshal(struct{ Command string }{rc.line}))
+		if err == nil && !ok {
+			err = errors.New("the server refused the command")
+		}
+		if err == nil {
+			_, err = ch.Write(rc.preamble)
+			if err != nil {
+				err = fmt.Errorf("passing the environment: %w", err)
+			}
+		}
+		if err != nil {
+			cmd.hangup()
+			return nil, fmt.Errorf("acpclient: ssh: starting %s on %s: %w", t.Path, host, err)
+		}
+		c, stderr = cmd, ch.Stderr()
+		return cmd.hangup, nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	err = t.startPhase(ctx, phaseLogin, host, words, func() (func(), error) {
+		_, rest := awaitWrapper(stderr, words)
+		go readContainment(rest, &c.why, c.said) // the wrapper's own words, never the command's
+		return nil, nil
+	})
 	if err != nil {
 		c.hangup()
-		return nil, fmt.Errorf("acpclient: ssh: starting %s on %s: %w", t.Path, client.RemoteAddr(), err)
+		return nil, err
 	}
 	return c, nil
 }

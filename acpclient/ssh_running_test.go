@@ -1,7 +1,7 @@
 package acpclient
 
 import (
-	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -9,13 +9,13 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"golang.org/x/crypto/ssh"
 
 	"github.com/acphost/acphost/internal/fakebin"
 	"github.com/acphost/acphost/internal/sshdtest"
 	"github.com/acphost/acphost/internal/sshtest"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // sshServers runs test against the in-process SSH server and the real sshd
@@ -25,15 +25,23 @@ func sshServers(t *testing.T, test func(t *testing.T, client *ssh.Client)) {
 	t.Run("sshd", func(t *testing.T) { test(t, sshdtest.Start(t).Dial(t)) })
 }
 
-// startRemote starts sh -c script as a remote terminal command.
+// startRemoteScript starts sh -c script as a remote terminal command,
+// bounded: a start that does not come up fails saying what it waited on.
 func startRemoteScript(t *testing.T, tr *SSHTransport, script string) *RemoteCommand {
 	t.Helper()
 	tr.Path, tr.Args = "sh", []string{"-c", script}
-	c, err := tr.Start(context.Background())
+	return startBoundedCommand(t, tr)
+}
+
+// startBoundedCommand starts tr's command with a bounded context and
+// closes it, bounded, when the test ends.
+func startBoundedCommand(t *testing.T, tr *SSHTransport) *RemoteCommand {
+	t.Helper()
+	c, err := tr.Start(waitfor.Context(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
+	t.Cleanup(func() { waitfor.Call(t, "closing the remote command", func() { c.Close() }) })
 	return c
 }
 
@@ -45,41 +53,33 @@ func TestSSHStartOutputAndStatus(t *testing.T) {
 		tr := &SSHTransport{Client: client, Dir: t.TempDir(), KeepEnv: []string{"HOME", "ACPHOST_NOT_SET_ANYWHERE"},
 			Env: []string{"FOO=bar baz"}}
 		c := startRemoteScript(t, tr, `echo one; echo two >&2; echo three; cat; echo "in=done"; env | sort | grep -v '^PWD=\|^SHLVL=\|^_=' | sed 's/=.*//' | tr '\n' ' '; exit 7`)
-		out, err := io.ReadAll(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := "one\ntwo\nthree\nin=done\nFOO HOME "; string(out) != want {
+		if out, want := readAllBounded(t, c), "one\ntwo\nthree\nin=done\nFOO HOME "; out != want {
 			t.Errorf("output %q, want %q", out, want)
 		}
-		if st := c.Wait(); st.ExitCode == nil || *st.ExitCode != 7 || st.Signal != nil {
+		if st := waitStatus(t, c); st.ExitCode == nil || *st.ExitCode != 7 || st.Signal != nil {
 			t.Errorf("status %+v, want exit 7", st)
 		}
 		c = startRemoteScript(t, &SSHTransport{Client: client}, `kill -TERM $$`)
-		io.ReadAll(c)
-		if st := c.Wait(); st.Signal == nil || *st.Signal != "SIGTERM" {
+		readAllBounded(t, c)
+		if st := waitStatus(t, c); st.Signal == nil || *st.Signal != "SIGTERM" {
 			t.Errorf("status %+v, want SIGTERM", st)
 		}
 		// The wrapper's settings do not reach the command; the agent's
 		// env cannot change them.
 		tr = &SSHTransport{Client: client, Env: []string{"_ahk=x", "_aht=", "ACPHOST_X=1"}}
 		c = startRemoteScript(t, tr, `env | grep -c '^ACPHOST_STOP=\|^ACPHOST_KILL=\|^ACPHOST_TERMINAL=\|^ACPHOST_ENV=\|^ACPHOST_REAPER='; exit 3`)
-		if out, _ := io.ReadAll(c); string(out) != "0\n" {
+		if out := readAllBounded(t, c); out != "0\n" {
 			t.Errorf("wrapper settings in the command's environment: %q", out)
 		}
-		if st := c.Wait(); st.ExitCode == nil || *st.ExitCode != 3 {
+		if st := waitStatus(t, c); st.ExitCode == nil || *st.ExitCode != 3 {
 			t.Errorf("status %+v with the wrapper's names in Env, want exit 3", st)
 		}
 		// A program the host cannot find: exit 127, the shell's message.
-		c, err = (&SSHTransport{Client: client, Path: "no-such-program-here"}).Start(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		if out, _ := io.ReadAll(c); !strings.Contains(string(out), "no-such-program-here") {
+		c = startBoundedCommand(t, &SSHTransport{Client: client, Path: "no-such-program-here"})
+		if out := readAllBounded(t, c); !strings.Contains(out, "no-such-program-here") {
 			t.Errorf("output for a missing program: %q", out)
 		}
-		if st := c.Wait(); st.ExitCode == nil || *st.ExitCode != 127 {
+		if st := waitStatus(t, c); st.ExitCode == nil || *st.ExitCode != 127 {
 			t.Errorf("status %+v for a missing program, want exit 127", st)
 		}
 	})
@@ -96,15 +96,11 @@ func TestSSHStartKillEndsTree(t *testing.T) {
 		pids := fakebin.PidsFrom(t, filepath.Join(dir, "pids"))
 		pids = append(pids, fakebin.PidsFrom(t, filepath.Join(dir, "grandchild"))...)
 		c.Kill()
-		if st := c.Wait(); st.Signal == nil || *st.Signal != "SIGKILL" {
+		if st := waitStatus(t, c); st.Signal == nil || *st.Signal != "SIGKILL" {
 			t.Errorf("status after Kill %+v, want SIGKILL", st)
 		}
 		for _, pid := range pids {
-			for deadline := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil && !zombie(pid); time.Sleep(5 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatalf("pid %d of the remote tree survived Kill", pid)
-				}
-			}
+			waitfor.Until(t, fmt.Sprintf("pid %d of the remote tree to end after Kill", pid), func() bool { return syscall.Kill(pid, 0) != nil || zombie(pid) })
 		}
 	})
 }
@@ -119,30 +115,49 @@ func zombie(pid int) bool {
 // pid to the file gpid (in the command's directory).
 const escapedChild = `setsid sh -c 'echo $$ > gpid; exec sleep 300' & while [ ! -s gpid ]; do sleep 0.01; done`
 
+// exiter is a command whose end can be waited for: a RunningCommand or a
+// RemoteCommand.
+type exiter interface {
+	Exited() <-chan struct{}
+	Wait() *TerminalExitStatus
+}
+
 // waitStatus waits, bounded, for the command's exit status.
-func waitStatus(t *testing.T, c *RemoteCommand) *TerminalExitStatus {
+func waitStatus(t *testing.T, c exiter) *TerminalExitStatus {
 	t.Helper()
-	select {
-	case <-c.Exited():
-		return c.Wait()
-	case <-time.After(20 * time.Second):
-		t.Fatal("no exit status")
-		return nil
+	waitfor.Closed(t, c.Exited(), "the command's exit status")
+	return c.Wait()
+}
+
+// readBounded reads n bytes of c's output, failing the test if they do not
+// come.
+func readBounded(t *testing.T, c *RemoteCommand, n int) []byte {
+	t.Helper()
+	buf := make([]byte, n)
+	var err error
+	waitfor.Call(t, fmt.Sprintf("%d bytes of the remote command's output", n), func() { _, err = io.ReadFull(c, buf) })
+	if err != nil {
+		t.Fatalf("reading the remote command's output: %v (got %q)", err, buf)
 	}
+	return buf
 }
 
 // readAllBounded reads c to its end, failing the test if that takes long.
-func readAllBounded(t *testing.T, c *RemoteCommand) string {
+func readAllBounded(t *testing.T, c io.Reader) string {
 	t.Helper()
-	got := make(chan []byte, 1)
-	go func() { b, _ := io.ReadAll(c); got <- b }()
-	select {
-	case b := <-got:
-		return string(b)
-	case <-time.After(20 * time.Second):
-		t.Fatal("the output never ended")
-		return ""
-	}
+	b, _ := readAllErr(t, c)
+	return string(b)
+}
+
+// readAllErr is io.ReadAll, failing the test if the end does not come.
+func readAllErr(t *testing.T, c io.Reader) ([]byte, error) {
+	t.Helper()
+	var (
+		b   []byte
+		err error
+	)
+	waitfor.Call(t, "the end of the command's output", func() { b, err = io.ReadAll(c) })
+	return b, err
 }
 
 // TestSSHStartKillEndsDescendantsThatLeftTheSession: Kill ends a
@@ -155,9 +170,9 @@ func TestSSHStartKillEndsDescendantsThatLeftTheSession(t *testing.T) {
 		c := startRemoteScript(t, &SSHTransport{Client: client, Dir: dir}, escapedChild+`; echo started; exec sleep 301`)
 		gpid := fakebin.PidsFrom(t, filepath.Join(dir, "gpid"))[0]
 		t.Cleanup(func() { syscall.Kill(gpid, syscall.SIGKILL) })
-		buf := make([]byte, len("started\n"))
-		if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "started\n" {
-			t.Fatalf("read %q, %v", buf, err)
+		buf := readBounded(t, c, len("started\n"))
+		if string(buf) != "started\n" {
+			t.Fatalf("read %q", buf)
 		}
 		c.Kill()
 		if st := waitStatus(t, c); st.Signal == nil || *st.Signal != "SIGKILL" {
@@ -166,11 +181,7 @@ func TestSSHStartKillEndsDescendantsThatLeftTheSession(t *testing.T) {
 		if rest := readAllBounded(t, c); rest != "" {
 			t.Errorf("output after %q: %q, want nothing (the wrapper's words are not the command's)", buf, rest)
 		}
-		for deadline := time.Now().Add(10 * time.Second); syscall.Kill(gpid, 0) == nil && !zombie(gpid); time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("grandchild %d that left the session survived Kill", gpid)
-			}
-		}
+		waitfor.Until(t, fmt.Sprintf("grandchild %d that left the session to end after Kill", gpid), func() bool { return syscall.Kill(gpid, 0) != nil || zombie(gpid) })
 	})
 }
 

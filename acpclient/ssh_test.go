@@ -1,7 +1,6 @@
 package acpclient
 
 import (
-	"context"
 	"errors"
 	"io"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/internal/sshdtest"
 	"github.com/acphost/acphost/internal/sshtest"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // TestSSHArgumentsAreNotInterpreted runs a remote command whose arguments
@@ -27,8 +27,8 @@ func TestSSHArgumentsAreNotInterpreted(t *testing.T) {
 		name string
 		run  func(*SSHTransport) (io.ReadCloser, error)
 	}{
-		{"connect", func(tr *SSHTransport) (io.ReadCloser, error) { return tr.Connect(context.Background()) }},
-		{"start", func(tr *SSHTransport) (io.ReadCloser, error) { return tr.Start(context.Background()) }},
+		{"connect", func(tr *SSHTransport) (io.ReadCloser, error) { return tr.Connect(waitfor.Context(t)) }},
+		{"start", func(tr *SSHTransport) (io.ReadCloser, error) { return tr.Start(waitfor.Context(t)) }},
 	} {
 		t.Run(start.name, func(t *testing.T) {
 			tr := &SSHTransport{Client: client, Path: "sh", Dir: t.TempDir(),
@@ -39,7 +39,8 @@ func TestSSHArgumentsAreNotInterpreted(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer rc.Close()
-			out, err := io.ReadAll(rc)
+			var out []byte
+			waitfor.Call(t, "the end of the remote command's output", func() { out, err = io.ReadAll(rc) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,12 +56,12 @@ func TestSSHArgumentsAreNotInterpreted(t *testing.T) {
 func TestSSHMissingAgentIsReported(t *testing.T) {
 	srv := sshtest.Start(t, nil)
 	tr := &SSHTransport{Client: srv.Dial(t), Path: "no-such-agent-on-this-host"}
-	c, err := Connect(context.Background(), tr, newRecorder(), nil)
+	c, err := Connect(waitfor.Context(t), tr, newRecorder(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	_, err = c.Initialize(context.Background(), nil)
+	_, err = c.Initialize(waitfor.Context(t), nil)
 	if !errors.Is(err, ErrAgentNotFound) || !strings.Contains(err.Error(), "no-such-agent-on-this-host") {
 		t.Fatalf("Initialize on a missing remote agent: %v", err)
 	}
@@ -80,12 +81,12 @@ func TestSSHTurnAndCleanupOnDroppedConnection(t *testing.T) {
 	tr := &SSHTransport{Client: srv.Dial(t), Path: bin, Args: []string{"-script", script, "-record", marker},
 		StopTimeout: time.Second, KillTimeout: time.Second}
 	rec := newRecorder()
-	c, err := Connect(context.Background(), tr, rec, nil)
+	c, err := Connect(waitfor.Context(t), tr, rec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	ctx := context.Background()
+	ctx := waitfor.Context(t)
 	if _, err := c.Initialize(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestSSHTurnAndCleanupOnDroppedConnection(t *testing.T) {
 	}()
 	time.Sleep(100 * time.Millisecond)
 	srv.DropConnections()
-	err = <-errc
+	err = waitfor.Recv(t, errc, "the prompt to fail on the dropped connection")
 	var exit *ExitError
 	if !errors.As(err, &exit) || !strings.Contains(err.Error(), "lost") {
 		t.Fatalf("prompt on a dropped connection: %v", err)
@@ -148,15 +149,15 @@ func TestSSHCloseEndsRemoteTree(t *testing.T) {
 	script := acptest.WriteScript(t, acptest.Script{StayAfterEOF: true, IgnoreSIGTERM: true})
 	tr := &SSHTransport{Client: srv.Dial(t), Path: bin, Args: []string{"-script", script, "-record", marker},
 		StopTimeout: time.Second, KillTimeout: time.Second}
-	c, err := Connect(context.Background(), tr, newRecorder(), nil)
+	c, err := Connect(waitfor.Context(t), tr, newRecorder(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Initialize(context.Background(), nil); err != nil {
+	if _, err := c.Initialize(waitfor.Context(t), nil); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
-	<-c.Done()
+	waitfor.Closed(t, c.Done(), "the connection to end after Close")
 	for deadline := time.Now().Add(10 * time.Second); processWithArg(marker); {
 		if time.Now().After(deadline) {
 			t.Fatal("stubborn remote agent survived Close")
@@ -179,12 +180,12 @@ func TestSSHRealSSHD(t *testing.T) {
 	tr := &SSHTransport{Client: client, Path: bin, Args: []string{"-script", script, "-record", marker},
 		Env: []string{"ACPHOST_TEST=1"}, StopTimeout: time.Second, KillTimeout: time.Second}
 	rec := newRecorder()
-	c, err := Connect(context.Background(), tr, rec, nil)
+	c, err := Connect(waitfor.Context(t), tr, rec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	ctx := context.Background()
+	ctx := waitfor.Context(t)
 	if _, err := c.Initialize(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +202,7 @@ func TestSSHRealSSHD(t *testing.T) {
 	go c.Prompt(ctx, &PromptRequest{SessionID: s.SessionID, Prompt: []ContentBlock{TextBlock("hang")}})
 	time.Sleep(100 * time.Millisecond)
 	client.Close() // the connection drops mid-turn
-	<-c.Done()
+	waitfor.Closed(t, c.Done(), "the connection to end after the SSH connection dropped")
 	for deadline := time.Now().Add(15 * time.Second); processWithArg(marker); {
 		if time.Now().After(deadline) {
 			out, _ := exec.Command("ps", "-eo", "pid,ppid,pgid,stat,args").Output()

@@ -1,7 +1,6 @@
 package acpclient
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -83,10 +82,7 @@ func TestSSHStartExitNotHeldByDeadRecorder(t *testing.T) {
 		}
 		// The recorder runs only without the remote reaper.
 		c := startRemoteScript(t, &SSHTransport{Client: client, Dir: dir, noReaper: true}, `echo ready; read x <`+fifo+`; exit 6`)
-		buf := make([]byte, len("ready\n"))
-		if _, err := io.ReadFull(c, buf); err != nil {
-			t.Fatal(err)
-		}
+		readBounded(t, c, len("ready\n"))
 		rec := recorderOf(t, fifo)
 		if err := syscall.Kill(rec, syscall.SIGKILL); err != nil {
 			t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // TestLineReaderGrows: an idle reader holds only the small buffer; a long
@@ -204,7 +206,7 @@ func TestQueuePushParksBeforeWaiting(t *testing.T) {
 	}
 	m, _ := q.pop()
 	q.releaseBytes(m, false)
-	<-done
+	waitfor.Closed(t, done, "the call to return")
 }
 
 // push appends m, as pushRun does a run of one (the read loop pushes runs).

@@ -3,6 +3,8 @@ package acpclient
 import (
 	"context"
 	"testing"
+
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // slowStarter is a Terminals whose terminal/create takes until release is
@@ -38,7 +40,7 @@ func TestTerminalStarterDoesNotHoldDispatch(t *testing.T) {
 	p.handshake(c, `{}`)
 	p.send(`{"jsonrpc":"2.0","id":7,"method":"terminal/create","params":{"sessionId":"s","command":"ls"}}`,
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"after"}}}}`)
-	if got := <-slow.calls; got != "StartTerminal" {
+	if got := waitfor.Recv(t, slow.calls, "the slow client's call"); got != "StartTerminal" {
 		t.Fatalf("Conn called %s", got)
 	}
 	slow.recorder.waitUpdates(t, 1) // delivered while the terminal is still starting

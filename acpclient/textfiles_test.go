@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // unquoteCases are JSON string literals covering every escape, surrogate
@@ -95,7 +97,7 @@ func TestWriteOverClientLimitIsRefusedUndecoded(t *testing.T) {
 	if m := p.recv(); m.Error != nil {
 		t.Fatalf("write at the cap answered %s", m.line)
 	}
-	if got := <-w.writes; got.Content != atCap || got.Path != "/f" || got.SessionID != "s" || string(got.Meta) != `{"k":1}` {
+	if got := waitfor.Recv(t, w.writes, "a file write"); got.Content != atCap || got.Path != "/f" || got.SessionID != "s" || string(got.Meta) != `{"k":1}` {
 		t.Fatalf("write at the cap delivered %+v", got)
 	}
 	over, _ := json.Marshal(atCap + "x")
@@ -204,7 +206,7 @@ func TestWriteOfInvalidUnicodeIsRefused(t *testing.T) {
 			t.Errorf("content %q answered %s", lit, m.line)
 			continue
 		}
-		if got := <-w.writes; got.Content != want {
+		if got := waitfor.Recv(t, w.writes, "a file write"); got.Content != want {
 			t.Errorf("content %q written as %q, want %q", lit, got.Content, want)
 		}
 	}

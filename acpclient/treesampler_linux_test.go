@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // TestTreeSamplerOneScanServesEveryRecord: many records sampling at one
@@ -95,12 +97,12 @@ func TestTreeSamplerFreshScansShared(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	release <- struct{}{} // scan 1 ends: it began before the waiters asked
-	if first := <-got; first != 1 {
+	if first := waitfor.Recv(t, got, "the result"); first != 1 {
 		t.Fatalf("the first caller got scan %d, want 1", first)
 	}
 	release <- struct{}{} // scan 2, the waiters'
 	for range waiters {
-		if n := <-got; n != 2 {
+		if n := waitfor.Recv(t, got, "the result"); n != 2 {
 			t.Fatalf("a caller that asked during scan 1 got scan %d, want 2", n)
 		}
 	}

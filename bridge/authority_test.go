@@ -13,6 +13,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // claudeLikeModes are the session modes the fake agent offers in these
@@ -291,7 +292,7 @@ func TestAgentReportedChangeIsMovedBack(t *testing.T) {
 		waitSent(t, a, c.method, c.want)
 		waitAuthority(t, s, func(st AuthorityState) bool { return st.State == AuthorityProtected && st.AgentMode == "default" })
 		s.Cancel()
-		if err := <-done; err != nil {
+		if err := waitfor.Recv(t, done, "the call to return"); err != nil {
 			t.Fatalf("%s turn: %v", c.prompt, err)
 		}
 		if st := s.Authority(); st.State != AuthorityProtected || st.AgentMode != "default" {

@@ -13,6 +13,7 @@ import (
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/internal/fakeclock"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // turnScript is a turn with streamed text, a gated tool call and a late
@@ -48,11 +49,11 @@ func TestTurnEventsArriveInAgentOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w", Policy: Policy{Mode: ModeBuild}})
+	s, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w", Policy: Policy{Mode: ModeBuild}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop, err := s.Prompt(context.Background(), acpclient.TextBlock("go"))
+	stop, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("go"))
 	if err != nil || stop != acpclient.StopEndTurn {
 		t.Fatalf("Prompt = %q, %v", stop, err)
 	}
@@ -110,11 +111,11 @@ func TestPermissionPolicies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w", Policy: tt.policy})
+			s, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w", Policy: tt.policy})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Prompt(context.Background(), acpclient.TextBlock("x")); err != nil {
+			if _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("x")); err != nil {
 				t.Fatal(err)
 			}
 			rec.waitFor(tt.want, func(ev Event) bool { return ev.Kind == KindText && ev.Text == tt.want })
@@ -155,18 +156,18 @@ func TestCancelAnswersPendingPermissions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w"})
+	s, _ := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w"})
 	done := make(chan string, 1)
 	go func() {
-		stop, _ := s.Prompt(context.Background(), acpclient.TextBlock("x"))
+		stop, _ := s.Prompt(waitfor.Context(t), acpclient.TextBlock("x"))
 		done <- stop
 	}()
 	ev := rec.waitFor("permission", func(ev Event) bool { return ev.Kind == KindPermission })
-	if _, err := s.Prompt(context.Background(), acpclient.TextBlock("overlap")); !errors.Is(err, ErrBusy) {
+	if _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("overlap")); !errors.Is(err, ErrBusy) {
 		t.Errorf("second prompt during a turn: %v, want ErrBusy", err)
 	}
 	s.Cancel()
-	if stop := <-done; stop != acpclient.StopCancelled {
+	if stop := waitfor.Recv(t, done, "the call to return"); stop != acpclient.StopCancelled {
 		t.Fatalf("stop reason %q", stop)
 	}
 	if err := ev.Permission.Allow(); !errors.Is(err, ErrAlreadyAnswered) {
@@ -186,9 +187,9 @@ func TestWatchdogCancelsSilentTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w"})
+	s, _ := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w"})
 	errc := make(chan error, 1)
-	go func() { _, err := s.Prompt(context.Background(), acpclient.TextBlock("x")); errc <- err }()
+	go func() { _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("x")); errc <- err }()
 	rec.waitFor("text", func(ev Event) bool { return ev.Text == "thinking..." })
 	if !clock.WaitForTimers(1, 5*time.Second) {
 		t.Fatal("watchdog not armed")
@@ -200,7 +201,7 @@ func TestWatchdogCancelsSilentTurn(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 	clock.Advance(time.Minute)
-	err = <-errc
+	err = waitfor.Recv(t, errc, "the call to return its error")
 	if !errors.Is(err, ErrInactive) {
 		t.Fatalf("Prompt error %v, want ErrInactive", err)
 	}
@@ -223,9 +224,9 @@ func TestWatchdogKillsAgentThatIgnoresCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w"})
+	s, _ := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w"})
 	errc := make(chan error, 1)
-	go func() { _, err := s.Prompt(context.Background(), acpclient.TextBlock("x")); errc <- err }()
+	go func() { _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("x")); errc <- err }()
 	rec.waitFor("turn start", func(ev Event) bool { return ev.Kind == KindTurnStart })
 	clock.WaitForTimers(1, 5*time.Second)
 	clock.Advance(10 * time.Minute)
@@ -233,7 +234,7 @@ func TestWatchdogKillsAgentThatIgnoresCancel(t *testing.T) {
 		t.Fatal("grace timer not armed")
 	}
 	clock.Advance(10 * time.Second)
-	if err := <-errc; !errors.Is(err, ErrInactive) {
+	if err := waitfor.Recv(t, errc, "the call to return its error"); !errors.Is(err, ErrInactive) {
 		t.Fatalf("Prompt error %v", err)
 	}
 	rec.waitFor("exited", func(ev Event) bool { return ev.Kind == KindExited })
@@ -255,16 +256,16 @@ func TestWatchdogIgnoresTimeWaitingForTheUser(t *testing.T) {
 	cfg := agentConfig(t, "u", script)
 	cfg.Clock = clock
 	b, _ := h.Start(context.Background(), cfg)
-	s, _ := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w", Policy: Policy{Mode: ModeBuild}})
+	s, _ := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w", Policy: Policy{Mode: ModeBuild}})
 	errc := make(chan error, 1)
-	go func() { _, err := s.Prompt(context.Background(), acpclient.TextBlock("x")); errc <- err }()
+	go func() { _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("x")); errc <- err }()
 	ev := rec.waitFor("permission", func(ev Event) bool { return ev.Kind == KindPermission })
 	clock.Advance(3 * time.Hour) // the user went to lunch
 	time.Sleep(20 * time.Millisecond)
 	if err := ev.Permission.Allow(); err != nil {
 		t.Fatalf("permission was answered behind the user's back: %v", err)
 	}
-	if err := <-errc; err != nil {
+	if err := waitfor.Recv(t, errc, "the call to return its error"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -286,8 +287,8 @@ func TestAgentDeathMidTurnThenNativeResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w"})
-	_, err = s.Prompt(context.Background(), acpclient.TextBlock("crash now"))
+	s, _ := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w"})
+	_, err = s.Prompt(waitfor.Context(t), acpclient.TextBlock("crash now"))
 	var exitErr *acpclient.ExitError
 	if !errors.As(err, &exitErr) || !strings.Contains(err.Error(), "backend exploded") {
 		t.Fatalf("Prompt error %v: want the exit with stderr", err)
@@ -308,7 +309,7 @@ func TestAgentDeathMidTurnThenNativeResume(t *testing.T) {
 		t.Fatalf("events %q, want %q", got, want)
 	}
 	// The next prompt starts a new process and loads the session.
-	stop, err := s.Prompt(context.Background(), acpclient.TextBlock("again"))
+	stop, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("again"))
 	if err != nil || stop != acpclient.StopEndTurn {
 		t.Fatalf("prompt after crash: %q %v", stop, err)
 	}
@@ -327,7 +328,7 @@ func TestLoadFallsBackToNew(t *testing.T) {
 	script := acptest.Script{NewSession: acptest.NewSessionScript{SessionIDs: []string{"sess_new"}}}
 	h, rec := newHostAndRecorder(t, nil)
 	b, _ := h.Start(context.Background(), agentConfig(t, "f", script))
-	s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w", ResumeID: "sess_gone"})
+	s, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w", ResumeID: "sess_gone"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +349,7 @@ func TestReplayIsTagged(t *testing.T) {
 	}}}
 	h, rec := newHostAndRecorder(t, nil)
 	b, _ := h.Start(context.Background(), agentConfig(t, "r", script))
-	s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w", ResumeID: "sess_old"})
+	s, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w", ResumeID: "sess_old"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,8 +380,8 @@ func TestUsageAndCompaction(t *testing.T) {
 		return "sess_1", []Event{{Kind: KindCompaction, Compaction: &Compaction{Status: CompactionSkipped}}}, true
 	}}
 	b, _ := h.Start(context.Background(), cfg)
-	s, _ := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w"})
-	if _, err := s.Prompt(context.Background(), acpclient.TextBlock("x")); err != nil {
+	s, _ := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w"})
+	if _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("x")); err != nil {
 		t.Fatal(err)
 	}
 	rec.waitFor("turn end", func(ev Event) bool { return ev.Kind == KindTurnEnd })
@@ -424,8 +425,8 @@ func TestFileAccessFollowsPolicy(t *testing.T) {
 			h, rec := newHostAndRecorder(t, nil)
 			files := &memFiles{files: map[string]string{"/w/a.txt": "hello\r\nworld"}}
 			b, _ := h.Start(context.Background(), agentConfig(t, "fs", script))
-			s, _ := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w", Files: files, Policy: Policy{Mode: tt.mode, ReadOnly: tt.readOnly}})
-			if _, err := s.Prompt(context.Background(), acpclient.TextBlock("x")); err != nil {
+			s, _ := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w", Files: files, Policy: Policy{Mode: tt.mode, ReadOnly: tt.readOnly}})
+			if _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("x")); err != nil {
 				t.Fatal(err)
 			}
 			rec.waitFor("read", func(ev Event) bool { return ev.Text == "read /w/a.txt: hello\r\nworld" })
@@ -457,16 +458,16 @@ func TestTenAgentsOneStream(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sessions[i], err = b.OpenSession(context.Background(), SessionConfig{Cwd: "/w"}); err != nil {
+		if sessions[i], err = b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	errc := make(chan error, agents)
 	for _, s := range sessions {
-		go func() { _, err := s.Prompt(context.Background(), acpclient.TextBlock("go")); errc <- err }()
+		go func() { _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("go")); errc <- err }()
 	}
 	for range agents {
-		if err := <-errc; err != nil {
+		if err := waitfor.Recv(t, errc, "the call to return its error"); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // TestConsumerMayQueryBridgeWhileAgentsWait: with the event queue full, a
@@ -41,12 +42,12 @@ func TestConsumerMayQueryBridgeWhileAgentsWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	close(ready)
-	s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w"})
+	s, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { _, err := s.Prompt(context.Background(), acpclient.TextBlock("go")); done <- err }()
+	go func() { _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("go")); done <- err }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -58,7 +59,7 @@ func TestConsumerMayQueryBridgeWhileAgentsWait(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	h.Shutdown(ctx)
-	if n := <-consumed; n < 200 {
+	if n := waitfor.Recv(t, consumed, "consumed"); n < 200 {
 		t.Fatalf("consumed %d events", n)
 	}
 }

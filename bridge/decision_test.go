@@ -8,6 +8,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // decisionsOf returns the decision events among events, by request id.
@@ -97,7 +98,7 @@ func TestAbandonedRequestsAreDecidedByTheHost(t *testing.T) {
 	cfg.ElicitationModes = []string{"form"}
 	b, _ := h.Start(ctxT(t), cfg)
 	s, _ := b.OpenSession(ctxT(t), SessionConfig{Cwd: "/w"})
-	go s.Prompt(context.Background(), acpclient.TextBlock("x"))
+	go s.Prompt(waitfor.Context(t), acpclient.TextBlock("x"))
 	q := rec.waitFor("question", func(ev Event) bool { return ev.Kind == KindElicitation })
 	b.Close()
 	d := rec.waitFor("decision", func(ev Event) bool { return ev.Kind == KindDecision })

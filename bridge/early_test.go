@@ -12,6 +12,7 @@ import (
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/internal/fakeclock"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // earlySize reports how many updates the bridge holds for unknown
@@ -88,11 +89,11 @@ func TestEarlyUpdateFloodStaysUnderCap(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w"})
+			s, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Prompt(context.Background(), acpclient.TextBlock("x")); err != nil {
+			if _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("x")); err != nil {
 				t.Fatal(err)
 			}
 			rec.waitFor("turn end", func(ev Event) bool { return ev.Kind == KindTurnEnd })
@@ -125,12 +126,12 @@ func TestUnclaimedEarlyUpdatesArePurged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w"})
+	s, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for round := range 2 {
-		if _, err := s.Prompt(context.Background(), acpclient.TextBlock("x")); err != nil {
+		if _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("x")); err != nil {
 			t.Fatal(err)
 		}
 		if n, _ := b.earlySize(); n != 3 {
@@ -154,7 +155,7 @@ func TestUnclaimedEarlyUpdatesArePurged(t *testing.T) {
 	if len(reports) != 1 || !strings.Contains(reports[0].Err.Error(), "no session claimed them") {
 		t.Fatalf("drop reports: %v", reports)
 	}
-	if _, err := s.Prompt(context.Background(), acpclient.TextBlock("x")); err != nil {
+	if _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("x")); err != nil {
 		t.Fatal(err)
 	}
 	b.Close()
@@ -185,7 +186,7 @@ func TestEarlyUpdatesSurviveSlowSessionNew(t *testing.T) {
 	}
 	opened := make(chan error, 1)
 	go func() {
-		_, err := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w"})
+		_, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w"})
 		opened <- err
 	}()
 	ev := rec.waitFor("question", func(ev Event) bool { return ev.Kind == KindElicitation })
@@ -194,7 +195,7 @@ func TestEarlyUpdatesSurviveSlowSessionNew(t *testing.T) {
 	// The answer's report is one more early update: its arrival purges
 	// whatever expired.
 	ev.Elicitation.Accept(map[string]any{})
-	if err := <-opened; err != nil {
+	if err := waitfor.Recv(t, opened, "opened"); err != nil {
 		t.Fatal(err)
 	}
 	rec.waitFor("session ready", func(ev Event) bool { return ev.Kind == KindSession && ev.Session == "slow" })
@@ -227,7 +228,7 @@ func TestLoadReplayIsNotCappedAsEarly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w", ResumeID: "old"})
+	s, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w", ResumeID: "old"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +363,7 @@ func TestEarlyChunksKeptWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w"}); err != nil {
+	if _, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w"}); err != nil {
 		t.Fatal(err)
 	}
 	rec.waitFor("session ready", func(ev Event) bool { return ev.Kind == KindSession && ev.Session == "slow" })

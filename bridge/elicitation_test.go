@@ -7,6 +7,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 func TestElicitation(t *testing.T) {
@@ -23,7 +24,7 @@ func TestElicitation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, _ := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w"})
+		s, _ := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w"})
 		go func() {
 			ev := rec.waitFor("question", func(ev Event) bool { return ev.Kind == KindElicitation })
 			if ev.Elicitation.Message != "Which name?" || !strings.Contains(string(ev.Elicitation.Schema), "name") {
@@ -31,7 +32,7 @@ func TestElicitation(t *testing.T) {
 			}
 			ev.Elicitation.Accept(map[string]any{"name": "Ada"})
 		}()
-		if _, err := s.Prompt(context.Background(), acpclient.TextBlock("x")); err != nil {
+		if _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("x")); err != nil {
 			t.Fatal(err)
 		}
 		rec.waitFor("answer seen by the agent", func(ev Event) bool {
@@ -45,8 +46,8 @@ func TestElicitation(t *testing.T) {
 		if b.InitializeResponse() == nil {
 			t.Fatal("no agent")
 		}
-		s, _ := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w"})
-		if _, err := s.Prompt(context.Background(), acpclient.TextBlock("x")); err != nil {
+		s, _ := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w"})
+		if _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("x")); err != nil {
 			t.Fatal(err)
 		}
 		rec.waitFor("refusal", func(ev Event) bool { return strings.Contains(ev.Text, "error -32601") })
@@ -59,16 +60,16 @@ func TestElicitation(t *testing.T) {
 		cfg := agentConfig(t, "c", cancelScript)
 		cfg.ElicitationModes = []string{"form", "url"}
 		b, _ := h.Start(context.Background(), cfg)
-		s, _ := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w"})
+		s, _ := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w"})
 		done := make(chan string, 1)
-		go func() { stop, _ := s.Prompt(context.Background(), acpclient.TextBlock("x")); done <- stop }()
+		go func() { stop, _ := s.Prompt(waitfor.Context(t), acpclient.TextBlock("x")); done <- stop }()
 		ev := rec.waitFor("question", func(ev Event) bool { return ev.Kind == KindElicitation })
 		s.Cancel()
-		<-ev.Elicitation.Done()
+		waitfor.Closed(t, ev.Elicitation.Done(), "the elicitation to be settled")
 		if err := ev.Elicitation.Accept(nil); err != ErrAlreadyAnswered {
 			t.Errorf("answering after the cancel: %v", err)
 		}
-		if stop := <-done; stop != acpclient.StopCancelled {
+		if stop := waitfor.Recv(t, done, "the call to return"); stop != acpclient.StopCancelled {
 			t.Errorf("stop reason %q", stop)
 		}
 		rec.waitFor("agent saw cancel", func(ev Event) bool { return strings.Contains(ev.Text, `"action":"cancel"`) })

@@ -10,6 +10,7 @@ import (
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/fsroot"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // TestLocalRootServesTheAgent wires an fsroot.Local root into a session:
@@ -89,11 +90,11 @@ func fileTurnAnswers(t *testing.T, id, dir string, script acptest.Script) []stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: dir, Files: root})
+	s, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: dir, Files: root})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Prompt(context.Background(), acpclient.TextBlock("go")); err != nil {
+	if _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("go")); err != nil {
 		t.Fatal(err)
 	}
 	rec.waitFor("turn end", func(ev Event) bool { return ev.Kind == KindTurnEnd })

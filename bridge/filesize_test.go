@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost/fsroot"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // wireAgent is an agent played by the test on an in-memory connection, so
@@ -146,7 +147,7 @@ func TestWriteTextFileMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.OpenSession(context.Background(), SessionConfig{Cwd: dir, Files: root}); err != nil {
+	if _, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: dir, Files: root}); err != nil {
 		t.Fatal(err)
 	}
 	send := func(line []byte) (json.RawMessage, uint64) {

@@ -16,6 +16,7 @@ import (
 	"github.com/acphost/acphost/internal/eventlog"
 	"github.com/acphost/acphost/internal/fakeclock"
 	"github.com/acphost/acphost/internal/floodagent"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 func TestMain(m *testing.M) {
@@ -79,9 +80,9 @@ func (r *recorder) setPermissionAnswer(f func(*PermissionRequest)) {
 // waitFor waits until an event matching match has arrived and returns it.
 func (r *recorder) waitFor(desc string, match func(Event) bool) Event {
 	r.t.Helper()
-	ev, ok := r.log.WaitFor(30*time.Second, match) // a bound for loaded CI machines
+	ev, ok := r.log.WaitFor(waitfor.Bound, match) // a bound for loaded CI machines
 	if !ok {
-		r.t.Fatalf("timed out waiting for %s; events: %s", desc, r.summary())
+		r.t.Fatalf("waited %v for %s; events: %s", waitfor.Bound, desc, r.summary())
 	}
 	return ev
 }

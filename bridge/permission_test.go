@@ -10,6 +10,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // An answer names an option by id, so an id two options share (even up to
@@ -110,7 +111,7 @@ func TestAmbiguousOptionIDsCancel(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w", Policy: mode.policy})
+				s, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w", Policy: mode.policy})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -129,7 +130,7 @@ func TestAmbiguousOptionIDsCancel(t *testing.T) {
 					}
 					return
 				}
-				if err := <-appErr; !errors.Is(err, want.appErr) || (want.appErr == nil) != (err == nil) {
+				if err := waitfor.Recv(t, appErr, "appErr"); !errors.Is(err, want.appErr) || (want.appErr == nil) != (err == nil) {
 					t.Errorf("the app's answer returned %v, want %v", err, want.appErr)
 				}
 			})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // slowStop is a transport whose streams can be ended from the agent's side
@@ -105,7 +106,7 @@ func TestPromptAfterTheAgentEndedWaitsForTheStop(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 	releaseOnce()
-	if r := <-done; r.err != nil || r.stop != acpclient.StopEndTurn {
+	if r := waitfor.Recv(t, done, "the call to return"); r.err != nil || r.stop != acpclient.StopEndTurn {
 		t.Fatalf("prompt after the agent ended: %q %v", r.stop, r.err)
 	}
 	if n := len(inner.Agents()); n != 2 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // noResume is an agent that can neither load nor resume sessions.
@@ -314,5 +315,5 @@ func TestRecordCountsATurnWhenItStarts(t *testing.T) {
 		t.Errorf("the record counts %d turns while the first runs, want 1", r.Turns)
 	}
 	cancel()
-	<-done
+	waitfor.Closed(t, done, "the call to return")
 }

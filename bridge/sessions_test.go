@@ -11,6 +11,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // withDelete is the fake agent's default capabilities plus session/delete.
@@ -131,7 +132,7 @@ func TestCloseIsBoundedByItsContext(t *testing.T) {
 		t.Fatalf("Close of a turn that ignores cancel: %v, want the deadline", err)
 	}
 	b.Close() // ends the turn with the agent
-	<-done
+	waitfor.Closed(t, done, "the call to return")
 	if _, err := s.Prompt(ctxT(t), acpclient.TextBlock("more")); !errors.Is(err, ErrSessionClosed) {
 		t.Errorf("Prompt after an unfinished Close: %v, want ErrSessionClosed", err)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // TestEventQueueMergesDeltasAndBlocksWhenFull: deltas of one message fold
@@ -80,7 +82,7 @@ func TestPumpNumbersPosAndSeqPerKey(t *testing.T) {
 		h.events.push(ev)
 	}
 	h.Shutdown(context.Background())
-	<-rec.done
+	waitfor.Closed(t, rec.done, "the recorder to have read every event")
 	got := rec.snapshot()
 	wantSeq := []uint64{1, 1, 1, 2, 1, 1, 2, 2}
 	if len(got) != len(pushed) {
@@ -149,7 +151,7 @@ func TestPumpJournalsNumberedBatchesInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	stored, batches := j.stored()
-	<-rec.done
+	waitfor.Closed(t, rec.done, "the recorder to have read every event")
 	delivered := rec.snapshot()
 	if len(stored) != n+2 || len(delivered) != n {
 		t.Fatalf("journal holds %d events, %d delivered; want %d and %d", len(stored), len(delivered), n+2, n)

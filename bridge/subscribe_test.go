@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // subscription collects what a Subscribe yields, in its own goroutine.
@@ -82,7 +84,7 @@ func TestSubscribeHistoryThenLive(t *testing.T) {
 			if err := h.Shutdown(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			<-rec.done
+			waitfor.Closed(t, rec.done, "the recorder to have read every event")
 			for i, c := range cursors {
 				subs[i].wait(t)
 				var want []uint64
@@ -127,7 +129,7 @@ func TestSubscribeSlowSubscriberCatchesUpFromJournal(t *testing.T) {
 		}
 	}()
 	h.events.push(mixedEvent(0))
-	<-started
+	waitfor.Closed(t, started, "the start to begin")
 	readsBefore := j.readCount()
 	for i := 1; i < total; i++ {
 		h.events.push(mixedEvent(i))
@@ -137,7 +139,7 @@ func TestSubscribeSlowSubscriberCatchesUpFromJournal(t *testing.T) {
 	if err := h.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	<-done
+	waitfor.Closed(t, done, "the call to return")
 	if len(got) != total {
 		t.Fatalf("subscriber got %d events, want %d", len(got), total)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/internal/fakebin"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // escapeScript starts a grandchild that leaves the command's process group
@@ -38,9 +39,9 @@ func escapedGrandchild(t *testing.T, dir, marker string) int {
 	pid := fakebin.PidsFrom(t, filepath.Join(dir, "escaped"))[0]
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 	// The pid file is written before the exec; wait for the marked sleep.
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(cmdline(pid), marker); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(waitfor.Bound); !strings.Contains(cmdline(pid), marker); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("pid %d runs %q, not the marked sleep", pid, cmdline(pid))
+			t.Fatalf("waited %v for pid %d to run the marked sleep: it runs %q", waitfor.Bound, pid, cmdline(pid))
 		}
 	}
 	if sid, psid := sessionOf(pid), sessionOf(procParent(pid)); sid != pid || sid == psid {
@@ -55,13 +56,13 @@ func escapedGrandchild(t *testing.T, dir, marker string) int {
 // hold the command, are still on their way out.
 func waitMarkedGone(t *testing.T, marker, why string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(waitfor.Bound); ; time.Sleep(5 * time.Millisecond) {
 		pids := agentPids(t, marker)
 		if len(pids) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after %s, processes marked %s still in /proc: %v", why, marker, pids)
+			t.Fatalf("after %s, processes marked %s still in /proc after %v: %v", why, marker, waitfor.Bound, pids)
 		}
 	}
 }
@@ -108,8 +109,8 @@ func TestTerminalEndsEscapedGrandchild(t *testing.T) {
 			{name: "kill", steps: []acptest.Step{onTerminal("terminal/kill", "term-1"), onTerminal("terminal/wait_for_exit", "term-1")},
 				want: `request terminal/wait_for_exit: result {"signal":"SIGKILL"}`},
 			{name: "release", steps: []acptest.Step{onTerminal("terminal/release", "term-1")}},
-			{name: "session close", end: func(f *termFixture) { f.s.Close(context.Background()) }},
-			{name: "bridge close", end: func(f *termFixture) { f.b.Close() }},
+			{name: "session close", end: func(f *termFixture) { f.s.Close(waitfor.Context(t)) }},
+			{name: "bridge close", end: func(f *termFixture) { waitfor.Call(t, "the bridge to close", func() { f.b.Close() }) }},
 			{name: "agent death", steps: []acptest.Step{{Exit: &exit}}},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
@@ -124,7 +125,7 @@ func TestTerminalEndsEscapedGrandchild(t *testing.T) {
 				if tt.end != nil {
 					tt.end(f)
 				} else {
-					f.s.Prompt(context.Background(), acpclient.TextBlock("end")) // the agent's death fails it
+					f.s.Prompt(waitfor.Context(t), acpclient.TextBlock("end")) // the agent's death fails it
 				}
 				if tt.want != "" {
 					f.report(tt.want)
@@ -154,7 +155,7 @@ func TestTerminalExitNotHeldByEscapedOutput(t *testing.T) {
 		}}}}
 		f := newTermFixture(t, script, Policy{Mode: ModeBuild}, r.opts(t))
 		done := make(chan error, 1)
-		go func() { _, err := f.s.Prompt(context.Background(), acpclient.TextBlock("go")); done <- err }()
+		go func() { _, err := f.s.Prompt(waitfor.Context(t), acpclient.TextBlock("go")); done <- err }()
 		escapedGrandchild(t, f.dir, marker)
 		select {
 		case err := <-done:

@@ -17,6 +17,7 @@ import (
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/internal/fakebin"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // treeScript starts a child shell with a grandchild (both in the
@@ -124,7 +125,7 @@ func TestTerminalEndsOfLife(t *testing.T) {
 				if tt.end != nil {
 					tt.end(f, dropHost)
 				} else {
-					f.s.Prompt(context.Background(), acpclient.TextBlock("end")) // the agent's death fails it
+					f.s.Prompt(waitfor.Context(t), acpclient.TextBlock("end")) // the agent's death fails it
 				}
 				if tt.want != "" {
 					f.report(tt.want)
@@ -154,14 +155,14 @@ func TestTerminalWaitDoesNotHoldTheConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: dir, Policy: Policy{Mode: ModeBuild}})
+	s, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: dir, Policy: Policy{Mode: ModeBuild}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &termFixture{h: h, rec: rec, b: b, s: s, dir: dir}
 	waiting := make(chan error, 1)
 	go func() {
-		_, err := f.s.Prompt(context.Background(), acpclient.TextBlock("wait"))
+		_, err := f.s.Prompt(waitfor.Context(t), acpclient.TextBlock("wait"))
 		waiting <- err
 	}()
 	select {
@@ -169,11 +170,11 @@ func TestTerminalWaitDoesNotHoldTheConnection(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the agent never asked terminal/wait_for_exit")
 	}
-	other, err := f.b.OpenSession(context.Background(), SessionConfig{Cwd: f.dir, Policy: Policy{Mode: ModeBuild}})
+	other, err := f.b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: f.dir, Policy: Policy{Mode: ModeBuild}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.Prompt(context.Background(), acpclient.TextBlock("hello")); err != nil {
+	if _, err := other.Prompt(waitfor.Context(t), acpclient.TextBlock("hello")); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

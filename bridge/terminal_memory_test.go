@@ -10,6 +10,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // heapPeak samples the heap in use until stop is called, which returns the
@@ -96,7 +97,7 @@ func TestTerminalMemoryBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: t.TempDir(), Policy: Policy{Mode: ModeBuild}})
+	s, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: t.TempDir(), Policy: Policy{Mode: ModeBuild}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,12 +106,12 @@ func TestTerminalMemoryBounded(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	stop := heapPeak()
 	start := time.Now()
-	if _, err := s.Prompt(context.Background(), acpclient.TextBlock("run")); err != nil {
+	if _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("run")); err != nil {
 		t.Fatal(err)
 	}
 	peak := stop()
 	t.Logf("ran in %v", time.Since(start))
-	if _, err := s.Prompt(context.Background(), acpclient.TextBlock("output")); err != nil {
+	if _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("output")); err != nil {
 		t.Fatal(err)
 	}
 	if grown := int64(peak) - int64(before.HeapInuse); grown > 32<<20 {

@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // TestTerminalOutputPlacedOnceNamed: a command's output and exit that went
@@ -55,7 +55,7 @@ func TestTerminalOutputPlacedOnceNamed(t *testing.T) {
 		}
 		turn := make(chan error, 1)
 		go func() {
-			_, err := f.s.Prompt(context.Background(), acpclient.TextBlock("run"))
+			_, err := f.s.Prompt(waitfor.Context(t), acpclient.TextBlock("run"))
 			turn <- err
 		}()
 		f.rec.waitFor("term-1's exit, unnamed", unnamed("term-1", true))

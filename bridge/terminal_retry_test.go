@@ -9,6 +9,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // TestTerminalOutputIsTurnOutput: a transient failure after a command the
@@ -38,16 +39,16 @@ func TestTerminalOutputIsTurnOutput(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: t.TempDir(), Policy: Policy{Mode: ModeBuild}})
+			s, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: t.TempDir(), Policy: Policy{Mode: ModeBuild}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			// The other session gets the fake agent's reports of its
 			// requests, text that would count as this turn's output.
-			if _, err := b.OpenSession(context.Background(), SessionConfig{Cwd: t.TempDir()}); err != nil {
+			if _, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: t.TempDir()}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Prompt(context.Background(), acpclient.TextBlock("go")); err == nil {
+			if _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("go")); err == nil {
 				t.Fatal("the failing turn succeeded")
 			}
 			prompts := 0

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
@@ -46,6 +47,11 @@ type SSHTerminals struct {
 	// KeepEnv replaces the names of the login variables the base keeps;
 	// nil means the ones above.
 	KeepEnv []string
+	// Logger receives a warning while a command's start is slow, saying
+	// how long it has waited and on what (the remote login shell's startup
+	// files, most often); see acpclient.SSHTransport.Logger. In a bridge,
+	// nil means the bridge's Config.Logger.
+	Logger *slog.Logger
 
 	// sftp, set by the bridge that runs the terminals, is its one SFTP
 	// client; nil (a runner used alone) opens a session per ResolveDir.
@@ -90,7 +96,7 @@ func (r SSHTerminals) StartTerminal(ctx context.Context, cmd TerminalCommand) (T
 		}
 		env = append(env, v.Name+"="+v.Value)
 	}
-	t := &acpclient.SSHTransport{Dial: r.client, Path: cmd.Command, Args: cmd.Args, Dir: cmd.Dir, KeepEnv: keep, Env: env}
+	t := &acpclient.SSHTransport{Dial: r.client, Path: cmd.Command, Args: cmd.Args, Dir: cmd.Dir, KeepEnv: keep, Env: env, Logger: r.Logger}
 	c, err := t.Start(ctx)
 	if err != nil {
 		return nil, err // not a nil *RemoteCommand in a non-nil interface
@@ -123,6 +129,9 @@ func (b *Bridge) terminalRunner() TerminalRunner {
 	if r := b.cfg.Terminals.Runner; r != nil {
 		if st, ok := r.(SSHTerminals); ok && st.sftp == nil {
 			st.sftp = &b.terminals.sftp
+			if st.Logger == nil {
+				st.Logger = b.logger
+			}
 			return st
 		}
 		return r
@@ -131,7 +140,7 @@ func (b *Bridge) terminalRunner() TerminalRunner {
 	tr := b.cfg.Transport
 	b.mu.Unlock()
 	if ssh := sshTransportOf(tr); ssh != nil {
-		return SSHTerminals{Dial: ssh.SSHClient, sftp: &b.terminals.sftp}
+		return SSHTerminals{Dial: ssh.SSHClient, Logger: b.logger, sftp: &b.terminals.sftp}
 	}
 	return LocalTerminals{}
 }

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/internal/sshtest"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // TestTerminalsFollowAnSSHAgent: with no Runner set, an agent started over
@@ -32,7 +34,7 @@ func TestTerminalsFollowAnSSHAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: t.TempDir(), Policy: Policy{Mode: ModeBuild}})
+	s, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: t.TempDir(), Policy: Policy{Mode: ModeBuild}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,10 +73,10 @@ func TestTerminalCreateDoesNotHoldTheConnection(t *testing.T) {
 	f := newTermFixture(t, script, Policy{Mode: ModeBuild}, &TerminalOptions{Runner: runner})
 	starting := make(chan error, 1)
 	go func() {
-		_, err := f.s.Prompt(context.Background(), acpclient.TextBlock("start"))
+		_, err := f.s.Prompt(waitfor.Context(t), acpclient.TextBlock("start"))
 		starting <- err
 	}()
-	<-runner.started
+	waitfor.Closed(t, runner.started, "the start to begin")
 	// Bounded, for loaded machines: held up, they would never return.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -89,7 +91,7 @@ func TestTerminalCreateDoesNotHoldTheConnection(t *testing.T) {
 	}
 	f.rec.waitFor("the other session's text", func(ev Event) bool { return ev.Kind == KindText && ev.Key == other.Key() && ev.Text == "still served" })
 	close(runner.gate)
-	if err := <-starting; err != nil {
+	if err := waitfor.Recv(t, starting, "the start to begin"); err != nil {
 		t.Fatal(err)
 	}
 	f.report(`terminal: exit 0 signal none truncated false output "started\n"`)
@@ -150,6 +152,29 @@ func TestSSHTerminalsShareOneSFTPSession(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("the SFTP session outlived the bridge")
+		}
+	}
+}
+
+// TestSSHTerminalsReportToTheBridgesLogger: the SSH runner of a bridge's
+// terminals, the app's or the one the bridge picks for an agent on an SSH
+// host, reports slow starts to the bridge's logger unless it has its own.
+func TestSSHTerminalsReportToTheBridgesLogger(t *testing.T) {
+	h, _ := newHostAndRecorder(t, nil)
+	logger, own := slog.New(slog.DiscardHandler), slog.New(slog.DiscardHandler)
+	dial := func(context.Context) (*ssh.Client, error) { return nil, nil }
+	for _, tt := range []struct {
+		name string
+		cfg  Config
+		want *slog.Logger
+	}{
+		{"app's runner", Config{Logger: logger, Terminals: &TerminalOptions{Runner: SSHTerminals{Dial: dial}}}, logger},
+		{"app's runner with a logger", Config{Logger: logger, Terminals: &TerminalOptions{Runner: SSHTerminals{Dial: dial, Logger: own}}}, own},
+		{"agent's host", Config{Logger: logger, Transport: &acpclient.SSHTransport{Dial: dial, Path: "agent"}, Terminals: &TerminalOptions{}}, logger},
+	} {
+		r, ok := newBridge(h, tt.cfg).terminalRunner().(SSHTerminals)
+		if !ok || r.Logger != tt.want {
+			t.Errorf("%s: runner %#v, want SSHTerminals with the logger", tt.name, r)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // termSession is the session id the fake agent gives its first session.
@@ -53,24 +54,24 @@ func newTermFixture(t *testing.T, script acptest.Script, policy Policy, opts *Te
 		opts = &TerminalOptions{}
 	}
 	h, rec := newHostAndRecorder(t, nil)
-	b, err := h.Start(context.Background(), Config{ID: "term", Transport: &acptest.Transport{Script: script}, Terminals: opts})
+	b, err := h.Start(waitfor.Context(t), Config{ID: "term", Transport: &acptest.Transport{Script: script}, Terminals: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: dir, Policy: policy})
+	s, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: dir, Policy: policy})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &termFixture{h: h, rec: rec, b: b, s: s, dir: dir}
 }
 
-// prompt runs a turn and waits until the recorder has its end, so every
-// report of the turn is in the recorder.
+// prompt runs a turn, bounded, and waits until the recorder has its end,
+// so every report of the turn is in the recorder.
 func (f *termFixture) prompt(t *testing.T, text string) {
 	t.Helper()
-	if _, err := f.s.Prompt(context.Background(), acpclient.TextBlock(text)); err != nil {
-		t.Fatal(err)
+	if _, err := f.s.Prompt(waitfor.Context(t), acpclient.TextBlock(text)); err != nil {
+		t.Fatalf("prompt %q: %v", text, err)
 	}
 	f.turns++
 	f.rec.waitFor("turn end", func(ev Event) bool { return ev.Kind == KindTurnEnd && ev.Key == f.s.Key() && ev.Turn == f.turns })
@@ -242,7 +243,7 @@ func TestTerminalCwdConfined(t *testing.T) {
 	eachRunner(t, func(t *testing.T, r termRunner) {
 		h, rec := newHostAndRecorder(t, nil)
 		b, _ := h.Start(context.Background(), Config{ID: "cwd", Transport: &acptest.Transport{Script: script}, Terminals: r.opts(t)})
-		s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: dir, ExternalDirectories: []string{granted}, Policy: Policy{Mode: ModeBuild}})
+		s, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: dir, ExternalDirectories: []string{granted}, Policy: Policy{Mode: ModeBuild}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // describeTerminal is describe() with a terminal event's fields.
@@ -289,7 +290,7 @@ func TestPumpMergesTerminalOutputWhileConsumerLags(t *testing.T) {
 	h := NewHost(nil)
 	defer h.Close()
 	h.events.push(Event{Bridge: "a", Key: "k", Kind: KindTurnStart})
-	<-h.Events()
+	waitfor.Closed(t, h.Events(), "the host's events to end")
 	const pieces = 1000
 	var want strings.Builder
 	for i := range pieces {

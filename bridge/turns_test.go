@@ -15,6 +15,7 @@ import (
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/internal/fakeclock"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // recordedAgent is agentConfig with the fake agent recording what it
@@ -192,7 +193,7 @@ func TestPromptFromTheTurnEndHandler(t *testing.T) {
 			if ev.Kind != KindTurnEnd || ev.Turn >= turns {
 				continue
 			}
-			_, err := s.Prompt(context.Background(), acpclient.TextBlock("again")) // from the consumer itself
+			_, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("again")) // from the consumer itself
 			errs <- err
 		}
 	}()
@@ -217,7 +218,7 @@ func TestPromptFromTheTurnEndHandler(t *testing.T) {
 	if err := h.Shutdown(ctx); err != nil {
 		t.Error(err)
 	}
-	<-done
+	waitfor.Closed(t, done, "the call to return")
 }
 
 // TestControlCallsDuringATurn: mode and config changes work while a turn
@@ -261,12 +262,12 @@ func TestControlCallsDuringATurn(t *testing.T) {
 		}()
 	}
 	for range 8 {
-		if err := <-errc; err != nil {
+		if err := waitfor.Recv(t, errc, "the call to return its error"); err != nil {
 			t.Errorf("control call during a turn: %v", err)
 		}
 	}
 	cancel()
-	if stop := <-stopc; stop != acpclient.StopCancelled {
+	if stop := waitfor.Recv(t, stopc, "the stop reason"); stop != acpclient.StopCancelled {
 		t.Errorf("stop reason %q", stop)
 	}
 	if s.Busy() {
@@ -329,7 +330,7 @@ func TestCancelSendsSessionCancelFirst(t *testing.T) {
 	go func() { stop, _ := s.Prompt(ctx, acpclient.TextBlock("x")); stopc <- stop }()
 	rec.waitFor("permission", func(ev Event) bool { return ev.Kind == KindPermission })
 	cancel()
-	if stop := <-stopc; stop != acpclient.StopCancelled {
+	if stop := waitfor.Recv(t, stopc, "the stop reason"); stop != acpclient.StopCancelled {
 		t.Errorf("stop reason %q, want cancelled", stop)
 	}
 	msgs, err := acptest.ReadRecord(record)
@@ -388,7 +389,7 @@ func TestUnacknowledgedCancelEndsTheTurnAfterTheGrace(t *testing.T) {
 		t.Fatal("cancel grace not armed")
 	}
 	clock.Advance(3 * time.Second)
-	r := <-done
+	r := waitfor.Recv(t, done, "the call to return")
 	if r.stop != acpclient.StopCancelled || !errors.Is(r.err, ErrCancelIgnored) {
 		t.Fatalf("Prompt = %q, %v; want cancelled, ErrCancelIgnored", r.stop, r.err)
 	}
@@ -450,7 +451,7 @@ func TestSetModelDuringUsageUpdates(t *testing.T) {
 			t.Fatalf("SetModel during a turn: %v", err)
 		}
 	}
-	if err := <-turn; err != nil {
+	if err := waitfor.Recv(t, turn, "turn"); err != nil {
 		t.Fatal(err)
 	}
 	rec.waitFor("done", func(ev Event) bool { return ev.Text == "done" })

@@ -9,6 +9,7 @@ import (
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/internal/fakeclock"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // userRequestKind is one kind of request that waits on the user, as the
@@ -75,7 +76,7 @@ func startUserRequest(t *testing.T, k userRequestKind, clock Clock) (*Bridge, *S
 		t.Fatal(err)
 	}
 	errc := make(chan error, 1)
-	go func() { _, err := s.Prompt(context.Background(), acpclient.TextBlock("x")); errc <- err }()
+	go func() { _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("x")); errc <- err }()
 	ev := rec.waitFor(k.name, func(ev Event) bool { return ev.Kind == k.kind })
 	return b, s, ev, errc
 }
@@ -179,7 +180,7 @@ func TestSignInOutsideASessionEndsWithClose(t *testing.T) {
 	b, _ := startPlain(t, h, acptest.Script{Initialize: acptest.InitializeScript{AuthMethods: raw(`[{"id":"oauth","name":"Log in"}]`)},
 		NewSession: acptest.NewSessionScript{RequireAuth: "oauth"}}, "", Config{})
 	errc := make(chan error, 1)
-	go func() { _, err := b.OpenSession(context.Background(), SessionConfig{Cwd: "/w"}); errc <- err }()
+	go func() { _, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: "/w"}); errc <- err }()
 	ev := rec.waitFor("auth", func(ev Event) bool { return ev.Kind == KindAuthRequired })
 	if ev.Session != "" {
 		t.Fatalf("sign-in for session/new carries session %q", ev.Session)

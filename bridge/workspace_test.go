@@ -13,6 +13,7 @@ import (
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/internal/sshdtest"
 	"github.com/acphost/acphost/internal/sshtest"
+	"github.com/acphost/acphost/internal/waitfor"
 	"github.com/acphost/acphost/sshconn"
 )
 
@@ -109,11 +110,11 @@ func runRemoteWorkspace(t *testing.T, addr, user string, dial sshconn.Config, dr
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := b.OpenSession(context.Background(), SessionConfig{Cwd: dir, Files: files, Policy: Policy{Mode: ModeBuild}})
+	s, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: dir, Files: files, Policy: Policy{Mode: ModeBuild}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Prompt(context.Background(), acpclient.TextBlock("write it")); err != nil {
+	if _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("write it")); err != nil {
 		t.Fatal(err)
 	}
 	rec.waitFor("read", func(ev Event) bool {
@@ -126,11 +127,11 @@ func runRemoteWorkspace(t *testing.T, addr, user string, dial sshconn.Config, dr
 
 	// The connection drops mid-turn.
 	errc := make(chan error, 1)
-	go func() { _, err := s.Prompt(context.Background(), acpclient.TextBlock("hang")); errc <- err }()
+	go func() { _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("hang")); errc <- err }()
 	rec.waitFor("hang turn", func(ev Event) bool { return ev.Kind == KindTurnStart && ev.Text == "hang" })
 	time.Sleep(50 * time.Millisecond)
 	drop(pool)
-	if err := <-errc; err == nil {
+	if err := waitfor.Recv(t, errc, "the call to return its error"); err == nil {
 		t.Fatal("turn survived a dropped connection")
 	}
 	exited := rec.waitFor("exited", func(ev Event) bool { return ev.Kind == KindExited })
@@ -144,7 +145,7 @@ func runRemoteWorkspace(t *testing.T, addr, user string, dial sshconn.Config, dr
 	waitGone(t, marker)
 
 	// The next prompt re-dials, relaunches and resumes the same session.
-	stop, err := s.Prompt(context.Background(), acpclient.TextBlock("again"))
+	stop, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("again"))
 	if err != nil || stop != acpclient.StopEndTurn {
 		t.Fatalf("prompt after reconnect: %q %v", stop, err)
 	}

@@ -3,6 +3,13 @@
 // a configuration in a temporary directory that allows only key login for
 // the current user, with the machine's sftp-server as the SFTP subsystem.
 // Tests are skipped when sshd is not installed.
+//
+// sshd runs every command through the login user's shell, which reads that
+// user's startup files (bash run by sshd reads ~/.bashrc, zsh ~/.zshenv):
+// a slow one there would slow or stall every test. So the login gets a
+// HOME of the test's own (Server.Home), whose startup files are empty
+// unless the test writes them (SetStartup), and sshd runs no ~/.ssh/rc.
+// The system's files (/etc/bash.bashrc and the like) are still read.
 package sshdtest
 
 import (
@@ -46,6 +53,10 @@ type Server struct {
 	KnownHostsFile string
 	// SFTPServer is the path of the sftp-server binary sshd runs.
 	SFTPServer string
+	// Home is the login's HOME, a fresh directory of the test's: the
+	// login shell reads its startup files from there, not from the
+	// user's own home.
+	Home string
 
 	cmd    *exec.Cmd
 	stderr *syncBuffer
@@ -76,8 +87,14 @@ func Start(tb testing.TB) *Server {
 		}
 	}
 	dir := tb.TempDir()
-	s := &Server{User: u.Username, SFTPServer: sftpServer}
+	s := &Server{User: u.Username, SFTPServer: sftpServer, Home: filepath.Join(dir, "home")}
 	if err := s.writeKeys(dir); err != nil {
+		tb.Fatalf("sshdtest: %v", err)
+	}
+	if err := os.Mkdir(s.Home, 0o700); err != nil {
+		tb.Fatalf("sshdtest: %v", err)
+	}
+	if err := s.writeStartup(""); err != nil {
 		tb.Fatalf("sshdtest: %v", err)
 	}
 	// A port picked by the kernel may be taken again before sshd binds it;
@@ -85,7 +102,11 @@ func Start(tb testing.TB) *Server {
 	var lastErr error
 	for range 5 {
 		if lastErr = s.start(sshd, dir); lastErr == nil {
-			tb.Cleanup(s.stop)
+			tb.Cleanup(func() {
+				if err := s.stop(); err != nil {
+					tb.Errorf("sshdtest: %v", err)
+				}
+			})
 			return s
 		}
 	}
@@ -185,6 +206,10 @@ func (s *Server) start(sshd, dir string) error {
 		"UsePAM no",
 		"StrictModes no",
 		"PermitUserEnvironment no",
+		"PermitUserRC no",
+		// After sshd has set HOME from the password database: the
+		// login shell then reads the test's startup files.
+		"SetEnv HOME=" + s.Home,
 		"AcceptEnv *",
 		"Subsystem sftp " + s.SFTPServer,
 		"LogLevel ERROR",
@@ -199,6 +224,9 @@ func (s *Server) start(sshd, dir string) error {
 	s.cmd.Stdout = s.stderr
 	s.cmd.Stderr = s.stderr
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A session's processes leave sshd's process group (setsid) and may
+	// hold its output open after it ended: Wait must not wait for them.
+	s.cmd.WaitDelay = 2 * time.Second
 	if err := s.cmd.Start(); err != nil {
 		return fmt.Errorf("start sshd: %w", err)
 	}
@@ -208,7 +236,7 @@ func (s *Server) start(sshd, dir string) error {
 		close(s.exited)
 	}()
 	if err := s.waitReady(10 * time.Second); err != nil {
-		s.stop()
+		_ = s.stop()
 		return fmt.Errorf("sshd on port %d: %w; sshd said: %s", port, err, strings.TrimSpace(s.stderr.String()))
 	}
 	return nil
@@ -240,19 +268,67 @@ func (s *Server) waitReady(timeout time.Duration) error {
 	}
 }
 
-// stop ends sshd and every session process it started.
-func (s *Server) stop() {
+// stop ends sshd and every session process it started, bounded.
+func (s *Server) stop() error {
 	if s.cmd == nil || s.cmd.Process == nil {
-		return
+		return nil
 	}
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
 	select {
 	case <-s.exited:
 	case <-time.After(5 * time.Second):
 		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-		<-s.exited
+		select {
+		case <-s.exited:
+		case <-time.After(10 * time.Second):
+			return fmt.Errorf("sshd (pid %d) has not ended 10s after SIGKILL", s.cmd.Process.Pid)
+		}
+	}
+	return nil
+}
+
+// startupFiles are the files in HOME that the shells sshd may run a
+// command with read at startup: bash run by sshd (~/.bashrc), zsh
+// (~/.zshenv), and login shells for the rest.
+var startupFiles = []string{".bashrc", ".bash_profile", ".profile", ".zshenv", ".zprofile", ".kshrc", ".mkshrc"}
+
+// SetStartup makes every startup file of the login's shells in Home run
+// script (sh syntax) from the next command on, as a user's ~/.bashrc
+// would; "" makes them empty, as they are at Start. A test uses it to give
+// the login a slow start.
+func (s *Server) SetStartup(tb testing.TB, script string) {
+	tb.Helper()
+	if err := s.writeStartup(script); err != nil {
+		tb.Fatalf("sshdtest: %v", err)
 	}
 }
+
+func (s *Server) writeStartup(script string) error {
+	for _, name := range startupFiles {
+		if err := os.WriteFile(filepath.Join(s.Home, name), []byte(script), 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// HoldLogins makes every later login wait at startup, as a user's startup
+// file waiting on a stale lock would: the login shell writes said on its
+// stderr, then waits until release is called (at the latest when the test
+// ends, and never more than a minute, so nothing it holds outlives the
+// test for long).
+func (s *Server) HoldLogins(tb testing.TB, said string) (release func()) {
+	tb.Helper()
+	flag := filepath.Join(tb.TempDir(), "released")
+	s.SetStartup(tb, "echo "+shellQuote(said)+` >&2
+i=0; while [ ! -e `+shellQuote(flag)+` ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+`)
+	release = func() { _ = os.WriteFile(flag, nil, 0o600) }
+	tb.Cleanup(release)
+	return release
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // ClientConfig logs in as User with Signer and accepts only HostKey.
 func (s *Server) ClientConfig() *ssh.ClientConfig {
@@ -263,13 +339,24 @@ func (s *Server) ClientConfig() *ssh.ClientConfig {
 	}
 }
 
-// Dial returns a connected client that is closed when the test ends.
+// Dial returns a connected client that is closed when the test ends. The
+// connection and the handshake are bounded (a minute): a stuck sshd fails
+// the test saying so.
 func (s *Server) Dial(tb testing.TB) *ssh.Client {
 	tb.Helper()
-	c, err := ssh.Dial("tcp", s.Addr, s.ClientConfig())
+	const bound = time.Minute
+	conn, err := net.DialTimeout("tcp", s.Addr, bound)
 	if err != nil {
 		tb.Fatalf("sshdtest: dial %s: %v; sshd said: %s", s.Addr, err, s.stderr.String())
 	}
+	_ = conn.SetDeadline(time.Now().Add(bound))
+	cc, chans, reqs, err := ssh.NewClientConn(conn, s.Addr, s.ClientConfig())
+	if err != nil {
+		conn.Close()
+		tb.Fatalf("sshdtest: SSH handshake with %s (bounded by %v): %v; sshd said: %s", s.Addr, bound, err, s.stderr.String())
+	}
+	_ = conn.SetDeadline(time.Time{})
+	c := ssh.NewClient(cc, chans, reqs)
 	tb.Cleanup(func() { _ = c.Close() })
 	return c
 }

@@ -82,3 +82,34 @@ func TestSSHDRefusesUnauthorizedKey(t *testing.T) {
 		t.Fatal("sshd accepted a key that is not authorized")
 	}
 }
+
+// TestSSHDLoginReadsTheTestsStartupFiles: a command runs with HOME the
+// test's own, and the login shell reads the startup file written there
+// (bash run by sshd reads ~/.bashrc), not the user's own.
+func TestSSHDLoginReadsTheTestsStartupFiles(t *testing.T) {
+	s := Start(t)
+	client := s.Dial(t)
+	run := func(cmd string) string {
+		t.Helper()
+		sess, err := client.NewSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sess.Close()
+		out, err := sess.Output(cmd)
+		if err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		return string(out)
+	}
+	if got := run(`echo "$HOME"`); got != s.Home+"\n" {
+		t.Errorf("HOME = %q, want the test's %q", got, s.Home)
+	}
+	if got := run(`echo "[$SSHDTEST_STARTUP]"`); got != "[]\n" {
+		t.Errorf("before SetStartup: %q", got)
+	}
+	s.SetStartup(t, "SSHDTEST_STARTUP=ran; export SSHDTEST_STARTUP\n")
+	if got := run(`echo "[$SSHDTEST_STARTUP]"`); got != "[ran]\n" {
+		t.Errorf("the login shell did not read the startup file SetStartup wrote: %q", got)
+	}
+}

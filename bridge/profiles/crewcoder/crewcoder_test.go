@@ -14,6 +14,7 @@ import (
 	"github.com/acphost/acphost/bridge"
 	"github.com/acphost/acphost/internal/bridgetest"
 	"github.com/acphost/acphost/internal/fakebin"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 func TestCrewCoderLaunchArgs(t *testing.T) {
@@ -315,7 +316,7 @@ func TestCrewCoderFollowUp(t *testing.T) {
 		t.Errorf("an empty follow-up: %v", err)
 	}
 	s.Cancel()
-	if err := <-done; err != nil {
+	if err := waitfor.Recv(t, done, "the call to return"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -345,7 +346,7 @@ func TestCrewCoderRelaunchResumesAndLocksBuild(t *testing.T) {
 		t.Fatalf("Relaunch during a turn: %v, want ErrBusy", err)
 	}
 	s.Cancel()
-	if err := <-done; err != nil {
+	if err := waitfor.Recv(t, done, "the call to return"); err != nil {
 		t.Fatal(err)
 	}
 

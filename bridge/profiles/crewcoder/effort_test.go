@@ -10,6 +10,7 @@ import (
 	"github.com/acphost/acphost/bridge"
 	"github.com/acphost/acphost/internal/bridgetest"
 	"github.com/acphost/acphost/internal/fakebin"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 func TestSetEffortRefusedDuringTurn(t *testing.T) {
@@ -32,7 +33,7 @@ func TestSetEffortRefusedDuringTurn(t *testing.T) {
 		t.Errorf("SetEffort during a turn = %v, want ErrTurnRunning", err)
 	}
 	s.Cancel()
-	if err := <-done; err != nil {
+	if err := waitfor.Recv(t, done, "the call to return"); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/acphost/acphost/internal/bridgetest"
 	"github.com/acphost/acphost/internal/fakebin"
 	"github.com/acphost/acphost/internal/sshtest"
+	"github.com/acphost/acphost/internal/waitfor"
 	"github.com/acphost/acphost/sshconn"
 )
 
@@ -58,11 +59,11 @@ func TestProfileOverSSH(t *testing.T) {
 		t.Errorf("overlay written over SFTP: %s, %v", overlay, err)
 	}
 
-	kept, err := b.OpenSession(context.Background(), bridge.SessionConfig{Cwd: workspace, ResumeID: "sess_kept"})
+	kept, err := b.OpenSession(waitfor.Context(t), bridge.SessionConfig{Cwd: workspace, ResumeID: "sess_kept"})
 	if err != nil || kept.ID() != "sess_kept" {
 		t.Fatalf("resume with a remote transcript: %v, %v", kept, err)
 	}
-	gone, err := b.OpenSession(context.Background(), bridge.SessionConfig{Cwd: workspace, ResumeID: "sess_gone"})
+	gone, err := b.OpenSession(waitfor.Context(t), bridge.SessionConfig{Cwd: workspace, ResumeID: "sess_gone"})
 	if err != nil || gone.ID() != "sess_fresh" {
 		t.Fatalf("resume without a remote transcript: %v, %v", gone, err)
 	}
