@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // statOf returns the fields of /proc/PID/stat after the command name:
@@ -107,6 +109,12 @@ func TestSentinelSitsInTheAgentsGroup(t *testing.T) {
 		t.Fatalf("sentinel stat %v: want process group %d (the agent's), not ours (%d)", st, p.Pid(), syscall.Getpgrp())
 	}
 	t.Logf("sentinel VmRSS %s, of which RssAnon %s", statusField(t, pid, "VmRSS"), statusField(t, pid, "RssAnon"))
+	// The agent too must have run its trap, or the SIGTERM ends it (a
+	// loaded machine showed the race).
+	waitfor.Until(t, "the agent to ignore SIGTERM", func() bool {
+		ign, _ := strconv.ParseUint(statusField(t, p.Pid(), "SigIgn"), 16, 64)
+		return ign&(1<<(syscall.SIGTERM-1)) != 0
+	})
 	// Our SIGTERM step reaches the whole group: the sentinel stays.
 	if err := syscall.Kill(-p.Pid(), syscall.SIGTERM); err != nil {
 		t.Fatal(err)
