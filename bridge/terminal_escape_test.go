@@ -149,14 +149,16 @@ func TestTerminalExitNotHeldByEscapedOutput(t *testing.T) {
 	eachRunner(t, func(t *testing.T, r termRunner) {
 		marker := sleepMarker()
 		script := acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
-			shell(`setsid sh -c 'echo $$ > escaped; exec sleep ` + marker + `' 2>/dev/null & while [ ! -s escaped ]; do sleep 0.01; done; echo started; exit 5`),
+			// The command exits only once the grandchild runs the marked
+			// sleep: a reaper ends it right after the exit, so the test
+			// cannot look for it then.
+			shell(`setsid sh -c 'echo $$ > escaped; exec sleep ` + marker + `' 2>/dev/null & while [ ! -s escaped ] || ! grep -q ` + marker + ` /proc/$(cat escaped)/cmdline 2>/dev/null; do sleep 0.01; done; echo started; exit 5`),
 			onTerminal("terminal/wait_for_exit", "term-1"),
 			onTerminal("terminal/output", "term-1"),
 		}}}}
 		f := newTermFixture(t, script, Policy{Mode: ModeBuild}, r.opts(t))
 		done := make(chan error, 1)
 		go func() { _, err := f.s.Prompt(waitfor.Context(t), acpclient.TextBlock("go")); done <- err }()
-		escapedGrandchild(t, f.dir, marker)
 		select {
 		case err := <-done:
 			if err != nil {
@@ -164,6 +166,9 @@ func TestTerminalExitNotHeldByEscapedOutput(t *testing.T) {
 			}
 		case <-time.After(30 * time.Second):
 			t.Fatal("terminal/wait_for_exit was not answered while the grandchild holds the output")
+		}
+		if pid := fakebin.PidsFrom(t, filepath.Join(f.dir, "escaped"))[0]; pid > 0 {
+			t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) }) // where no reaper ended it
 		}
 		f.report(`request terminal/wait_for_exit: result {"exitCode":5}`)
 		f.report(`request terminal/output: result {"output":"started\n","truncated":false,"exitStatus":{"exitCode":5}}`)
