@@ -217,7 +217,11 @@
 // the agent's pid, which is also its group id, so the stop's SIGTERM still
 // reaches the agent's group, sent only while the reaper is unreaped; the
 // agent's exit error is the status the reaper reports, in os/exec's words,
-// and its stderr is its own (the reaper keeps no copy).
+// and its stderr is its own (the reaper keeps no copy). An agent pays the
+// same one more start of this program, and saves its sentinel and its
+// share of the /proc scans: BenchmarkConnectClose, Connect to the end of
+// Close of /bin/cat, measured 20–21 ms against 7–9 ms without the reaper
+// on a 2-core machine under a load of 1.
 //
 // Speed. Streamed text is most of what an agent sends. Lines carrying a
 // message chunk are decoded by a single-pass scanner that walks the bytes
