@@ -12,15 +12,6 @@ import (
 	"time"
 )
 
-// agentDaemonScript is an agent that starts a daemon which leaves its
-// process group and session and is orphaned at once (orphanDaemon prints
-// its pid on the agent's stdout), then waits for its stdin to end.
-const agentDaemonScript = orphanDaemon + `; read line; exit 0`
-
-// helperAgentDaemonHost is the value of helperHostEnv that makes the test
-// binary a host of agentDaemonScript.
-const helperAgentDaemonHost = "agentdaemon"
-
 // startDaemonAgent connects agentDaemonScript and returns it with its
 // daemon's pid, which the test kills by pid should it survive.
 func startDaemonAgent(t *testing.T, tr *CommandTransport) (*Process, int) {

@@ -64,6 +64,15 @@ func TestHostDeathKillsTheAgent(t *testing.T) {
 	checkHostDeath(t, "1", "agent")
 }
 
+// agentDaemonScript is an agent that starts a daemon which leaves its
+// process group and session and is orphaned at once (orphanDaemon prints
+// its pid on the agent's stdout), then waits for its stdin to end.
+const agentDaemonScript = orphanDaemon + `; read line; exit 0`
+
+// helperAgentDaemonHost is the value of helperHostEnv that makes the test
+// binary a host of agentDaemonScript.
+const helperAgentDaemonHost = "agentdaemon"
+
 // helperSentinelHost is the value of helperHostEnv that makes the test
 // binary a host of helperAgentScript run without its reaper.
 const helperSentinelHost = "sentinel"
