@@ -10,16 +10,20 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
 
 // CommandTransport runs an agent as a local child process and speaks ACP
 // over its stdin and stdout. The process gets its own process group, so
-// closing the connection ends the agent and whatever it started; on Unix
-// the group also dies with this process (a sentinel process kills it), on
-// Linux descendants that leave the group are recorded and ended too (see
-// the package doc for what each platform gets).
+// closing the connection ends the agent and whatever it started. On Linux
+// it runs under a reaper of its own, so everything it started ends with it
+// and with this process, however it left the group; elsewhere, or where the
+// reaper cannot be started, the group also dies with this process on Unix
+// (a sentinel process kills it), and on Linux descendants that leave the
+// group are recorded and ended too (see the package doc for what each
+// platform gets).
 type CommandTransport struct {
 	// Path is the agent program: a path, or a name looked up in PATH (the
 	// PATH of Env when Env sets one).
@@ -49,13 +53,15 @@ type CommandTransport struct {
 	// it runs, so those that leave its process group can be ended when it
 	// stops (default DefaultDescendantScan; negative: only when stopping).
 	// Agents with the same interval share one scan of /proc per interval.
-	// Linux only; elsewhere nothing is recorded.
+	// Linux only, and only where the agent's reaper cannot be started;
+	// elsewhere nothing is recorded.
 	DescendantScan time.Duration
 	// NoSentinel leaves out the sentinel: a small /bin/sh process per agent,
 	// in the agent's process group, that kills the group when this process
 	// dies without closing the agent (SIGKILL, a crash). Without it, what the
 	// agent started survives such a death (and on Unix systems other than
-	// Linux, the agent too). Unix only; without /bin/sh there is none.
+	// Linux, the agent too). Unix only; without /bin/sh there is none. An
+	// agent under a reaper (Linux) has none: the reaper does its work.
 	NoSentinel bool
 	// OwnSession, for Output and CombinedOutput only, runs the helper in a
 	// session of its own, without a controlling terminal. An interactive
@@ -113,18 +119,33 @@ func (t *CommandTransport) Connect(ctx context.Context) (io.ReadWriteCloser, err
 	cmd := exec.Command(path, t.Args...)
 	cmd.Dir, cmd.Env = t.Dir, t.Env
 	setProcessGroup(cmd)
+	var link *reaperLink
+	if !t.noReaper {
+		if link, err = underReaper(cmd, t.reaperPath); err != nil {
+			t.warnNoReaper(err)
+		}
+	}
 
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
+		if link != nil {
+			link.close()
+		}
 		return nil, err
 	}
 	stdoutR, stdoutW, err := os.Pipe()
 	if err != nil {
+		if link != nil {
+			link.close()
+		}
 		closeAll(stdinR, stdinW)
 		return nil, err
 	}
 	stderrR, stderrW, err := os.Pipe()
 	if err != nil {
+		if link != nil {
+			link.close()
+		}
 		closeAll(stdinR, stdinW, stdoutR, stdoutW)
 		return nil, err
 	}
@@ -132,14 +153,41 @@ func (t *CommandTransport) Connect(ctx context.Context) (io.ReadWriteCloser, err
 	reaped, err := startProcess(cmd)
 	if err != nil {
 		closeAll(stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW)
+		if link != nil {
+			// This program could not be run again as the reaper (a mount
+			// without exec, a sandbox): the agent runs without one.
+			closeAll(cmd.ExtraFiles...)
+			link.close()
+			t.warnNoReaper(err)
+			plain := *t
+			plain.noReaper = true
+			return plain.Connect(ctx)
+		}
 		return nil, fmt.Errorf("acpclient: starting %s: %w", path, err)
 	}
 	closeAll(stdinR, stdoutW, stderrW)
-	guard := t.startSentinel(cmd.Process.Pid)
+	pid := cmd.Process.Pid
+	var guard *sentinel
+	if link != nil {
+		closeAll(cmd.ExtraFiles...) // the helper's end of its status pipe
+		if err := link.started(); err != nil {
+			_ = cmd.Wait()
+			reaped()
+			link.close()
+			closeAll(stdinW, stdoutR, stderrR)
+			return nil, fmt.Errorf("acpclient: starting %s: %w", path, err)
+		}
+		pid = link.pid
+		if link.reason != "" && t.Logger != nil {
+			t.Logger.Warn("agent's reaper cannot hold what it starts", "why", link.reason)
+		}
+	} else {
+		guard = t.startSentinel(pid)
+	}
 
 	red := t.redactor()
 	p := &Process{
-		cmd: cmd, stdin: stdinW, stdout: stdoutR, stderrPipe: stderrR,
+		cmd: cmd, pid: pid, link: link, stdin: stdinW, stdout: stdoutR, stderrPipe: stderrR,
 		stderr: newRing(t.StderrBytes), redactor: red, logger: t.Logger,
 		stopTimeout: orDefault(t.StopTimeout, 2*time.Second),
 		killTimeout: orDefault(t.KillTimeout, 2*time.Second),
@@ -147,7 +195,9 @@ func (t *CommandTransport) Connect(ctx context.Context) (io.ReadWriteCloser, err
 		maxLeftover: maxLeftoverBytes, reaped: reaped, guard: guard,
 		exited: make(chan struct{}), stderrDone: make(chan struct{}), stopped: make(chan struct{}),
 	}
-	p.tree = newDescendants(cmd.Process.Pid, scanInterval(t.DescendantScan), p.exited)
+	if link == nil { // a reaper holds the whole tree: nothing to record
+		p.tree = newDescendants(pid, scanInterval(t.DescendantScan), p.exited)
+	}
 	go p.drainStderr()
 	go p.reap()
 	_ = ctx // the process outlives the context that started it; Close ends it
@@ -165,6 +215,14 @@ func (t *CommandTransport) redactor() *Redactor {
 		red.Values = append(red.Values, t.Redactor.Values...)
 	}
 	return red
+}
+
+// warnNoReaper logs that the agent runs without its reaper, where one
+// should have run; elsewhere that is the platform's rule, not news.
+func (t *CommandTransport) warnNoReaper(err error) {
+	if haveReaper && t.Logger != nil {
+		t.Logger.Warn("agent runs without its reaper", "why", noReaperReason(err))
+	}
 }
 
 // startSentinel guards the agent's group unless told not to. Failing to
@@ -256,7 +314,9 @@ func absProgram(path string, notFound error) (string, error) {
 // and returns once it has exited. The end of its stdout starts the same
 // shutdown: an agent that stops talking is not left running.
 type Process struct {
-	cmd         *exec.Cmd
+	cmd         *exec.Cmd // the agent, or its reaper
+	pid         int       // the agent's
+	link        *reaperLink
 	stdin       *os.File
 	stdout      *os.File
 	stderrPipe  *os.File
@@ -266,9 +326,12 @@ type Process struct {
 	stopTimeout time.Duration
 	killTimeout time.Duration
 	exitDrain   time.Duration
-	reaped      func() // tells the forker this child is gone
-	tree        *descendants
-	guard       *sentinel // nil without one
+	reaped      func()       // tells the forker this child is gone
+	tree        *descendants // nil under a reaper
+	guard       *sentinel    // nil without one
+
+	mu   sync.Mutex // orders signals to the agent's group against the reap
+	done bool       // the reaper has been reaped: the agent's pid is no longer pinned
 
 	leftover    int // bytes read after the exit drain; only Read uses it
 	maxLeftover int // maxLeftoverBytes, but for tests
@@ -309,7 +372,7 @@ func (p *Process) Write(b []byte) (int, error) {
 }
 
 // Pid returns the process id (also its process group id).
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
+func (p *Process) Pid() int { return p.pid }
 
 // Exited is closed when the process has exited.
 func (p *Process) Exited() <-chan struct{} { return p.exited }
@@ -340,18 +403,49 @@ func (p *Process) drainStderr() {
 // have been reused). Something that left the group may still hold stdout:
 // reading it gets ExitDrain more. Exited closes only once the sentinel has
 // been reaped too, so Close and Done leave no process of ours behind.
+// Under a reaper, the agent's whole tree is gone once the reaper exits,
+// and the agent's exit is what the reaper reports.
 func (p *Process) reap() {
-	p.exitErr = p.cmd.Wait()
+	err := p.cmd.Wait()
 	p.reaped()
-	killGroup(p.cmd, true)
-	p.guard.stop()
+	p.mu.Lock()
+	p.done = true
+	p.mu.Unlock()
+	if p.link != nil {
+		p.exitErr = p.link.exitError(err)
+	} else {
+		p.exitErr = err
+		killGroup(p.cmd, true)
+		p.guard.stop()
+	}
 	_ = p.stdout.SetReadDeadline(time.Now().Add(p.exitDrain))
 	close(p.exited)
 }
 
+// signal sends SIGTERM to the agent's process group, or SIGKILL when hard.
+// Under a reaper, SIGTERM goes to the agent's group only while the reaper
+// is unreaped (the reaper makes the group id the agent's pid, and reaps
+// the agent only as it ends), and hard tells the reaper to kill the tree.
+func (p *Process) signal(hard bool) {
+	if p.link == nil {
+		killGroup(p.cmd, hard)
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.done:
+	case hard:
+		p.link.kill(p.cmd)
+	default:
+		p.link.term()
+	}
+}
+
 // Close ends the agent: it closes stdin and waits StopTimeout for a clean
 // exit, then signals the process group with SIGTERM and, after KillTimeout,
-// SIGKILL; descendants recorded outside the group are then killed. It
+// SIGKILL; descendants recorded outside the group are then killed (under a
+// reaper, the last step is the reaper killing the agent's whole tree). It
 // returns once the process has exited and been reaped, also when the end of
 // its stdout had already started the shutdown.
 func (p *Process) Close() error {
@@ -367,16 +461,20 @@ func (p *Process) shutdown() {
 	defer close(p.stopped)
 	// Record the tree while the agent still links it: once it exits, its
 	// children are re-parented and no longer found.
-	p.tree.sample()
+	if p.tree != nil {
+		p.tree.sample()
+	}
 	p.stdin.Close()
 	if !waitFor(p.exited, p.stopTimeout) {
-		killGroup(p.cmd, false)
+		p.signal(false)
 		if !waitFor(p.exited, p.killTimeout) {
-			killGroup(p.cmd, true)
+			p.signal(true)
 			<-p.exited
 		}
 	}
-	p.tree.end()
+	if p.tree != nil {
+		p.tree.end()
+	}
 	// A grandchild that left the group may still hold stdout or
 	// stderr open; do not let it keep our readers blocked.
 	if !waitFor(p.stderrDone, 500*time.Millisecond) {

@@ -35,7 +35,7 @@ func TestAgentExitEndsAStreamHeldByADetachedGrandchild(t *testing.T) {
 	gpidFile, goFile := filepath.Join(dir, "grandchild.pid"), filepath.Join(dir, "go")
 	tr := &CommandTransport{Path: "/bin/sh", Args: []string{"-c", detachedChild(gpidFile) +
 		`; while [ ! -e ` + goFile + ` ]; do sleep 0.01; done; echo "dying words" >&2; exit 3`},
-		DescendantScan: 10 * time.Millisecond}
+		DescendantScan: 10 * time.Millisecond, noReaper: true}
 	c, err := Connect(context.Background(), tr, newRecorder(), &ConnOptions{ExitWait: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestCloseEndsDescendantsThatLeftTheGroup(t *testing.T) {
 	dir := t.TempDir()
 	gpidFile := filepath.Join(dir, "grandchild.pid")
 	tr := &CommandTransport{Path: "/bin/sh", Args: []string{"-c", `trap "" TERM; ` + detachedChild(gpidFile) + `; while :; do sleep 0.02; done`},
-		StopTimeout: 20 * time.Millisecond, KillTimeout: 20 * time.Millisecond, DescendantScan: -1}
+		StopTimeout: 20 * time.Millisecond, KillTimeout: 20 * time.Millisecond, DescendantScan: -1, noReaper: true}
 	rwc, err := tr.Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func TestDetachedWriterCannotHoldTheStreamOpen(t *testing.T) {
 	gpidFile := filepath.Join(t.TempDir(), "grandchild.pid")
 	tr := &CommandTransport{Path: "/bin/sh", Args: []string{"-c", `echo last words; setsid sh -c 'echo $$ > ` + gpidFile +
 		`; exec yes' & while [ ! -s ` + gpidFile + ` ]; do sleep 0.01; done; exit 0`},
-		ExitDrain: 50 * time.Millisecond}
+		ExitDrain: 50 * time.Millisecond, noReaper: true}
 	rwc, err := tr.Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +122,7 @@ func TestBufferedOutputSurvivesTheExitDrain(t *testing.T) {
 	dir := t.TempDir()
 	gpidFile := filepath.Join(dir, "grandchild.pid")
 	tr := &CommandTransport{Path: "/bin/sh", Args: []string{"-c", detachedChild(gpidFile) + `; echo line one; echo line two`},
-		ExitDrain: time.Millisecond}
+		ExitDrain: time.Millisecond, noReaper: true}
 	rwc, err := tr.Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)

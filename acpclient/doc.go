@@ -148,7 +148,18 @@
 //     started survives; a host that dies without closing the agent leaves it
 //     running; the exit drain does not apply (pipes have no deadlines).
 //
-// Limits, stated rather than hidden. When the host dies suddenly, only the
+// What agents get per platform, in short: on Linux an agent runs under a
+// reaper of its own, as a terminal command does (see below), so that
+// everything it starts, a daemon it orphaned at once included, ends with its
+// Close, its own exit or the host's death; the stop sequence is unchanged
+// (stdin closed, then SIGTERM to the agent's own group, then the reaper
+// kills the tree), and the group, sentinel and DescendantScan described
+// above are what it gets only where the reaper cannot be started (logged
+// through CommandTransport.Logger). Other Unix systems get the group and the
+// sentinel, Windows the agent process alone.
+//
+// Limits, stated rather than hidden. Without a reaper (the rest of this
+// paragraph), when the host dies suddenly, only the
 // agent's process group is ended: descendants that left it (setsid, the jobs
 // of a job-control shell, daemons) survive on every platform. The recorded
 // descendants live in the host's memory and die with it; handing their pids
@@ -165,10 +176,9 @@
 // process exits at once, or anything an agent starts just before it exits on
 // its own) is never recorded and escapes a normal stop too. A program that
 // gains privileges (setuid) may refuse our signals, the sentinel's included,
-// and loses the parent-death signal. A child subreaper
-// (PR_SET_CHILD_SUBREAPER) would catch double forks, but it changes who
-// reaps orphans for the whole program and needs a reaper that must not steal
-// os/exec's exit statuses; it is not used.
+// and loses the parent-death signal. Making the host itself a child
+// subreaper would change who reaps orphans for the whole program and steal
+// os/exec's exit statuses; the reaper below is a process of its own.
 //
 // Terminal commands (CommandTransport.Start) on Linux run under a reaper of
 // their own, so that no process they start outlives them, however it got
@@ -203,7 +213,15 @@
 // runs (other platforms; Linux when it cannot be started) Start uses the
 // agents' means (sentinel, DescendantScan on Linux) and
 // RunningCommand.Uncontained says why the command's processes cannot all
-// be accounted for. Agents (Connect) keep those means too.
+// be accounted for. Agents (Connect) run under the same reaper: it reports
+// the agent's pid, which is also its group id, so the stop's SIGTERM still
+// reaches the agent's group, sent only while the reaper is unreaped; the
+// agent's exit error is the status the reaper reports, in os/exec's words,
+// and its stderr is its own (the reaper keeps no copy). An agent pays the
+// same one more start of this program, and saves its sentinel and its
+// share of the /proc scans: BenchmarkConnectClose, Connect to the end of
+// Close of /bin/cat, measured 20–21 ms against 7–9 ms without the reaper
+// on a 2-core machine under a load of 1.
 //
 // Speed. Streamed text is most of what an agent sends. Lines carrying a
 // message chunk are decoded by a single-pass scanner that walks the bytes

@@ -22,16 +22,20 @@ const helperHostEnv = "ACPCLIENT_TEST_HELPER_HOST"
 // a long sleep.
 const helperAgentScript = `trap "" TERM; sleep 300 & echo $!; exec sleep 301`
 
-// runHelperHost starts helperAgentScript and prints the pids of the agent,
-// its child and its sentinel, then waits to be killed. It starts the agent
-// from a goroutine whose thread then ends, as a thread-locked goroutine of
-// an app might, so the test also covers the thread the agent was forked
-// from.
-func runHelperHost() {
+// runHelperHost starts script as an agent (without its reaper if told) and prints the pids of the agent,
+// of the child whose pid is the first line of its stdout and of what guards
+// them (its reaper, or without one its sentinel), then waits to be killed.
+// It starts the agent from a goroutine whose thread then ends, as a
+// thread-locked goroutine of an app might, so the test also covers the
+// thread the agent was forked from.
+func runHelperHost(script string, noReaper bool) {
 	started := make(chan *Process)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine (unless it is the main one)
-		rwc, err := Command("/bin/sh", "-c", helperAgentScript).Connect(context.Background())
+		tr := Command("/bin/sh", "-c", script)
+		tr.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + os.TempDir()}
+		tr.noReaper = noReaper
+		rwc, err := tr.Connect(context.Background())
 		if err != nil {
 			fmt.Println("error", err)
 			os.Exit(1)
@@ -44,16 +48,39 @@ func runHelperHost() {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
-	fmt.Println("agent", p.Pid(), "child", strings.TrimSpace(child), "sentinel", p.guard.pid())
+	guard := p.cmd.Process.Pid // the reaper
+	if p.link == nil {
+		guard = p.guard.pid()
+	}
+	fmt.Println("agent", p.Pid(), "child", strings.TrimSpace(child), "sentinel", guard)
 	time.Sleep(time.Hour)
 }
 
 // TestHostDeathKillsTheAgent: a host process killed with SIGKILL, which
 // runs no cleanup of its own, leaves no agent behind, nor anything the agent
 // started in its process group (a child that ignores SIGTERM and stdin), nor
-// the sentinel that ended them.
+// what ended them (its reaper).
 func TestHostDeathKillsTheAgent(t *testing.T) {
 	checkHostDeath(t, "1", "agent")
+}
+
+// agentDaemonScript is an agent that starts a daemon which leaves its
+// process group and session and is orphaned at once (orphanDaemon prints
+// its pid on the agent's stdout), then waits for its stdin to end.
+const agentDaemonScript = orphanDaemon + `; read line; exit 0`
+
+// helperAgentDaemonHost is the value of helperHostEnv that makes the test
+// binary a host of agentDaemonScript.
+const helperAgentDaemonHost = "agentdaemon"
+
+// helperSentinelHost is the value of helperHostEnv that makes the test
+// binary a host of helperAgentScript run without its reaper.
+const helperSentinelHost = "sentinel"
+
+// TestHostDeathKillsTheAgentWithoutReaper: so does the sentinel, where the
+// agent runs without its reaper.
+func TestHostDeathKillsTheAgentWithoutReaper(t *testing.T) {
+	checkHostDeath(t, helperSentinelHost, "agent")
 }
 
 // checkHostDeath runs the test binary as a helper host (helperHostEnv=mode)

@@ -38,8 +38,14 @@ func TestMain(m *testing.M) {
 	case helperTTYHost:
 		runHelperTTYHost()
 		return
+	case helperAgentDaemonHost:
+		runHelperHost(agentDaemonScript, false)
+		return
+	case helperSentinelHost:
+		runHelperHost(helperAgentScript, true)
+		return
 	default:
-		runHelperHost()
+		runHelperHost(helperAgentScript, false)
 		return
 	}
 	goleak.VerifyTestMain(m)

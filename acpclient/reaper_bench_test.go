@@ -35,3 +35,26 @@ func BenchmarkStartRelease(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkConnectClose measures what an agent costs from Connect to the
+// end of Close, for /bin/cat (which exits at its stdin's end): under its
+// reaper and without one (the sentinel and the descendant record instead).
+func BenchmarkConnectClose(b *testing.B) {
+	for _, mode := range []struct {
+		name     string
+		noReaper bool
+	}{{"reaper", false}, {"plain", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				tr := Command("/bin/cat")
+				tr.noReaper = mode.noReaper
+				rwc, err := tr.Connect(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				rwc.Close()
+			}
+		})
+	}
+}

@@ -140,3 +140,31 @@ func waitStatusOf(ws syscall.WaitStatus) *TerminalExitStatus {
 	code := ws.ExitStatus()
 	return &TerminalExitStatus{ExitCode: &code}
 }
+
+// haveReaper says that commands and agents run under a reaper here, so
+// running without one is worth a warning.
+const haveReaper = true
+
+// term sends SIGTERM to the command's process group, which the helper made
+// its pid, so that it can stop on its own; the caller makes sure the
+// helper has not been reaped.
+func (l *reaperLink) term() { _ = syscall.Kill(-l.pid, syscall.SIGTERM) }
+
+// exitError is the command's exit as os/exec words it ("exit status 3",
+// "signal: killed"), from the status the helper reported once the helper
+// has exited (helperErr is its own exit); nil for status 0.
+func (l *reaperLink) exitError(helperErr error) error {
+	st := l.finish()
+	switch {
+	case st == nil:
+		return fmt.Errorf("its reaper ended without reporting its exit (%v)", helperErr)
+	case st.Signal != nil:
+		if sig := unix.SignalNum(*st.Signal); sig != 0 {
+			return fmt.Errorf("signal: %v", sig)
+		}
+		return fmt.Errorf("signal: %s", *st.Signal)
+	case *st.ExitCode != 0:
+		return fmt.Errorf("exit status %d", *st.ExitCode)
+	}
+	return nil
+}

@@ -23,6 +23,11 @@ func (*reaperLink) started() error              { return nil }
 func (*reaperLink) finish() *TerminalExitStatus { return nil }
 func (*reaperLink) close()                      {}
 func (*reaperLink) kill(*exec.Cmd)              {}
+func (*reaperLink) term()                       {}
+func (*reaperLink) exitError(err error) error   { return err }
+
+// haveReaper: none here, so running without one is the rule, not news.
+const haveReaper = false
 
 func noReaperReason(error) string {
 	return "on " + runtime.GOOS + " descendants that leave the command's process group (setsid, a daemon) are not tracked and survive it"

@@ -55,6 +55,7 @@ func startCat(t *testing.T, ignoreTERM bool) *Process {
 	if ignoreTERM {
 		tr = Command("/bin/sh", "-c", `trap "" TERM; exec cat`)
 	}
+	tr.noReaper = true // the sentinel guards agents without one
 	rwc, err := tr.Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +144,7 @@ func TestStopReapsTheSentinel(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := &CommandTransport{Path: "/bin/sh", Args: []string{"-c", tc.script},
-				StopTimeout: 20 * time.Millisecond, KillTimeout: 20 * time.Millisecond}
+				StopTimeout: 20 * time.Millisecond, KillTimeout: 20 * time.Millisecond, noReaper: true}
 			c, err := Connect(context.Background(), tr, newRecorder(), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -240,7 +241,7 @@ func TestSentinelPipeStaysOurs(t *testing.T) {
 
 // TestNoSentinel: NoSentinel leaves the agent alone in its group.
 func TestNoSentinel(t *testing.T) {
-	rwc, err := (&CommandTransport{Path: "/bin/cat", NoSentinel: true}).Connect(context.Background())
+	rwc, err := (&CommandTransport{Path: "/bin/cat", NoSentinel: true, noReaper: true}).Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

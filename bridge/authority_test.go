@@ -13,6 +13,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/internal/reaper"
 	"github.com/acphost/acphost/internal/waitfor"
 )
 
@@ -484,7 +485,8 @@ func agentPids(t *testing.T, arg string) []string {
 	}
 	var pids []string
 	for _, p := range paths {
-		if data, err := os.ReadFile(p); err == nil && bytes.Contains(data, []byte(arg)) {
+		// An agent's reaper (Linux) carries its command line too; it is not the agent.
+		if data, err := os.ReadFile(p); err == nil && bytes.Contains(data, []byte(arg)) && !bytes.HasPrefix(data, []byte(reaper.Arg0+"\x00")) {
 			pids = append(pids, filepath.Base(filepath.Dir(p)))
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge"
 	"github.com/acphost/acphost/examples/internal/demoagent"
+	"github.com/acphost/acphost/internal/reaper"
 	"github.com/acphost/acphost/journal"
 )
 
@@ -60,7 +61,8 @@ func processesWith(t *testing.T, s string) []string {
 	var pids []string
 	for _, e := range entries {
 		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(cmd), s) {
+		// An agent's reaper (Linux) carries its command line too; it is not the agent.
+		if err == nil && strings.Contains(string(cmd), s) && !strings.HasPrefix(string(cmd), reaper.Arg0+"\x00") {
 			pids = append(pids, e.Name())
 		}
 	}

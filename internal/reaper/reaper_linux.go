@@ -20,7 +20,11 @@ func init() {
 	if os.Getenv(Env) != Value || len(os.Args) < 2 || os.Args[0] != Arg0 {
 		return
 	}
-	os.Exit(run(os.Args[1:]))
+	// syscall.Exit, not os.Exit: in a build with the race detector, os.Exit
+	// first sleeps a second (GORACE atexit_sleep_ms), which would delay the
+	// end of every command, and so every stop, by as much. The helper has
+	// nothing to flush.
+	syscall.Exit(run(os.Args[1:]))
 }
 
 // run is the helper: it runs argv and ends its whole tree (see the package
