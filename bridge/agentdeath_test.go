@@ -11,6 +11,7 @@ import (
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/internal/fakebin"
 	"github.com/acphost/acphost/internal/fakeclock"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // TestRetryBackoffEndsWhenTheAgentDies: a turn waiting out the backoff
@@ -41,11 +42,7 @@ func TestRetryBackoffEndsWhenTheAgentDies(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { _, err := s.Prompt(ctx, acpclient.TextBlock("go")); done <- err }()
-	select {
-	case err = <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the turn still waits out its retry backoff 10 s after the agent died")
-	}
+	err = waitfor.Recv(t, done, "the call to end after the agent died (the clock never moves: a wait on it would never end)")
 	var exit *acpclient.ExitError
 	if !errors.As(err, &exit) || !strings.Contains(err.Error(), "backend gone for good") || !strings.Contains(err.Error(), "flaky backend") {
 		t.Fatalf("Prompt returned %v, want the agent's exit error with its stderr, naming the failure it was to retry", err)
@@ -74,11 +71,7 @@ func TestCancelGraceEndsWhenTheAgentDies(t *testing.T) {
 	go func() { _, err := s.Prompt(ctxT(t), acpclient.TextBlock("go")); done <- err }()
 	rec.waitFor("the agent at work", func(ev Event) bool { return ev.Kind == KindText && ev.Text == "working" })
 	s.Cancel()
-	select {
-	case err = <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the cancelled turn still waits out its grace 10 s after the agent died")
-	}
+	err = waitfor.Recv(t, done, "the call to end after the agent died (the clock never moves: a wait on it would never end)")
 	var exit *acpclient.ExitError
 	if !errors.As(err, &exit) || !strings.Contains(err.Error(), "crashed while cancelling") || errors.Is(err, ErrCancelIgnored) {
 		t.Fatalf("Prompt returned %v, want the agent's exit error with its stderr", err)
@@ -105,11 +98,7 @@ func TestSignInWaitEndsWhenTheAgentDies(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { _, err := s.Prompt(ctxT(t), acpclient.TextBlock("go")); done <- err }()
-	select {
-	case err = <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the sign-in still waits 10 s after the agent that was to carry it out died")
-	}
+	err = waitfor.Recv(t, done, "the call to end after the agent died (the clock never moves: a wait on it would never end)")
 	var exit *acpclient.ExitError
 	if !errors.Is(err, ErrAuthRequired) || !errors.As(err, &exit) || !strings.Contains(err.Error(), "token store corrupt") {
 		t.Fatalf("Prompt returned %v, want ErrAuthRequired with the agent's exit error and stderr", err)
@@ -147,20 +136,12 @@ func TestPermissionWaitEndsWhenTheAgentDies(t *testing.T) {
 	go func() { _, err := s1.Prompt(ctxT(t), acpclient.TextBlock("ask")); done <- err }()
 	perm := rec.waitFor("permission event", func(ev Event) bool { return ev.Kind == KindPermission }).Permission
 	s2.Prompt(ctxT(t), acpclient.TextBlock("die"))
-	select {
-	case err = <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the turn waiting on a permission still runs 10 s after the agent died")
-	}
+	err = waitfor.Recv(t, done, "the call to end after the agent died (the clock never moves: a wait on it would never end)")
 	var exit *acpclient.ExitError
 	if !errors.As(err, &exit) || !strings.Contains(err.Error(), "segfault") {
 		t.Errorf("Prompt returned %v, want the agent's exit error with its stderr", err)
 	}
-	select {
-	case <-perm.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the permission request is still pending 10 s after the agent died")
-	}
+	waitfor.Recv(t, perm.Done(), "the permission request to end after the agent died (the clock never moves: a wait on it would never end)")
 	if err := perm.Allow(); !errors.Is(err, ErrAlreadyAnswered) {
 		t.Errorf("Allow after the agent died: %v", err)
 	}
