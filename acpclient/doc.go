@@ -156,7 +156,9 @@
 // kills the tree), and the group, sentinel and DescendantScan described
 // above are what it gets only where the reaper cannot be started (logged
 // through CommandTransport.Logger). Other Unix systems get the group and the
-// sentinel, Windows the agent process alone.
+// sentinel, Windows the agent process alone. An agent on an SSH host runs
+// under the remote reaper where the host is Linux with python3 (see
+// SSHTransport); elsewhere a daemon it starts survives it.
 //
 // Limits, stated rather than hidden. Without a reaper (the rest of this
 // paragraph), when the host dies suddenly, only the

@@ -23,23 +23,27 @@ import (
 // because Close closed it or because the SSH connection dropped, the agent
 // gets StopTimeout to exit, then SIGTERM to its process group, then SIGKILL
 // after KillTimeout. So nothing in the agent's session is left running on
-// the host even when this side vanishes. A stated limit for agents: a
-// descendant of an agent that starts a session of its own there (setsid, a
-// daemon) leaves the agent's session and survives it.
+// the host even when this side vanishes.
 //
-// Terminal commands (Start) on a host with python3 run under a remote
-// reaper, a short Python program (ssh_reaper.py, passed in the command
-// line, nothing installed) that makes itself a child subreaper (prctl
-// through ctypes), as the local reaper does (see the package doc): every
-// orphan in the command's tree is re-parented to it, and when the command
-// exits, is killed or the connection is lost (the wrapper sends it SIGTERM)
-// it kills its children round after round until none is left. So a daemon
+// Agents and terminal commands (Start) on a host with python3 run under a
+// remote reaper, a short Python program (ssh_reaper.py, passed in the
+// command line, nothing installed) that makes itself a child subreaper
+// (prctl through ctypes), as the local reaper does (see the package doc):
+// every orphan in the command's tree is re-parented to it, and when the
+// command exits, is killed or the connection is lost it kills its children
+// round after round until none is left. A terminal command's reaper does
+// so on the wrapper's SIGTERM; an agent's passes SIGTERM on to the agent's
+// own process group, so the stop sequence above stays polite, and ends the
+// tree on the kill step (SIGHUP from the wrapper). So a daemon
 // the command started and whose parent exited at once is ended too. Its
 // cost is starting python3 once per command (about 20 to 40 ms of the
 // host's CPU). Where Python cannot make a subreaper (a host that is not
 // Linux) the command runs without it, and RemoteCommand.Uncontained says
-// so. On a host without python3 the wrapper falls back to recording such
-// descendants, and Uncontained says so too: where /proc is, it
+// so. An agent on a host without python3 (or not Linux) keeps the stated
+// limit of the wrapper alone: a descendant that starts a session of its
+// own there (setsid, a daemon) leaves the agent's session and survives it.
+// For a terminal command on a host without python3 the wrapper falls back
+// to recording such descendants, and Uncontained says so: where /proc is, it
 // walks the parent links from the command every second (with ps -A, or by
 // reading /proc in sh), and again when the command is killed, and ends
 // those it recorded (stopped first, then killed, each only while /proc
@@ -145,10 +149,11 @@ if [ -n "$ACPHOST_ENV" ]; then nl="
 "; while IFS= read -r l && [ -n "$l" ]; do eval "export $l"; done; unset ACPHOST_ENV nl l; fi
 _ahs=$ACPHOST_STOP _ahk=$ACPHOST_KILL _aht=$ACPHOST_TERMINAL _ahp=$ACPHOST_REAPER; unset ACPHOST_STOP ACPHOST_KILL ACPHOST_TERMINAL ACPHOST_REAPER
 _ahe=2; [ -n "$_aht" ] && _ahe=1
-_ah4=- _ahw=$_ahk; if [ -n "$_aht" ]; then _ahy=/usr/bin/python3; [ -x $_ahy ] || _ahy=$(command -v python3 2>/dev/null); if [ -n "$_ahp" ] && [ -n "$_ahy" ]; then set -- "$_ahy" -I -S -c "$_ahp" "${LC_CTYPE+1}" "${LC_CTYPE-}" "$@"; _ah4=2 _ahw=1; else _ahp=; echo "acphost: uncontained: no python3 on the host: descendants that leave the command session are recorded once a second where /proc is, and one orphaned between two records survives" >&2; fi; fi
+_ah4=- _ahw=$_ahk _ahy=; if [ -n "$_ahp" ]; then _ahy=/usr/bin/python3; [ -x $_ahy ] || _ahy=$(command -v python3 2>/dev/null); fi
+if [ -n "$_ahy" ]; then set -- "$_ahy" -I -S -c "$_ahp" "${LC_CTYPE+1}" "${LC_CTYPE-}" "${_aht:+t}" "$@"; [ -n "$_aht" ] && _ah4=2 _ahw=1; else _ahp=; [ -n "$_aht" ] && echo "acphost: uncontained: no python3 on the host: descendants that leave the command session are recorded once a second where /proc is, and one orphaned between two records survives" >&2; fi
 stop= _ahx=
 trap "stop=1" USR1
-W="( ( while kill -0 \$1 2>/dev/null; do sleep 1; done; kill -TERM 0; sleep $_ahw; kill -KILL 0 ) & ) >/dev/null 2>&1 </dev/null 4>&-; shift; exec \"\$@\""
+W="( ( while kill -0 \$1 2>/dev/null; do sleep 1; done; kill -TERM 0; sleep $_ahw; kill -HUP 0; sleep 1; kill -KILL 0 ) & ) >/dev/null 2>&1 </dev/null 4>&-; shift; exec \"\$@\""
 S=; command -v setsid >/dev/null 2>&1 && S="setsid sh -c"
 _ahd=; _ahi=/dev/null
 if [ -z "$_aht" ]; then _ahd=$(mktemp -d 2>/dev/null) || _ahd=/tmp/acphost-$$; mkdir -p "$_ahd" && mkfifo "$_ahd/in" || exit 126; _ahi="$_ahd/in"; fi
@@ -177,7 +182,7 @@ graced() { i=0; while kill -0 $a 2>/dev/null && [ $i -lt $1 ]; do sleep 1; i=$((
 while :; do
   [ -n "$stop" ] || { wait $a; st=$?; }
   kill -0 $a 2>/dev/null || break
-  [ -n "$stop" ] && { trap "" USR1; graced $_ahs; [ $_ahk -gt 0 ] && { sig TERM; graced $_ahk; }; [ -n "$_ahp" ] && { sig TERM; wait $a; _ahx=137; }; tree; sig KILL; wait $a; st=$?; }
+  [ -n "$stop" ] && { trap "" USR1; graced $_ahs; [ $_ahk -gt 0 ] && { sig TERM; graced $_ahk; }; [ -n "$_ahp" ] && { if [ -n "$_aht" ]; then sig TERM; wait $a; _ahx=137; elif kill -0 $a 2>/dev/null; then sig HUP; wait $a; st=$?; fi; }; tree; sig KILL; wait $a; st=$?; }
 done
 wait $a 2>/dev/null; x=$?; [ $x -ne 127 ] && st=$x
 kill $r 2>/dev/null
@@ -219,9 +224,9 @@ func (t *SSHTransport) commandLine(terminal bool) (string, error) {
 	b.WriteString("ACPHOST_STOP=" + stop + " ACPHOST_KILL=" + kill)
 	if terminal {
 		b.WriteString(" ACPHOST_TERMINAL=1")
-		if !t.noReaper {
-			b.WriteString(" ACPHOST_REAPER=" + shellQuote(remoteReaper))
-		}
+	}
+	if !t.noReaper {
+		b.WriteString(" ACPHOST_REAPER=" + shellQuote(remoteReaper))
 	}
 	if len(t.Env) > 0 {
 		b.WriteString(" ACPHOST_ENV=1")

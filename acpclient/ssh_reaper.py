@@ -1,7 +1,10 @@
-# The remote reaper of a terminal command (see ssh_reaper.go): a child
-# subreaper that runs argv[3:], and when the command ends or it gets
-# SIGTERM, kills its children round after round, reaping them, until none
-# is left; then it exits as the command did. It reports on fd 4.
+# The remote reaper of a terminal command or an agent (see ssh_reaper.go):
+# a child subreaper that runs argv[4:], and when the command ends or it is
+# told to, kills its children round after round, reaping them, until none
+# is left; then it exits as the command did. argv[3] is "t" for a terminal
+# command, whose SIGTERM ends the tree at once, and "" for an agent, whose
+# SIGTERM is passed on to the agent's process group (its polite stop) while
+# SIGHUP ends the tree. It reports on fd 4 where that is open.
 import os, sys, signal
 def say(m):
     try:
@@ -45,20 +48,33 @@ if sys.argv[1]:
     os.environ["LC_CTYPE"] = sys.argv[2]
 else:
     os.environ.pop("LC_CTYPE", None)
-argv = sys.argv[3:]
+terminal = sys.argv[3] == "t"
+argv = sys.argv[4:]
 if why:
     say("uncontained: " + why + "; descendants that leave the command's session survive it")
     try:
         os.execvp(argv[0], argv)
     except OSError as e:
         sys.stderr.write("%s: %s\n" % (argv[0], e.strerror)); sys.exit(127)
+pid, reaped = 0, False
+def polite(*_):
+    if pid and not reaped:
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except OSError:
+            pass
 for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
     signal.signal(s, killall)
+if not terminal:
+    signal.signal(signal.SIGTERM, polite)
 parent = os.getpid()
 pid = os.fork()
 if pid == 0:
     try:
-        os.close(4)
+        try:
+            os.close(4)
+        except OSError:
+            pass
         os.setpgid(0, 0)
         libc.prctl(1, 9, 0, 0, 0)
         if os.getppid() != parent:
@@ -75,7 +91,7 @@ while True:
     except ChildProcessError:
         break
     if p == pid:
-        st = w
+        st, reaped = w, True
     if st is not None:
         killall()
 if os.WIFSIGNALED(st):
