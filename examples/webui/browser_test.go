@@ -65,6 +65,9 @@ func newBrowser(t *testing.T) *browser {
 		chromedp.WindowSize(1280, 800),
 		chromedp.Flag("disable-gpu", true),
 		chromedp.UserDataDir(t.TempDir()),
+		// Chromium leaves its shared-memory files (org.chromium.Chromium.*)
+		// in TMPDIR when it is ended: a directory the test removes.
+		chromedp.Env("TMPDIR="+t.TempDir()),
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	tab, cancelTab := chromedp.NewContext(allocCtx)
