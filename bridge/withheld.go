@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/acphost/acphost/acpclient"
 )
 
 // WithheldEnvError is wrapped by the error of a failed start or sign-in
@@ -29,7 +27,7 @@ func (e *WithheldEnvError) Unwrap() error { return e.Err }
 // withheld returns what the agent's environment left out of the app's
 // that may have made it fail: the variables the sign-in methods declare
 // when the app has any of them, else every one that looks like a
-// credential (acpclient.WithheldCredentials). An agent given no
+// credential (withheldCredentials). An agent given no
 // environment of its own has the app's, and nothing withheld.
 func (b *Bridge) withheld(methods []AuthOption) []string {
 	app := environ()
@@ -46,7 +44,7 @@ func (b *Bridge) withheld(methods []AuthOption) []string {
 		slices.Sort(declared)
 		return declared
 	}
-	return acpclient.WithheldCredentials(app, env)
+	return withheldCredentials(app, env)
 }
 
 // withWithheld wraps err in a WithheldEnvError when the agent's
@@ -66,4 +64,39 @@ func withheldErr(names []string, err error) error {
 // hasVar reports whether env ("NAME=value" entries) sets name.
 func hasVar(env []string, name string) bool {
 	return slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
+}
+
+// credentialWords are the parts of a variable's name ("_"-separated) that
+// make it look like a credential: GEMINI_API_KEY, GITHUB_TOKEN,
+// AWS_SECRET_ACCESS_KEY, GOOGLE_APPLICATION_CREDENTIALS. Narrower than
+// acpclient's redaction, which would rather mask too much: a hint that
+// names KEYMAP or SSH_AUTH_SOCK would mislead.
+var credentialWords = []string{"KEY", "KEYS", "APIKEY", "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS"}
+
+// withheldCredentials returns the names of the variables of environ (the
+// app's, "NAME=value" entries) that env (the agent's) lacks and whose
+// names look like credentials: a part of the name, split at "_", is one
+// of credentialWords. Names only, sorted, never values.
+func withheldCredentials(environ, env []string) []string {
+	var names []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if name == "" || !looksLikeCredential(name) || slices.Contains(names, name) || hasVar(env, name) {
+			continue
+		}
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// looksLikeCredential reports whether a variable's name has a credential
+// word among its parts.
+func looksLikeCredential(name string) bool {
+	for part := range strings.SplitSeq(strings.ToUpper(name), "_") {
+		if slices.Contains(credentialWords, part) {
+			return true
+		}
+	}
+	return false
 }
