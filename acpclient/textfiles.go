@@ -8,8 +8,6 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
-
-	"github.com/acphost/acphost/internal/utf8text"
 )
 
 // TextFileWriteLimiter is implemented by a TextFileWriter that caps the
@@ -66,24 +64,16 @@ func (c *Conn) serveWriteTextFile(ctx context.Context, h TextFileWriter, m *inbo
 	reply(nil, h.WriteTextFile(ctx, req))
 }
 
-// serveReadTextFile serves fs/read_text_file. Text that is not valid UTF-8
-// is refused rather than sent: encoding/json would replace the bad bytes
-// with U+FFFD, and an agent saving the text back would destroy them.
+// serveReadTextFile serves fs/read_text_file. The reader owns the rule
+// that text which is not UTF-8 is refused rather than served (fsroot's
+// roots, which every bridge session reads through, check the whole file
+// as it is read): encoding/json would replace bad bytes with U+FFFD.
 func (c *Conn) serveReadTextFile(ctx context.Context, h TextFileReader, m *inbound, reply func(any, error)) {
 	var req ReadTextFileRequest
 	if !c.decodeParams(m, &req) {
 		return
 	}
-	resp, err := h.ReadTextFile(ctx, &req)
-	if err == nil && resp != nil {
-		if bad := utf8text.InvalidOffset(resp.Content); bad >= 0 {
-			err = NewError(CodeInternalError,
-				"fs/read_text_file %s: the text is not valid UTF-8 (invalid byte sequence at byte offset %d of the text served); refusing to send it altered",
-				req.Path, bad)
-			resp = nil
-		}
-	}
-	reply(resp, err)
+	reply(h.ReadTextFile(ctx, &req))
 }
 
 // badUnicode returns the offset in the JSON string literal lit (validated by
