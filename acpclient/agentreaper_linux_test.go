@@ -14,7 +14,7 @@ import (
 
 // startDaemonAgent connects agentDaemonScript and returns it with its
 // daemon's pid, which the test kills by pid should it survive.
-func startDaemonAgent(t *testing.T, tr *CommandTransport) (*Process, int) {
+func startDaemonAgent(t *testing.T, tr *CommandTransport) (*process, int) {
 	t.Helper()
 	tr.Path, tr.Args = "/bin/sh", []string{"-c", agentDaemonScript}
 	tr.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
@@ -22,7 +22,7 @@ func startDaemonAgent(t *testing.T, tr *CommandTransport) (*Process, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := rwc.(*Process)
+	p := rwc.(*process)
 	t.Cleanup(func() { p.Close() })
 	line, err := bufio.NewReader(p).ReadString('\n')
 	daemon, perr := strconv.Atoi(strings.TrimSpace(line))
@@ -41,7 +41,7 @@ func startDaemonAgent(t *testing.T, tr *CommandTransport) (*Process, int) {
 // of its tree could have caught, ends with the agent's Close.
 func TestAgentDaemonEndsWithClose(t *testing.T) {
 	p, daemon := startDaemonAgent(t, &CommandTransport{})
-	if p.link == nil {
+	if p.stop.link == nil {
 		t.Error("the agent runs without its reaper on Linux")
 	}
 	p.Close()
@@ -65,8 +65,8 @@ func TestAgentFallsBackWithoutReaper(t *testing.T) {
 	tr := &CommandTransport{reaperPath: "/nonexistent/acphost-reaper", // as a mount without exec would refuse it
 		Logger: slog.New(slog.NewTextHandler(logged, nil))}
 	p, daemon := startDaemonAgent(t, tr)
-	if p.link != nil || p.guard == nil || p.Pid() != p.cmd.Process.Pid {
-		t.Errorf("fallback agent: reaper %v, sentinel %v, pid %d of process %d", p.link != nil, p.guard != nil, p.Pid(), p.cmd.Process.Pid)
+	if p.stop.link != nil || p.stop.guard == nil || p.Pid() != p.stop.cmd.Process.Pid {
+		t.Errorf("fallback agent: reaper %v, sentinel %v, pid %d of process %d", p.stop.link != nil, p.stop.guard != nil, p.Pid(), p.stop.cmd.Process.Pid)
 	}
 	p.Close()
 	_ = killPid(daemon) // survives: what the warning says
@@ -86,7 +86,7 @@ func TestAgentExitUnderReaper(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := rwc.(*Process)
+		p := rwc.(*process)
 		select {
 		case <-p.Exited():
 		case <-time.After(10 * time.Second):
@@ -94,8 +94,8 @@ func TestAgentExitUnderReaper(t *testing.T) {
 		}
 		p.Close()
 		exit := p.ExitError()
-		if p.link == nil || exit == nil || exit.Err == nil || exit.Err.Error() != want {
-			t.Errorf("%s: reaper %v, exit error %v, want %s", script, p.link != nil, exit, want)
+		if p.stop.link == nil || exit == nil || exit.Err == nil || exit.Err.Error() != want {
+			t.Errorf("%s: reaper %v, exit error %v, want %s", script, p.stop.link != nil, exit, want)
 		}
 		if strings.Contains(script, "bye") && !strings.HasSuffix(exit.Error(), "stderr: bye") {
 			t.Errorf("%s: exit error %q, want the agent's stderr tail", script, exit)

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -186,17 +185,18 @@ func (t *CommandTransport) Connect(ctx context.Context) (io.ReadWriteCloser, err
 	}
 
 	red := t.redactor()
-	p := &Process{
-		cmd: cmd, pid: pid, link: link, stdin: stdinW, stdout: stdoutR, stderrPipe: stderrR,
+	p := &process{
+		stop: stopCore{cmd: cmd, reaped: reaped, link: link, guard: guard},
+		pid:  pid, stdin: stdinW, stdout: stdoutR, stderrPipe: stderrR,
 		stderr: newRing(t.StderrBytes), redactor: red, logger: t.Logger,
 		stopTimeout: orDefault(t.StopTimeout, 2*time.Second),
 		killTimeout: orDefault(t.KillTimeout, 2*time.Second),
 		exitDrain:   orDefault(t.ExitDrain, DefaultExitDrain),
-		maxLeftover: maxLeftoverBytes, reaped: reaped, guard: guard,
-		exited: make(chan struct{}), stderrDone: make(chan struct{}), stopped: make(chan struct{}),
+		maxLeftover: maxLeftoverBytes,
+		exited:      make(chan struct{}), stderrDone: make(chan struct{}), stopped: make(chan struct{}),
 	}
 	if link == nil { // a reaper holds the whole tree: nothing to record
-		p.tree = newDescendants(pid, scanInterval(t.DescendantScan), p.exited)
+		p.stop.tree = newDescendants(pid, scanInterval(t.DescendantScan), p.exited)
 	}
 	go p.drainStderr()
 	go p.reap()
@@ -308,15 +308,14 @@ func absProgram(path string, notFound error) (string, error) {
 	return abs, nil
 }
 
-// Process is the stream to a running agent process returned by
+// process is the stream to a running agent process returned by
 // CommandTransport.Connect. Reading reads its stdout, writing writes its
 // stdin; Close shuts it down (stdin closed, SIGTERM, SIGKILL to its group)
 // and returns once it has exited. The end of its stdout starts the same
 // shutdown: an agent that stops talking is not left running.
-type Process struct {
-	cmd         *exec.Cmd // the agent, or its reaper
-	pid         int       // the agent's
-	link        *reaperLink
+type process struct {
+	stop        stopCore
+	pid         int // the agent's
 	stdin       *os.File
 	stdout      *os.File
 	stderrPipe  *os.File
@@ -326,12 +325,6 @@ type Process struct {
 	stopTimeout time.Duration
 	killTimeout time.Duration
 	exitDrain   time.Duration
-	reaped      func()       // tells the forker this child is gone
-	tree        *descendants // nil under a reaper
-	guard       *sentinel    // nil without one
-
-	mu   sync.Mutex // orders signals to the agent's group against the reap
-	done bool       // the reaper has been reaped: the agent's pid is no longer pinned
 
 	leftover    int // bytes read after the exit drain; only Read uses it
 	maxLeftover int // maxLeftoverBytes, but for tests
@@ -344,7 +337,7 @@ type Process struct {
 
 // Read reads the agent's stdout. Once the agent has exited, ExitDrain
 // bounds how long it waits for more.
-func (p *Process) Read(b []byte) (int, error) {
+func (p *process) Read(b []byte) (int, error) {
 	n, err := p.stdout.Read(b)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		n, err = p.readLeftover(b)
@@ -357,13 +350,13 @@ func (p *Process) Read(b []byte) (int, error) {
 
 // readLeftover takes what the pipe still holds after the exit drain, then
 // reports the end of the stream.
-func (p *Process) readLeftover(b []byte) (int, error) {
+func (p *process) readLeftover(b []byte) (int, error) {
 	return readLeftover(p.stdout, b, &p.leftover, p.maxLeftover)
 }
 
 // Write writes the agent's stdin. Once the shutdown has closed it, writes
 // fail with io.ErrClosedPipe, as on any pipe whose reader is gone.
-func (p *Process) Write(b []byte) (int, error) {
+func (p *process) Write(b []byte) (int, error) {
 	n, err := p.stdin.Write(b)
 	if errors.Is(err, os.ErrClosed) {
 		err = io.ErrClosedPipe
@@ -372,23 +365,23 @@ func (p *Process) Write(b []byte) (int, error) {
 }
 
 // Pid returns the process id (also its process group id).
-func (p *Process) Pid() int { return p.pid }
+func (p *process) Pid() int { return p.pid }
 
 // Exited is closed when the process has exited.
-func (p *Process) Exited() <-chan struct{} { return p.exited }
+func (p *process) Exited() <-chan struct{} { return p.exited }
 
 // Stderr returns the kept end of the agent's stderr, secrets redacted.
-func (p *Process) Stderr() string { return p.redactor.Redact(p.stderr.String()) }
+func (p *process) Stderr() string { return p.redactor.Redact(p.stderr.String()) }
 
 // ExitError describes how the process ended; nil while it runs.
-func (p *Process) ExitError() *ExitError {
+func (p *process) ExitError() *ExitError {
 	if !settled(p.exited, p.stderrDone) {
 		return nil
 	}
 	return &ExitError{Err: p.exitErr, Stderr: tail(p.Stderr(), stderrTailBytes)}
 }
 
-func (p *Process) drainStderr() {
+func (p *process) drainStderr() {
 	defer close(p.stderrDone)
 	var w io.Writer = p.stderr
 	if p.logger != nil {
@@ -397,49 +390,19 @@ func (p *Process) drainStderr() {
 	drainPipe(w, p.stderrPipe)
 }
 
-// reap waits for the process, then ends anything left in its group, which
-// would otherwise keep the stdout pipe open and outlive the agent, and the
-// sentinel (a member of the group: while it lives, the group id cannot
-// have been reused). Something that left the group may still hold stdout:
+// reap waits for the process and ends what it left in its group (see
+// stopCore.reap); something that left the group may still hold stdout:
 // reading it gets ExitDrain more. Exited closes only once the sentinel has
-// been reaped too, so Close and Done leave no process of ours behind.
-// Under a reaper, the agent's whole tree is gone once the reaper exits,
-// and the agent's exit is what the reaper reports.
-func (p *Process) reap() {
-	err := p.cmd.Wait()
-	p.reaped()
-	p.mu.Lock()
-	p.done = true
-	p.mu.Unlock()
-	if p.link != nil {
-		p.exitErr = p.link.exitError(err)
-	} else {
-		p.exitErr = err
-		killGroup(p.cmd, true)
-		p.guard.stop()
+// been reaped too, so Close and Done leave no process of ours behind. Under
+// a reaper, the agent's exit is what the reaper reports.
+func (p *process) reap() {
+	err := p.stop.reap()
+	if p.stop.link != nil {
+		err = p.stop.link.exitError(err)
 	}
+	p.exitErr = err
 	_ = p.stdout.SetReadDeadline(time.Now().Add(p.exitDrain))
 	close(p.exited)
-}
-
-// signal sends SIGTERM to the agent's process group, or SIGKILL when hard.
-// Under a reaper, SIGTERM goes to the agent's group only while the reaper
-// is unreaped (the reaper makes the group id the agent's pid, and reaps
-// the agent only as it ends), and hard tells the reaper to kill the tree.
-func (p *Process) signal(hard bool) {
-	if p.link == nil {
-		killGroup(p.cmd, hard)
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch {
-	case p.done:
-	case hard:
-		p.link.kill(p.cmd)
-	default:
-		p.link.term()
-	}
 }
 
 // Close ends the agent: it closes stdin and waits StopTimeout for a clean
@@ -448,7 +411,7 @@ func (p *Process) signal(hard bool) {
 // reaper, the last step is the reaper killing the agent's whole tree). It
 // returns once the process has exited and been reaped, also when the end of
 // its stdout had already started the shutdown.
-func (p *Process) Close() error {
+func (p *process) Close() error {
 	if p.stopping.CompareAndSwap(false, true) {
 		p.shutdown()
 	}
@@ -457,24 +420,20 @@ func (p *Process) Close() error {
 }
 
 // shutdown is the stop sequence; it runs once.
-func (p *Process) shutdown() {
+func (p *process) shutdown() {
 	defer close(p.stopped)
 	// Record the tree while the agent still links it: once it exits, its
 	// children are re-parented and no longer found.
-	if p.tree != nil {
-		p.tree.sample()
-	}
+	p.stop.sample()
 	p.stdin.Close()
 	if !waitFor(p.exited, p.stopTimeout) {
-		p.signal(false)
+		p.stop.signal(false)
 		if !waitFor(p.exited, p.killTimeout) {
-			p.signal(true)
+			p.stop.signal(true)
 			<-p.exited
 		}
 	}
-	if p.tree != nil {
-		p.tree.end()
-	}
+	p.stop.endTree()
 	// A grandchild that left the group may still hold stdout or
 	// stderr open; do not let it keep our readers blocked.
 	if !waitFor(p.stderrDone, 500*time.Millisecond) {

@@ -159,7 +159,7 @@ func TestCloseEndsTheProcessTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := rwc.(*Process)
+	p := rwc.(*process)
 	var childPid int
 	deadline := time.Now().Add(5 * time.Second)
 	for childPid == 0 && time.Now().Before(deadline) {
@@ -224,7 +224,7 @@ func TestChattyStderrNeverBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := rwc.(*Process)
+	p := rwc.(*process)
 	select {
 	case <-p.Exited():
 	case <-time.After(20 * time.Second):

@@ -44,7 +44,7 @@ func TestAgentExitEndsAStreamHeldByADetachedGrandchild(t *testing.T) {
 	gpid := waitPid(t, gpidFile)
 	t.Cleanup(func() { _ = killPid(gpid) })
 	// Let the agent exit only once the sampler has seen the grandchild.
-	tree := c.rwc.(*Process).tree
+	tree := c.rwc.(*process).stop.tree
 	for deadline := time.Now().Add(5 * time.Second); !slices.Contains(tree.recorded(), gpid); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("grandchild %d never recorded (recorded %v)", gpid, tree.recorded())
@@ -76,7 +76,7 @@ func TestCloseEndsDescendantsThatLeftTheGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := rwc.(*Process)
+	p := rwc.(*process)
 	gpid := waitPid(t, gpidFile)
 	t.Cleanup(func() { _ = killPid(gpid) })
 	p.Close()
@@ -98,7 +98,7 @@ func TestDetachedWriterCannotHoldTheStreamOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := rwc.(*Process)
+	p := rwc.(*process)
 	defer p.Close()
 	t.Cleanup(func() { _ = killPid(waitPid(t, gpidFile)) })
 	done := make(chan []byte)
@@ -127,7 +127,7 @@ func TestBufferedOutputSurvivesTheExitDrain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := rwc.(*Process)
+	p := rwc.(*process)
 	defer p.Close()
 	t.Cleanup(func() { _ = killPid(waitPid(t, gpidFile)) })
 	waitfor.Closed(t, p.Exited(), "the process to exit")
@@ -257,7 +257,7 @@ func TestLeftoverIsBounded(t *testing.T) {
 	if _, err := w.Write(make([]byte, 32<<10)); err != nil {
 		t.Fatal(err)
 	}
-	p := &Process{stdout: r, maxLeftover: 1000}
+	p := &process{stdout: r, maxLeftover: 1000}
 	p.stopping.Store(true) // no shutdown: there is no process
 	r.SetReadDeadline(time.Unix(1, 0))
 	b, err := io.ReadAll(p)

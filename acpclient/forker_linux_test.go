@@ -18,7 +18,7 @@ import (
 // goroutine locked to its thread returns, which ends the thread).
 func TestAgentOutlivesTheThreadThatStartedIt(t *testing.T) {
 	type result struct {
-		p   *Process
+		p   *process
 		tid int
 		err error
 	}
@@ -32,7 +32,7 @@ func TestAgentOutlivesTheThreadThatStartedIt(t *testing.T) {
 			return
 		}
 		rwc, err := Command("/bin/cat").Connect(context.Background())
-		p, _ := rwc.(*Process)
+		p, _ := rwc.(*process)
 		res <- result{p, unix.Gettid(), err}
 	}
 	var r result

@@ -29,7 +29,7 @@ const helperAgentScript = `trap "" TERM; sleep 300 & echo $!; exec sleep 301`
 // thread-locked goroutine of an app might, so the test also covers the
 // thread the agent was forked from.
 func runHelperHost(script string, noReaper bool) {
-	started := make(chan *Process)
+	started := make(chan *process)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine (unless it is the main one)
 		tr := Command("/bin/sh", "-c", script)
@@ -40,7 +40,7 @@ func runHelperHost(script string, noReaper bool) {
 			fmt.Println("error", err)
 			os.Exit(1)
 		}
-		started <- rwc.(*Process)
+		started <- rwc.(*process)
 	}()
 	p := <-started
 	child, err := bufio.NewReader(p).ReadString('\n')
@@ -48,9 +48,9 @@ func runHelperHost(script string, noReaper bool) {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
-	guard := p.cmd.Process.Pid // the reaper
-	if p.link == nil {
-		guard = p.guard.pid()
+	guard := p.stop.cmd.Process.Pid // the reaper
+	if p.stop.link == nil {
+		guard = p.stop.guard.pid()
 	}
 	fmt.Println("agent", p.Pid(), "child", strings.TrimSpace(child), "sentinel", guard)
 	time.Sleep(time.Hour)

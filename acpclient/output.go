@@ -62,7 +62,7 @@ func (t *CommandTransport) output(ctx context.Context, combined bool) ([]byte, e
 		return nil, fmt.Errorf("acpclient: starting %s: %w", path, err)
 	}
 	if !t.OwnSession {
-		h.guard = t.startSentinel(cmd.Process.Pid)
+		h.stop.guard = t.startSentinel(cmd.Process.Pid)
 	}
 	h.redactor = t.redactor()
 	return h.finish(ctx, path, orDefault(t.ExitDrain, DefaultExitDrain), t.StderrBytes)
@@ -70,9 +70,7 @@ func (t *CommandTransport) output(ctx context.Context, combined bool) ([]byte, e
 
 // helper is a started helper command and the readers of its output.
 type helper struct {
-	cmd            *exec.Cmd
-	reaped         func()
-	guard          *sentinel
+	stop           stopCore
 	redactor       *Redactor
 	stdout, stderr *os.File
 	out            chan capture
@@ -105,7 +103,7 @@ func startHelper(cmd *exec.Cmd, combined bool) (*helper, error) {
 		closeAll(stdoutR, stderrR)
 		return nil, err
 	}
-	return &helper{cmd: cmd, reaped: reaped, stdout: stdoutR, stderr: stderrR}, nil
+	return &helper{stop: stopCore{cmd: cmd, reaped: reaped}, stdout: stdoutR, stderr: stderrR}, nil
 }
 
 // finish captures the output, waits for the exit or the end of ctx, kills
@@ -118,21 +116,16 @@ func (h *helper) finish(ctx context.Context, path string, drain time.Duration, s
 		_, _ = io.Copy(h.errOut, h.stderr)
 	}()
 	exited := make(chan error, 1)
-	go func() { exited <- h.cmd.Wait() }()
+	go func() { exited <- h.stop.reap() }()
 
 	var waitErr, ctxErr error
 	select {
 	case waitErr = <-exited:
 	case <-ctx.Done():
 		ctxErr = ctx.Err()
-		killGroup(h.cmd, true) // the leader is not reaped yet or the sentinel pins the group
+		h.stop.signal(true)
 		waitErr = <-exited
 	}
-	h.reaped()
-	if h.guard != nil {
-		killGroup(h.cmd, true) // pinned by the sentinel: cannot reach a reused id
-	}
-	h.guard.stop()
 
 	// Something that left the group may hold the pipes: bound the wait.
 	deadline := time.Now().Add(drain)

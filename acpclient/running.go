@@ -89,13 +89,13 @@ func (t *CommandTransport) Start(ctx context.Context) (*RunningCommand, error) {
 		outR.Close()
 		return nil, fmt.Errorf("acpclient: starting %s: %w", path, err)
 	}
-	c := &RunningCommand{cmd: cmd, pid: cmd.Process.Pid, reaped: reaped, out: outR, pty: t.PTY,
+	c := &RunningCommand{stop: stopCore{cmd: cmd, reaped: reaped}, pid: cmd.Process.Pid, out: outR, pty: t.PTY,
 		drain: orDefault(t.ExitDrain, DefaultExitDrain), exited: make(chan struct{}), uncontained: uncontained}
 	if link != nil {
-		c.link, c.pid, c.uncontained = link, link.pid, link.reason
+		c.stop.link, c.pid, c.uncontained = link, link.pid, link.reason
 	} else {
-		c.guard = t.startSentinel(cmd.Process.Pid)
-		c.tree = newDescendants(cmd.Process.Pid, scanInterval(t.DescendantScan), c.exited)
+		c.stop.guard = t.startSentinel(cmd.Process.Pid)
+		c.stop.tree = newDescendants(cmd.Process.Pid, scanInterval(t.DescendantScan), c.exited)
 	}
 	go c.reap()
 	return c, nil
@@ -105,23 +105,17 @@ func (t *CommandTransport) Start(ctx context.Context) (*RunningCommand, error) {
 // reads its output; Wait, Kill and Close may be called from any goroutine,
 // also while another reads.
 type RunningCommand struct {
-	cmd    *exec.Cmd // the command, or its reaper
-	pid    int       // the command's
-	link   *reaperLink
-	reaped func()
+	stop stopCore
+	pid  int // the command's
 	// uncontained says why the command's processes cannot all be
 	// accounted for; "" when its reaper holds them.
 	uncontained string
-	guard       *sentinel // nil without one
-	tree        *descendants
 	out         *os.File
 	pty         bool // out is a pseudo-terminal's master
 	drain       time.Duration
 	// leftover counts the bytes read after the exit drain; only Read uses it.
 	leftover int
 
-	mu     sync.Mutex // orders Kill against the reap
-	done   bool       // the leader has been reaped (and its group ended)
 	status *TerminalExitStatus
 	exited chan struct{}
 	closed sync.Once
@@ -167,18 +161,7 @@ func (c *RunningCommand) Wait() *TerminalExitStatus {
 // it are ended once the command has been reaped. It does not wait. Once
 // the command has been reaped Kill does nothing (its tree was ended then).
 func (c *RunningCommand) Kill() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.done && c.link != nil {
-		// The reaper, unreaped so its pid is ours, kills the command and
-		// then its whole tree.
-		c.link.kill(c.cmd)
-	} else if !c.done {
-		// Record the tree while the command still links it: once it is
-		// killed, its children are re-parented and no longer found.
-		c.tree.sample()        // not nil: no reaper
-		killGroup(c.cmd, true) // unreaped leader: the group id is still ours
-	}
+	c.stop.signal(true)
 	return nil
 }
 
@@ -191,27 +174,15 @@ func (c *RunningCommand) Close() error {
 	return nil
 }
 
-// reap waits for the command, ends what is left in its group (pinned by
-// the sentinel, so the id cannot have been reused) and the descendants
-// recorded outside it, stops the sentinel and bounds how long the output
-// is read after the exit.
+// reap waits for the command, ends what is left in its group (see
+// stopCore.reap) and the descendants recorded outside it, and bounds how
+// long the output is read after the exit.
 func (c *RunningCommand) reap() {
-	_ = c.cmd.Wait()
-	c.reaped()
-	c.mu.Lock()
-	c.done = true
-	if c.guard != nil {
-		killGroup(c.cmd, true)
-	}
-	// Under a reaper its tree is gone already: it reports only then.
-	c.mu.Unlock()
-	if c.tree != nil { // nil under a reaper, which holds the tree
-		c.tree.end()
-	}
-	c.guard.stop()
-	c.status = exitStatusOf(c.cmd.ProcessState)
-	if c.link != nil {
-		if st := c.link.finish(); st != nil {
+	_ = c.stop.reap()
+	c.stop.endTree()
+	c.status = exitStatusOf(c.stop.cmd.ProcessState)
+	if c.stop.link != nil {
+		if st := c.stop.link.finish(); st != nil {
 			c.status = st
 		}
 	}

@@ -34,7 +34,7 @@ func runHelperRunningHost() {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
-	fmt.Println("command", c.Pid(), "child", strings.TrimSpace(child), "sentinel", c.cmd.Process.Pid)
+	fmt.Println("command", c.Pid(), "child", strings.TrimSpace(child), "sentinel", c.stop.cmd.Process.Pid)
 	time.Sleep(time.Hour)
 }
 

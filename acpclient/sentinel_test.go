@@ -49,7 +49,7 @@ func statusField(t *testing.T, pid int, name string) string {
 
 // startCat starts cat as an agent, with its sentinel; one that ignores
 // SIGTERM when asked.
-func startCat(t *testing.T, ignoreTERM bool) *Process {
+func startCat(t *testing.T, ignoreTERM bool) *process {
 	t.Helper()
 	tr := Command("/bin/cat")
 	if ignoreTERM {
@@ -60,16 +60,16 @@ func startCat(t *testing.T, ignoreTERM bool) *Process {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := rwc.(*Process)
+	p := rwc.(*process)
 	t.Cleanup(func() { p.Close() })
-	if p.guard == nil {
+	if p.stop.guard == nil {
 		t.Fatal("the agent has no sentinel")
 	}
 	return p
 }
 
 // echo checks that the agent still answers.
-func echo(t *testing.T, p *Process) {
+func echo(t *testing.T, p *process) {
 	t.Helper()
 	if _, err := p.Write([]byte("ping\n")); err != nil {
 		t.Fatalf("write to the agent: %v", err)
@@ -86,7 +86,7 @@ func echo(t *testing.T, p *Process) {
 // resident memory, the cost of one per agent.
 func TestSentinelSitsInTheAgentsGroup(t *testing.T) {
 	p := startCat(t, true)
-	pid := p.guard.pid()
+	pid := p.stop.guard.pid()
 	// Until sh has run its trap, SigIgn holds only what it inherited (a
 	// host run under nohup ignores SIGHUP already): wait for every signal.
 	ignored := []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGPIPE, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGTSTP}
@@ -122,7 +122,7 @@ func TestSentinelSitsInTheAgentsGroup(t *testing.T) {
 	}
 	echo(t, p)
 	select {
-	case <-p.guard.done:
+	case <-p.stop.guard.done:
 		t.Fatal("SIGTERM to the group ended the sentinel")
 	default:
 	}
@@ -149,18 +149,18 @@ func TestStopReapsTheSentinel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := c.rwc.(*Process)
-			if p.guard == nil {
+			p := c.rwc.(*process)
+			if p.stop.guard == nil {
 				t.Fatal("the agent has no sentinel")
 			}
-			pid := p.guard.pid()
+			pid := p.stop.guard.pid()
 			st := statOf(pid)
 			if st == nil && !tc.early {
 				t.Fatal("no sentinel in the process table")
 			}
 			c.Close()
 			select {
-			case <-p.guard.done:
+			case <-p.stop.guard.done:
 			default:
 				t.Fatal("Close returned before the sentinel was reaped")
 			}
@@ -176,12 +176,12 @@ func TestStopReapsTheSentinel(t *testing.T) {
 // takes only its protection with it; it is reaped, and the agent goes on.
 func TestKilledSentinelLeavesTheAgentRunning(t *testing.T) {
 	p := startCat(t, false)
-	pid := p.guard.pid()
+	pid := p.stop.guard.pid()
 	if err := killPid(pid); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-p.guard.done:
+	case <-p.stop.guard.done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the killed sentinel was not reaped")
 	}
@@ -203,7 +203,7 @@ func TestKilledSentinelLeavesTheAgentRunning(t *testing.T) {
 func TestSentinelPipeStaysOurs(t *testing.T) {
 	first := startCat(t, false)
 	var fd uintptr
-	rc, err := first.guard.guard.SyscallConn()
+	rc, err := first.stop.guard.guard.SyscallConn()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,13 +227,13 @@ func TestSentinelPipeStaysOurs(t *testing.T) {
 		}
 		return fds
 	}
-	for what, pid := range map[string]int{"the first agent": first.Pid(), "a later agent": second.Pid(), "a later sentinel": second.guard.pid()} {
+	for what, pid := range map[string]int{"the first agent": first.Pid(), "a later agent": second.Pid(), "a later sentinel": second.stop.guard.pid()} {
 		if fds := holders(pid); len(fds) > 0 {
 			t.Errorf("%s holds the sentinel's pipe as fds %v", what, fds)
 		}
 	}
 	// The sentinel itself has only the read end, as its stdin.
-	if fds := holders(first.guard.pid()); !slices.Equal(fds, []string{"0"}) {
+	if fds := holders(first.stop.guard.pid()); !slices.Equal(fds, []string{"0"}) {
 		t.Errorf("the sentinel holds its pipe as fds %v, want only 0", fds)
 	}
 	echo(t, first)
@@ -245,7 +245,7 @@ func TestNoSentinel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := rwc.(*Process)
+	p := rwc.(*process)
 	defer p.Close()
 	group := strconv.Itoa(p.Pid())
 	for _, e := range scanProcs() {

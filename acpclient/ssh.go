@@ -290,7 +290,7 @@ func (t *SSHTransport) Connect(ctx context.Context) (io.ReadWriteCloser, error) 
 	}
 	sess, stdin, stdout, stderr, client := r.sess, r.stdin, r.stdout, r.stderr, r.client
 	red := t.redactor()
-	p := &RemoteProcess{sess: sess, stdin: stdin, stdout: stdout, path: t.Path, host: client.RemoteAddr().String(),
+	p := &remoteProcess{sess: sess, stdin: stdin, stdout: stdout, path: t.Path, host: client.RemoteAddr().String(),
 		stderr: newRing(t.StderrBytes), redactor: red, exited: make(chan struct{}), stderrDone: make(chan struct{}),
 		closeWait: orDefault(t.StopTimeout, 2*time.Second) + orDefault(t.KillTimeout, 2*time.Second) + 5*time.Second}
 	go func() {
@@ -311,8 +311,8 @@ func (t *SSHTransport) Connect(ctx context.Context) (io.ReadWriteCloser, error) 
 	return p, nil
 }
 
-// RemoteProcess is the stream to an agent started by SSHTransport.
-type RemoteProcess struct {
+// remoteProcess is the stream to an agent started by SSHTransport.
+type remoteProcess struct {
 	sess       *ssh.Session
 	stdin      io.WriteCloser
 	stdout     io.Reader
@@ -328,20 +328,20 @@ type RemoteProcess struct {
 }
 
 // Read reads the agent's stdout.
-func (p *RemoteProcess) Read(b []byte) (int, error) { return p.stdout.Read(b) }
+func (p *remoteProcess) Read(b []byte) (int, error) { return p.stdout.Read(b) }
 
 // Write writes the agent's stdin.
-func (p *RemoteProcess) Write(b []byte) (int, error) { return p.stdin.Write(b) }
+func (p *remoteProcess) Write(b []byte) (int, error) { return p.stdin.Write(b) }
 
 // Exited is closed when the remote command has ended or the connection
 // carrying it is gone.
-func (p *RemoteProcess) Exited() <-chan struct{} { return p.exited }
+func (p *remoteProcess) Exited() <-chan struct{} { return p.exited }
 
 // Stderr returns the kept end of the agent's stderr, secrets redacted.
-func (p *RemoteProcess) Stderr() string { return p.redactor.Redact(p.stderr.String()) }
+func (p *remoteProcess) Stderr() string { return p.redactor.Redact(p.stderr.String()) }
 
 // ExitError describes how the remote agent ended; nil while it runs.
-func (p *RemoteProcess) ExitError() *ExitError {
+func (p *remoteProcess) ExitError() *ExitError {
 	if !settled(p.exited, p.stderrDone) {
 		return nil
 	}
@@ -360,13 +360,16 @@ func (p *RemoteProcess) ExitError() *ExitError {
 // Close ends the agent: it closes the agent's stdin, which makes the remote
 // wrapper stop it (see SSHTransport), and waits for the remote command to
 // end; if the host does not answer in time the SSH session is closed.
-func (p *RemoteProcess) Close() error {
+func (p *remoteProcess) Close() error {
 	p.closeOnce.Do(func() {
-		p.stdin.Close()
-		if !waitFor(p.exited, p.closeWait) {
-			_ = p.sess.Signal(ssh.SIGKILL)
-		}
-		p.sess.Close()
+		stopRemote(p.exited, p.closeWait, p.stdin.Close, func() {
+			select {
+			case <-p.exited:
+			default:
+				_ = p.sess.Signal(ssh.SIGKILL)
+			}
+			p.sess.Close()
+		})
 		<-p.exited
 		waitFor(p.stderrDone, time.Second)
 	})

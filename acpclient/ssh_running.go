@@ -152,10 +152,7 @@ func (c *RemoteCommand) Kill() error {
 // io.EOF. It returns within twice remoteCloseWait whatever the host does.
 func (c *RemoteCommand) Close() error {
 	c.closeOnce.Do(func() {
-		c.Kill()
-		waitFor(c.exited, remoteCloseWait)
-		c.hangup()
-		if !waitFor(c.exited, remoteCloseWait) {
+		if !stopRemote(c.exited, remoteCloseWait, c.Kill, c.hangup) {
 			c.end(&TerminalExitStatus{}) // the host never answered
 		}
 	})
@@ -184,6 +181,18 @@ func (c *RemoteCommand) end(st *TerminalExitStatus) {
 		close(c.exited)
 		time.AfterFunc(c.drain, c.hangup)
 	})
+}
+
+// stopRemote is the one stop of a command under the remote wrapper, an
+// agent's or a terminal's: the end of its input tells the wrapper to stop
+// it (see SSHTransport); after grace the connection to it is hung up,
+// which the wrapper also takes as the cue to end the tree. It reports
+// whether the command ended within grace after that.
+func stopRemote(exited <-chan struct{}, grace time.Duration, closeInput func() error, hangup func()) bool {
+	_ = closeInput()
+	waitFor(exited, grace)
+	hangup()
+	return waitFor(exited, grace)
 }
 
 // hangup closes the channel, once: the host answers by closing its end,

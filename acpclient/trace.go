@@ -52,8 +52,8 @@ const (
 // inspector) picks these records out of its logger by this message.
 const StderrLine = "agent stderr"
 
-// redacting is a stream that knows its own secrets (Process and
-// RemoteProcess: their transport's Redactor).
+// redacting is a stream that knows its own secrets (process and
+// remoteProcess: their transport's Redactor).
 type redacting interface{ Redact(s string) string }
 
 // tracer logs the lines of a Conn's wire trace.
@@ -97,11 +97,11 @@ func (t *tracer) line(msg string, line []byte) {
 }
 
 // Redact masks the secrets the process's transport knows in s.
-func (p *Process) Redact(s string) string { return p.redactor.Redact(s) }
+func (p *process) Redact(s string) string { return p.redactor.Redact(s) }
 
-func (p *Process) secrets() []string { return p.redactor.Values }
+func (p *process) secrets() []string { return p.redactor.Values }
 
 // Redact masks the secrets the remote process's transport knows in s.
-func (p *RemoteProcess) Redact(s string) string { return p.redactor.Redact(s) }
+func (p *remoteProcess) Redact(s string) string { return p.redactor.Redact(s) }
 
-func (p *RemoteProcess) secrets() []string { return p.redactor.Values }
+func (p *remoteProcess) secrets() []string { return p.redactor.Values }
