@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/acphost/acphost/internal/eventlog"
 	"github.com/acphost/acphost/internal/fakeclock"
 	"github.com/acphost/acphost/internal/floodagent"
-	"github.com/acphost/acphost/internal/waitfor"
 )
 
 func TestMain(m *testing.M) {
@@ -29,14 +27,14 @@ type fakeClock struct{ *fakeclock.Clock }
 
 func (c fakeClock) AfterFunc(d time.Duration, f func()) Timer { return c.Clock.AfterFunc(d, f) }
 
-// recorder reads a Host's events for a test.
+// recorder reads a Host's events for a test: eventlog's Recorder, under
+// the names this package's tests use (they cannot import bridgetest,
+// which imports bridge).
 type recorder struct {
-	t   *testing.T
-	log *eventlog.Log[Event]
-	mu  sync.Mutex
-	// onPermission, when set, answers permission events as they arrive.
-	onPermission func(*PermissionRequest)
-	done         chan struct{}
+	*eventlog.Recorder[Event]
+	t    *testing.T
+	log  *eventlog.Log[Event]
+	done <-chan struct{}
 }
 
 func newHostAndRecorder(t *testing.T, opts *HostOptions) (*Host, *recorder) {
@@ -47,47 +45,38 @@ func newHostAndRecorder(t *testing.T, opts *HostOptions) (*Host, *recorder) {
 	// save their records (or its agents their files) into them.
 	t.TempDir()
 	h := NewHost(opts)
-	r := &recorder{t: t, log: eventlog.New[Event](), done: make(chan struct{})}
-	go func() {
-		defer close(r.done)
-		for ev := range h.Events() {
-			r.log.Add(ev)
-			r.mu.Lock()
-			answer := r.onPermission
-			r.mu.Unlock()
-			if ev.Kind == KindPermission && answer != nil {
-				answer(ev.Permission)
-			}
-		}
-	}()
+	rec := eventlog.Record(t, h.Events(), func(ev Event) string {
+		return fmt.Sprintf("%s/%s #%d %s", ev.Bridge, ev.Session, ev.Seq, describe(ev))
+	})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := h.Shutdown(ctx); err != nil {
 			t.Errorf("Shutdown: %v", err)
 		}
-		<-r.done
+		<-rec.Done()
 	})
-	return h, r
+	return h, &recorder{Recorder: rec, t: t, log: rec.Log(), done: rec.Done()}
 }
 
+// setPermissionAnswer answers permission events with f as they arrive.
 func (r *recorder) setPermissionAnswer(f func(*PermissionRequest)) {
-	r.mu.Lock()
-	r.onPermission = f
-	r.mu.Unlock()
+	r.OnEach(func(ev Event) {
+		if ev.Kind == KindPermission && f != nil {
+			f(ev.Permission)
+		}
+	})
 }
 
 // waitFor waits until an event matching match has arrived and returns it.
 func (r *recorder) waitFor(desc string, match func(Event) bool) Event {
 	r.t.Helper()
-	ev, ok := r.log.WaitFor(waitfor.Bound, match) // a bound for loaded CI machines
-	if !ok {
-		r.t.Fatalf("waited %v for %s; events: %s", waitfor.Bound, desc, r.summary())
-	}
-	return ev
+	return r.WaitFor(desc, match)
 }
 
-func (r *recorder) snapshot() []Event { return r.log.Snapshot() }
+func (r *recorder) snapshot() []Event { return r.Snapshot() }
+
+func (r *recorder) summary() string { return r.Summary() }
 
 // of returns the events of one session (or agent-wide ones with "").
 func (r *recorder) of(agent, session string) []Event {
@@ -98,14 +87,6 @@ func (r *recorder) of(agent, session string) []Event {
 		}
 	}
 	return out
-}
-
-func (r *recorder) summary() string {
-	var b strings.Builder
-	for _, ev := range r.snapshot() {
-		fmt.Fprintf(&b, "\n  %s/%s #%d %s", ev.Bridge, ev.Session, ev.Seq, describe(ev))
-	}
-	return b.String()
 }
 
 // describe renders an event compactly for order assertions.

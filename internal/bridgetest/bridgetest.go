@@ -9,8 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,12 +29,7 @@ func (c FakeClock) AfterFunc(d time.Duration, f func()) bridge.Timer {
 
 // Recorder reads a Host's events for a test.
 type Recorder struct {
-	t   *testing.T
-	log *eventlog.Log[bridge.Event]
-	mu  sync.Mutex
-	// onPermission, when set, answers permission events as they arrive.
-	onPermission func(*bridge.PermissionRequest)
-	done         chan struct{}
+	*eventlog.Recorder[bridge.Event]
 }
 
 // NewHost returns a Host whose events a Recorder reads; the host is shut
@@ -49,49 +42,28 @@ func NewHost(t *testing.T, opts *bridge.HostOptions) (*bridge.Host, *Recorder) {
 	// save their records (or its agents their files) into them.
 	t.TempDir()
 	h := bridge.NewHost(opts)
-	r := &Recorder{t: t, log: eventlog.New[bridge.Event](), done: make(chan struct{})}
-	go func() {
-		defer close(r.done)
-		for ev := range h.Events() {
-			r.log.Add(ev)
-			r.mu.Lock()
-			answer := r.onPermission
-			r.mu.Unlock()
-			if ev.Kind == bridge.KindPermission && answer != nil {
-				answer(ev.Permission)
-			}
-		}
-	}()
+	rec := eventlog.Record(t, h.Events(), func(ev bridge.Event) string {
+		return fmt.Sprintf("%s/%s #%d %s", ev.Bridge, ev.Session, ev.Seq, Describe(ev))
+	})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := h.Shutdown(ctx); err != nil {
 			t.Errorf("Shutdown: %v", err)
 		}
-		<-r.done
+		<-rec.Done()
 	})
-	return h, r
+	return h, &Recorder{rec}
 }
 
 // SetPermissionAnswer answers permission events with f as they arrive.
 func (r *Recorder) SetPermissionAnswer(f func(*bridge.PermissionRequest)) {
-	r.mu.Lock()
-	r.onPermission = f
-	r.mu.Unlock()
+	r.OnEach(func(ev bridge.Event) {
+		if ev.Kind == bridge.KindPermission && f != nil {
+			f(ev.Permission)
+		}
+	})
 }
-
-// WaitFor waits until an event matching match has arrived and returns it.
-func (r *Recorder) WaitFor(desc string, match func(bridge.Event) bool) bridge.Event {
-	r.t.Helper()
-	ev, ok := r.log.WaitFor(30*time.Second, match) // a bound for loaded CI machines
-	if !ok {
-		r.t.Fatalf("timed out waiting for %s; events: %s", desc, r.Summary())
-	}
-	return ev
-}
-
-// Snapshot returns the events so far.
-func (r *Recorder) Snapshot() []bridge.Event { return r.log.Snapshot() }
 
 // Of returns the events of one session (or agent-wide ones with "").
 func (r *Recorder) Of(agent, session string) []bridge.Event {
@@ -102,15 +74,6 @@ func (r *Recorder) Of(agent, session string) []bridge.Event {
 		}
 	}
 	return out
-}
-
-// Summary renders the events so far, one a line, for failure messages.
-func (r *Recorder) Summary() string {
-	var b strings.Builder
-	for _, ev := range r.Snapshot() {
-		fmt.Fprintf(&b, "\n  %s/%s #%d %s", ev.Bridge, ev.Session, ev.Seq, Describe(ev))
-	}
-	return b.String()
 }
 
 // Describe renders an event compactly for order assertions.
