@@ -77,9 +77,11 @@
 // variant, and a malformed optional field falls back to its zero value.
 //
 // Files. fs/read_text_file answers carry text as a JSON string, and
-// encoding/json would replace bytes that are not UTF-8 with U+FFFD, so a
-// Conn refuses to send such text (an error naming the path and the offset)
-// instead of handing the agent altered text it might save back. Memory for
+// encoding/json would replace bytes that are not UTF-8 with U+FFFD: the
+// TextFileReader is to refuse such text rather than hand the agent altered
+// text it might save back (fsroot's roots do, naming the path and the
+// offset). Write content whose JSON string is not valid Unicode is refused
+// by the Conn (-32602), as decoding it would alter it. Memory for
 // fs/write_text_file stays near twice the line: a long line is assembled in
 // chunks and joined once, its params are not copied again, the content is
 // measured before it is decoded, so a TextFileWriteLimiter's cap refuses a
