@@ -177,11 +177,6 @@ func (m *AuthMethod) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// Usable reports whether the method can be passed to Conn.Authenticate.
-func (m *AuthMethod) Usable() bool {
-	return m.Type == "" || m.Type == AuthAgent || m.Type == AuthEnvVar
-}
-
 // AuthenticateRequest is the params of "authenticate".
 type AuthenticateRequest struct {
 	MethodID string          `json:"methodId"`
