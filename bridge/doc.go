@@ -277,8 +277,11 @@
 // "client", ID the terminalId): the first as soon as output comes, then at
 // most one every 25ms with what arrived since, at most 16 KiB of it (the
 // newest, Truncated when some was skipped), and a last one with Exit.
-// ToolCallID is left empty: a tool call names the terminal in its content
-// (acpclient.ToolCallContent.TerminalID), where an app finds it.
+// ToolCallID names the row that shows the output: the tool call whose
+// content names the terminal (acpclient.ToolCallContent.TerminalID). Output
+// that went out before any tool call named it is sent again for the row,
+// Reset, once one does (terminalrows.go decides the row for every kind of
+// terminal).
 //
 // # Event JSON
 //
