@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/bridge/terminal"
 )
 
 // Errors a caller can branch on.
@@ -97,10 +98,10 @@ type Config struct {
 	// before it acts, and its sessions report AuthorityUnknown.
 	AgentModes *ModeTable
 	// Terminals, when set, lets the agent run commands through terminal/*
-	// (see TerminalOptions and the package doc's Terminals): the
+	// (see terminal.Options and the package doc's Terminals): the
 	// capability is then advertised, and each session's policy decides per
 	// command. Nil: terminals are not offered.
-	Terminals *TerminalOptions
+	Terminals *terminal.Options
 }
 
 // Bridge is one agent process and its sessions. When the process dies the
@@ -137,7 +138,7 @@ type Bridge struct {
 	authMu  sync.Mutex      // one sign-in at a time
 	authSeq atomic.Uint64
 
-	terminals terminalSet // the agent's commands (Config.Terminals)
+	terminals terminal.Set // the agent's commands (Config.Terminals)
 }
 
 func newBridge(h *Host, cfg Config) *Bridge {
@@ -286,7 +287,7 @@ func (b *Bridge) watchExit(conn *acpclient.Conn) {
 	}
 	closed := b.closed
 	b.mu.Unlock()
-	b.terminals.endConn(conn) // the agent's commands die with it
+	b.terminals.End(ofConn(conn)) // the agent's commands die with it
 	for _, s := range sessions {
 		s.cancelPending(errAgentExited)
 		s.turnMu.Lock() // wait for a broken turn to report its end
@@ -330,7 +331,7 @@ func (b *Bridge) Close() error {
 		conn.Close()
 	}
 	b.running.Wait()
-	b.terminals.endAll()
+	b.terminals.Close()
 	for _, s := range b.openSessions() {
 		s.close(context.Background(), false) // no turn runs once the process is gone
 	}

@@ -236,10 +236,10 @@
 //
 // With Config.Terminals set, the bridge advertises terminal: true and runs
 // the agent's commands (terminal/create, output, wait_for_exit, kill,
-// release) through a TerminalRunner, where the agent's files are:
-// LocalTerminals for a local agent, SSHTerminals over the agent's own
+// release) through a terminal.Runner, where the agent's files are:
+// terminal.Local for a local agent, terminal.SSH over the agent's own
 // connection for an agent started over SSH (chosen by the bridge unless
-// TerminalOptions.Runner says otherwise). Remotely each command runs under
+// terminal.Options.Runner says otherwise). Remotely each command runs under
 // the remote agents' wrapper: its own session on the host, killed when the
 // terminal ends or the connection drops, its cwd resolved over SFTP. The capability does not depend on
 // the mode; each terminal/create is decided by the session's policy, by the
@@ -250,17 +250,17 @@
 // external directories, symlinks resolved.
 //
 // The command and its arguments are executed directly, never through a
-// shell, with a minimal base environment (LocalTerminals: PATH, HOME, USER,
+// shell, with a minimal base environment (terminal.Local: PATH, HOME, USER,
 // LOGNAME, LANG, LC_ALL, LC_CTYPE, TZ, TMPDIR as this process has them,
 // TERM=dumb) plus the agent's env; nothing else of the host's environment
 // reaches it. Stdout and stderr share one pipe, so they keep their order.
 // The bridge keeps the last outputByteLimit bytes (default 1 MiB, at most
-// TerminalOptions.MaxOutputByteLimit), dropping from the start at a UTF-8
+// terminal.Options.MaxOutputByteLimit), dropping from the start at a UTF-8
 // character boundary and answering truncated: true: memory stays bounded
 // whatever the command prints. The exit status is an exitCode, or the name
 // of the signal that ended the command ("SIGKILL").
 //
-// TerminalOptions.PTY gives local commands a pseudo-terminal instead of
+// terminal.Options.PTY gives local commands a pseudo-terminal instead of
 // the pipe, for apps that render a terminal emulator: commands see a
 // terminal and their output has a terminal's CR LF line ends.
 //
@@ -277,8 +277,11 @@
 // "client", ID the terminalId): the first as soon as output comes, then at
 // most one every 25ms with what arrived since, at most 16 KiB of it (the
 // newest, Truncated when some was skipped), and a last one with Exit.
-// ToolCallID is left empty: a tool call names the terminal in its content
-// (acpclient.ToolCallContent.TerminalID), where an app finds it.
+// ToolCallID names the row that shows the output: the tool call whose
+// content names the terminal (acpclient.ToolCallContent.TerminalID). Output
+// that went out before any tool call named it is sent again for the row,
+// Reset, once one does (terminalrows.go decides the row for every kind of
+// terminal).
 //
 // # Event JSON
 //

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/bridge/terminal"
 )
 
 // filledEvents is one event per Kind with every field its kind uses filled
@@ -82,7 +83,7 @@ func filledEvents() map[Kind]Event {
 		KindModel:     with(KindModel, func(e *Event) { e.Models = models }),
 		KindTerminal: with(KindTerminal, func(e *Event) {
 			code := 0
-			e.Terminal = &TerminalOutput{ID: "term-1", ToolCallID: "call_3", Source: "client", Data: "ok\n", Truncated: true, Reset: true,
+			e.Terminal = &terminal.Output{ID: "term-1", ToolCallID: "call_3", Source: "client", Data: "ok\n", Truncated: true, Reset: true,
 				Exit: &acpclient.TerminalExitStatus{ExitCode: &code}}
 		}),
 		KindConfig: with(KindConfig, func(e *Event) { e.ConfigOptions = options }),

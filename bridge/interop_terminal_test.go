@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/bridge/terminal"
 	"github.com/acphost/acphost/internal/peertest"
 )
 
@@ -30,7 +31,7 @@ func TestInteropClaudeBashOutput(t *testing.T) {
 	h, rec := newHostAndRecorder(t, nil)
 	cwd := t.TempDir()
 	env := peertest.Env(t, fmt.Sprintf("ANTHROPIC_BASE_URL=http://127.0.0.1:%d", port), "ANTHROPIC_API_KEY=x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
-	b := startPeer(t, h, peerProfile("claude"), argv, env, cwd, Config{ID: "claude-bash", AgentTerminalOutput: true, Terminals: &TerminalOptions{}})
+	b := startPeer(t, h, peerProfile("claude"), argv, env, cwd, Config{ID: "claude-bash", AgentTerminalOutput: true, Terminals: &terminal.Options{}})
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	s, err := b.OpenSession(ctx, SessionConfig{Cwd: cwd, Files: peertest.DiskFiles{}, Policy: Policy{Mode: ModeBuild}})

@@ -57,7 +57,7 @@ func (s *Session) close(ctx context.Context, announce bool) error {
 	s.stopAuthority() // no agent mode is moved once closing is set
 	// Its commands first: an agent waiting on one (wait_for_exit) can then
 	// end its turn. No new one starts once closing is set.
-	s.b.terminals.endSession(s)
+	s.b.terminals.End(ofSession(s))
 	if err := s.endTurn(ctx); err != nil {
 		return fmt.Errorf("bridge %s: closing session %s: waiting for its turn to end: %w", s.b.cfg.ID, s.key, err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/bridge/terminal"
 	"github.com/acphost/acphost/internal/fakebin"
 	"github.com/acphost/acphost/internal/waitfor"
 )
@@ -299,7 +300,7 @@ func TestTerminalExitSaysUncontained(t *testing.T) {
 	script := acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
 		shell("exit 0"), onTerminal("terminal/wait_for_exit", "term-1"),
 	}}}}
-	f := newTermFixture(t, script, Policy{Mode: ModeBuild}, &TerminalOptions{Runner: uncontainedRunner{}})
+	f := newTermFixture(t, script, Policy{Mode: ModeBuild}, &terminal.Options{Runner: uncontainedRunner{}})
 	f.prompt(t, "go")
 	exit := f.rec.waitFor("exit event", func(ev Event) bool { return ev.Kind == KindTerminal && ev.Terminal.Exit != nil })
 	if exit.Terminal.Uncontained != "no subreaper here" {
@@ -308,16 +309,16 @@ func TestTerminalExitSaysUncontained(t *testing.T) {
 }
 
 // uncontainedRunner runs commands locally, saying they are uncontained.
-type uncontainedRunner struct{ LocalTerminals }
+type uncontainedRunner struct{ terminal.Local }
 
-func (r uncontainedRunner) StartTerminal(ctx context.Context, cmd TerminalCommand) (TerminalProcess, error) {
-	p, err := r.LocalTerminals.StartTerminal(ctx, cmd)
+func (r uncontainedRunner) Start(ctx context.Context, cmd terminal.Command) (terminal.Process, error) {
+	p, err := r.Local.Start(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}
 	return uncontainedProcess{p}, nil
 }
 
-type uncontainedProcess struct{ TerminalProcess }
+type uncontainedProcess struct{ terminal.Process }
 
 func (uncontainedProcess) Uncontained() string { return "no subreaper here" }

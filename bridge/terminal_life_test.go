@@ -16,6 +16,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/bridge/terminal"
 	"github.com/acphost/acphost/internal/fakebin"
 	"github.com/acphost/acphost/internal/waitfor"
 )
@@ -150,7 +151,7 @@ func TestTerminalWaitDoesNotHoldTheConnection(t *testing.T) {
 	// turn, read after it, is dispatched after it.
 	sniff := &sniffTransport{Transport: &acptest.Transport{Script: script}, needle: []byte(`"terminal/wait_for_exit"`), seen: make(chan struct{})}
 	h, rec := newHostAndRecorder(t, nil)
-	b, err := h.Start(context.Background(), Config{ID: "term", Transport: sniff, Terminals: &TerminalOptions{}})
+	b, err := h.Start(context.Background(), Config{ID: "term", Transport: sniff, Terminals: &terminal.Options{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/bridge/terminal"
 	"github.com/acphost/acphost/internal/waitfor"
 )
 
@@ -93,7 +94,7 @@ func TestTerminalMemoryBounded(t *testing.T) {
 		}
 	}()
 	defer func() { h.Shutdown(context.Background()); <-drained }()
-	b, err := h.Start(context.Background(), Config{ID: "big", Transport: &acptest.Transport{Script: script}, Terminals: &TerminalOptions{}})
+	b, err := h.Start(context.Background(), Config{ID: "big", Transport: &acptest.Transport{Script: script}, Terminals: &terminal.Options{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,10 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/bridge/terminal"
 )
 
-// TestTerminalPTY: with TerminalOptions.PTY a local command's output is a
+// TestTerminalPTY: with terminal.Options.PTY a local command's output is a
 // terminal, which it sees (isatty) and which ends its lines with CR LF;
 // without, a pipe.
 func TestTerminalPTY(t *testing.T) {
@@ -19,7 +20,7 @@ func TestTerminalPTY(t *testing.T) {
 		true:  `terminal: exit 0 signal none truncated false output "tty\r\n"`,
 		false: `terminal: exit 0 signal none truncated false output "pipe\n"`,
 	} {
-		f := newTermFixture(t, script, Policy{Mode: ModeBuild}, &TerminalOptions{PTY: pty})
+		f := newTermFixture(t, script, Policy{Mode: ModeBuild}, &terminal.Options{PTY: pty})
 		f.prompt(t, "run")
 		if got := f.report("terminal:"); got != want {
 			t.Errorf("PTY %v:\n got %s\nwant %s", pty, got, want)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/bridge/terminal"
 	"github.com/acphost/acphost/internal/waitfor"
 )
 
@@ -35,7 +36,7 @@ func TestTerminalOutputIsTurnOutput(t *testing.T) {
 				RetryBackoff:   []time.Duration{time.Millisecond},
 			}
 			h, _ := newHostAndRecorder(t, nil)
-			b, err := h.Start(context.Background(), Config{ID: "retry", Transport: tr, Provider: provider, Terminals: &TerminalOptions{}})
+			b, err := h.Start(context.Background(), Config{ID: "retry", Transport: tr, Provider: provider, Terminals: &terminal.Options{}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/acphost/acphost/bridge/terminal"
 	"github.com/acphost/acphost/internal/sshdtest"
 	"github.com/acphost/acphost/internal/sshtest"
 )
@@ -15,7 +16,7 @@ import (
 // (the connection drops).
 type termRunner struct {
 	name  string
-	setup func(t *testing.T) (opts *TerminalOptions, dropHost func())
+	setup func(t *testing.T) (opts *terminal.Options, dropHost func())
 }
 
 // eachRunner runs test with the terminals on this machine, on the
@@ -24,19 +25,19 @@ type termRunner struct {
 // the remote processes too.
 func eachRunner(t *testing.T, test func(t *testing.T, r termRunner)) {
 	t.Run("local", func(t *testing.T) {
-		test(t, termRunner{name: "local", setup: func(*testing.T) (*TerminalOptions, func()) { return &TerminalOptions{}, nil }})
+		test(t, termRunner{name: "local", setup: func(*testing.T) (*terminal.Options, func()) { return &terminal.Options{}, nil }})
 	})
 	t.Run("sshtest", func(t *testing.T) {
 		srv := sshtest.Start(t, nil)
-		test(t, termRunner{name: "sshtest", setup: func(t *testing.T) (*TerminalOptions, func()) {
-			return &TerminalOptions{Runner: SSHTerminals{Dial: fixedClient(srv.Dial(t))}}, srv.DropConnections
+		test(t, termRunner{name: "sshtest", setup: func(t *testing.T) (*terminal.Options, func()) {
+			return &terminal.Options{Runner: terminal.SSH{Dial: fixedClient(srv.Dial(t))}}, srv.DropConnections
 		}})
 	})
 	t.Run("sshd", func(t *testing.T) {
 		srv := sshdtest.Start(t)
-		test(t, termRunner{name: "sshd", setup: func(t *testing.T) (*TerminalOptions, func()) {
+		test(t, termRunner{name: "sshd", setup: func(t *testing.T) (*terminal.Options, func()) {
 			client := srv.Dial(t)
-			return &TerminalOptions{Runner: SSHTerminals{Dial: fixedClient(client)}}, func() { client.Close() }
+			return &terminal.Options{Runner: terminal.SSH{Dial: fixedClient(client)}}, func() { client.Close() }
 		}})
 	})
 }
@@ -46,7 +47,7 @@ func fixedClient(c *ssh.Client) func(context.Context) (*ssh.Client, error) {
 }
 
 // opts returns the runner's options for one fixture.
-func (r termRunner) opts(t *testing.T) *TerminalOptions {
+func (r termRunner) opts(t *testing.T) *terminal.Options {
 	o, _ := r.setup(t)
 	return o
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/bridge/terminal"
 	"github.com/acphost/acphost/internal/sshtest"
 	"github.com/acphost/acphost/internal/waitfor"
 )
@@ -30,7 +31,7 @@ func TestTerminalsFollowAnSSHAgent(t *testing.T) {
 		t.Error("the SSH transport inside a profile's transport is not found")
 	}
 	h, rec := newHostAndRecorder(t, nil)
-	b, err := h.Start(context.Background(), Config{ID: "remote", Transport: &profileTransport{launch: &Launch{Profile: &Profile{Name: "p"}}, inner: tr}, Terminals: &TerminalOptions{}})
+	b, err := h.Start(context.Background(), Config{ID: "remote", Transport: &profileTransport{launch: &Launch{Profile: &Profile{Name: "p"}}, inner: tr}, Terminals: &terminal.Options{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,15 +51,15 @@ func TestTerminalsFollowAnSSHAgent(t *testing.T) {
 // gatedRunner is a runner whose StartTerminal waits for gate, as a start
 // on a slow SSH host would.
 type gatedRunner struct {
-	LocalTerminals
+	terminal.Local
 	started chan struct{}
 	gate    chan struct{}
 }
 
-func (g gatedRunner) StartTerminal(ctx context.Context, cmd TerminalCommand) (TerminalProcess, error) {
+func (g gatedRunner) Start(ctx context.Context, cmd terminal.Command) (terminal.Process, error) {
 	close(g.started)
 	<-g.gate
-	return g.LocalTerminals.StartTerminal(ctx, cmd)
+	return g.Local.Start(ctx, cmd)
 }
 
 // TestTerminalCreateDoesNotHoldTheConnection: while one session's command
@@ -70,7 +71,7 @@ func TestTerminalCreateDoesNotHoldTheConnection(t *testing.T) {
 		{Steps: []acptest.Step{{Text: "still served"}}},
 	}}
 	runner := gatedRunner{started: make(chan struct{}), gate: make(chan struct{})}
-	f := newTermFixture(t, script, Policy{Mode: ModeBuild}, &TerminalOptions{Runner: runner})
+	f := newTermFixture(t, script, Policy{Mode: ModeBuild}, &terminal.Options{Runner: runner})
 	starting := make(chan error, 1)
 	go func() {
 		_, err := f.s.Prompt(waitfor.Context(t), acpclient.TextBlock("start"))
@@ -118,7 +119,7 @@ func TestSSHTerminalsShareOneSFTPSession(t *testing.T) {
 		defer mu.Unlock()
 		return cur, nil
 	}
-	f := newTermFixture(t, script, Policy{Mode: ModeBuild}, &TerminalOptions{Runner: SSHTerminals{Dial: dial}})
+	f := newTermFixture(t, script, Policy{Mode: ModeBuild}, &terminal.Options{Runner: terminal.SSH{Dial: dial}})
 	ran := func(want int) {
 		t.Helper()
 		n := 0
@@ -168,13 +169,13 @@ func TestSSHTerminalsReportToTheBridgesLogger(t *testing.T) {
 		cfg  Config
 		want *slog.Logger
 	}{
-		{"app's runner", Config{Logger: logger, Terminals: &TerminalOptions{Runner: SSHTerminals{Dial: dial}}}, logger},
-		{"app's runner with a logger", Config{Logger: logger, Terminals: &TerminalOptions{Runner: SSHTerminals{Dial: dial, Logger: own}}}, own},
-		{"agent's host", Config{Logger: logger, Transport: &acpclient.SSHTransport{Dial: dial, Path: "agent"}, Terminals: &TerminalOptions{}}, logger},
+		{"app's runner", Config{Logger: logger, Terminals: &terminal.Options{Runner: terminal.SSH{Dial: dial}}}, logger},
+		{"app's runner with a logger", Config{Logger: logger, Terminals: &terminal.Options{Runner: terminal.SSH{Dial: dial, Logger: own}}}, own},
+		{"agent's host", Config{Logger: logger, Transport: &acpclient.SSHTransport{Dial: dial, Path: "agent"}, Terminals: &terminal.Options{}}, logger},
 	} {
-		r, ok := newBridge(h, tt.cfg).terminalRunner().(SSHTerminals)
+		r, ok := newBridge(h, tt.cfg).terminalRunner().(terminal.SSH)
 		if !ok || r.Logger != tt.want {
-			t.Errorf("%s: runner %#v, want SSHTerminals with the logger", tt.name, r)
+			t.Errorf("%s: runner %#v, want terminal.SSH with the logger", tt.name, r)
 		}
 	}
 }

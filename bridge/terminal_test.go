@@ -3,8 +3,6 @@ package bridge
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/bridge/terminal"
 	"github.com/acphost/acphost/internal/waitfor"
 )
 
@@ -48,10 +47,10 @@ type termFixture struct {
 	turns uint64
 }
 
-func newTermFixture(t *testing.T, script acptest.Script, policy Policy, opts *TerminalOptions) *termFixture {
+func newTermFixture(t *testing.T, script acptest.Script, policy Policy, opts *terminal.Options) *termFixture {
 	t.Helper()
 	if opts == nil {
-		opts = &TerminalOptions{}
+		opts = &terminal.Options{}
 	}
 	h, rec := newHostAndRecorder(t, nil)
 	b, err := h.Start(waitfor.Context(t), Config{ID: "term", Transport: &acptest.Transport{Script: script}, Terminals: opts})
@@ -100,7 +99,7 @@ func TestTerminalCapabilityFollowsTheOption(t *testing.T) {
 		tr := &acptest.Transport{}
 		cfg := Config{ID: "caps", Transport: tr}
 		if on {
-			cfg.Terminals = &TerminalOptions{}
+			cfg.Terminals = &terminal.Options{}
 		}
 		h, _ := newHostAndRecorder(t, nil)
 		if _, err := h.Start(context.Background(), cfg); err != nil {
@@ -315,25 +314,4 @@ func TestTerminalEvents(t *testing.T) {
 			t.Errorf("events carried %q, want %q", data.String(), want)
 		}
 	})
-}
-
-// TestLocalTerminalsProgramRelativeToCwd: a program path relative to the
-// terminal's cwd is taken from there, not from the host's directory.
-func TestLocalTerminalsProgramRelativeToCwd(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "run.sh"), []byte("#!/bin/sh\necho from cwd\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	p, err := LocalTerminals{}.StartTerminal(context.Background(), TerminalCommand{Command: "./run.sh", Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	out, _ := io.ReadAll(p)
-	if string(out) != "from cwd\n" {
-		t.Errorf("output %q", out)
-	}
-	if _, err := (LocalTerminals{}).StartTerminal(context.Background(), TerminalCommand{Command: "no-such-program-here", Dir: dir}); !errors.Is(err, acpclient.ErrProgramNotFound) {
-		t.Errorf("missing program: %v", err)
-	}
 }

@@ -7,10 +7,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/bridge/terminal"
 )
 
 // Sources of the terminal events the agent's own commands produce (see
-// TerminalOutput.Source).
+// terminal.Output.Source).
 const (
 	terminalFromMeta   = "meta"
 	terminalFromUpdate = "update"
@@ -79,24 +80,9 @@ func (t *termTracker) state(id string) *termState {
 	return st
 }
 
-// toolCallOf returns the tool call linked to a terminal, or "".
-func (t *termTracker) toolCallOf(id string) string {
-	if st, ok := t.terms[id]; ok {
-		return st.toolCallID
-	}
-	return ""
-}
-
-// link records the tool call whose row shows the terminal.
-func (t *termTracker) link(id, toolCallID string) {
-	if id != "" && toolCallID != "" {
-		t.state(id).toolCallID = toolCallID
-	}
-}
-
 // appendOutput reports bytes added to the terminal's output; nil when
 // there is nothing to show yet (no bytes, or only part of a character).
-func (t *termTracker) appendOutput(id, toolCallID, source string, data []byte) *TerminalOutput {
+func (t *termTracker) appendOutput(id, toolCallID, source string, data []byte) *terminal.Output {
 	st := t.state(id)
 	st.sent += len(data)
 	st.sum = fnvAdd(st.sum, data)
@@ -104,27 +90,27 @@ func (t *termTracker) appendOutput(id, toolCallID, source string, data []byte) *
 	if text == "" {
 		return nil
 	}
-	return &TerminalOutput{ID: id, ToolCallID: pick(toolCallID, st.toolCallID), Source: source, Data: text}
+	return &terminal.Output{ID: id, ToolCallID: pick(toolCallID, st.toolCallID), Source: source, Data: text}
 }
 
 // replaceOutput reports a snapshot of the terminal's whole output: the
 // bytes beyond those already reported when it extends them, or the whole
 // snapshot marked Reset when it does not.
-func (t *termTracker) replaceOutput(id, source string, snap []byte) *TerminalOutput {
+func (t *termTracker) replaceOutput(id, source string, snap []byte) *terminal.Output {
 	st := t.state(id)
 	if len(snap) >= st.sent && fnvAdd(fnvOffset, snap[:st.sent]) == st.sum {
 		return t.appendOutput(id, "", source, snap[st.sent:])
 	}
 	st.sent, st.sum, st.carry = len(snap), fnvAdd(fnvOffset, snap), nil
-	return &TerminalOutput{ID: id, ToolCallID: st.toolCallID, Source: source, Data: st.text(snap), Reset: true}
+	return &terminal.Output{ID: id, ToolCallID: st.toolCallID, Source: source, Data: st.text(snap), Reset: true}
 }
 
 // exit reports the terminal's end, with any character still held back.
-func (t *termTracker) exit(id, toolCallID, source string, status *acpclient.TerminalExitStatus) *TerminalOutput {
+func (t *termTracker) exit(id, toolCallID, source string, status *acpclient.TerminalExitStatus) *terminal.Output {
 	st := t.state(id)
 	rest := strings.ToValidUTF8(string(st.carry), "\uFFFD")
 	st.carry = nil
-	return &TerminalOutput{ID: id, ToolCallID: pick(toolCallID, st.toolCallID), Source: source, Data: rest, Exit: status}
+	return &terminal.Output{ID: id, ToolCallID: pick(toolCallID, st.toolCallID), Source: source, Data: rest, Exit: status}
 }
 
 // text returns the held-back bytes and data as valid UTF-8, holding back
@@ -213,12 +199,8 @@ func outputOnly(u *acpclient.ToolCallUpdate) bool {
 // fromTool links the terminals a tool call names (terminal content, or
 // _meta.terminal_info) to it and returns the output and exit its _meta
 // reports, in that order.
-func (t *termTracker) fromTool(toolCallID string, content []acpclient.ToolCallContent, meta json.RawMessage) []*TerminalOutput {
-	for _, c := range content {
-		if c.Type == acpclient.ToolContentTerminal {
-			t.link(c.TerminalID, toolCallID)
-		}
-	}
+func (t *termTracker) fromTool(toolCallID string, content []acpclient.ToolCallContent, meta json.RawMessage) []*terminal.Output {
+	t.linkContent(toolCallID, content)
 	m, ok := parseTerminalMeta(meta)
 	if !ok {
 		return nil
@@ -227,7 +209,7 @@ func (t *termTracker) fromTool(toolCallID string, content []acpclient.ToolCallCo
 	if m.Info != nil {
 		t.link(id(m.Info.TerminalID), toolCallID)
 	}
-	var out []*TerminalOutput
+	var out []*terminal.Output
 	for _, o := range []*metaOutput{m.Output, m.Delta} {
 		if o == nil {
 			continue
@@ -244,13 +226,13 @@ func (t *termTracker) fromTool(toolCallID string, content []acpclient.ToolCallCo
 }
 
 // fromChunk maps a terminal_output_chunk.
-func (t *termTracker) fromChunk(c *acpclient.TerminalOutputChunk) ([]*TerminalOutput, error) {
+func (t *termTracker) fromChunk(c *acpclient.TerminalOutputChunk) ([]*terminal.Output, error) {
 	data, err := c.Bytes()
 	if err != nil {
 		return nil, err
 	}
 	if ev := t.appendOutput(c.TerminalID, "", terminalFromUpdate, data); ev != nil {
-		return []*TerminalOutput{ev}, nil
+		return []*terminal.Output{ev}, nil
 	}
 	return nil, nil
 }
@@ -258,8 +240,8 @@ func (t *termTracker) fromChunk(c *acpclient.TerminalOutputChunk) ([]*TerminalOu
 // fromUpdate maps a terminal_update: its output snapshot, then its exit.
 // An update with neither (the terminal's command and cwd) is reported as
 // an event without output, whose Raw says what changed.
-func (t *termTracker) fromUpdate(u *acpclient.TerminalUpdate) ([]*TerminalOutput, error) {
-	var out []*TerminalOutput
+func (t *termTracker) fromUpdate(u *acpclient.TerminalUpdate) ([]*terminal.Output, error) {
+	var out []*terminal.Output
 	if u.Output != nil {
 		snap, err := u.Output.Bytes()
 		if err != nil {
@@ -273,7 +255,7 @@ func (t *termTracker) fromUpdate(u *acpclient.TerminalUpdate) ([]*TerminalOutput
 		out = append(out, t.exit(u.TerminalID, "", terminalFromUpdate, u.ExitStatus))
 	}
 	if len(out) == 0 {
-		out = append(out, &TerminalOutput{ID: u.TerminalID, ToolCallID: t.state(u.TerminalID).toolCallID, Source: terminalFromUpdate})
+		out = append(out, &terminal.Output{ID: u.TerminalID, ToolCallID: t.state(u.TerminalID).toolCallID, Source: terminalFromUpdate})
 	}
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/bridge/terminal"
 	"github.com/acphost/acphost/internal/waitfor"
 )
 
@@ -251,7 +252,7 @@ func TestEventQueueMergesTerminalOutput(t *testing.T) {
 	q := newEventQueue(100, 0)
 	defer q.close()
 	term := func(id, source, data string) Event {
-		return Event{Bridge: "a", Key: "k", Kind: KindTerminal, Terminal: &TerminalOutput{ID: id, ToolCallID: "c", Source: source, Data: data}}
+		return Event{Bridge: "a", Key: "k", Kind: KindTerminal, Terminal: &terminal.Output{ID: id, ToolCallID: "c", Source: source, Data: data}}
 	}
 	q.push(Event{Bridge: "a", Key: "k", Kind: KindTurnStart})
 	first := term("t1", "meta", "a")
@@ -296,7 +297,7 @@ func TestPumpMergesTerminalOutputWhileConsumerLags(t *testing.T) {
 	for i := range pieces {
 		d := fmt.Sprintln(i)
 		want.WriteString(d)
-		h.events.push(Event{Bridge: "a", Key: "k", Kind: KindTerminal, Terminal: &TerminalOutput{ID: "t", Source: "meta", Data: d}})
+		h.events.push(Event{Bridge: "a", Key: "k", Kind: KindTerminal, Terminal: &terminal.Output{ID: "t", Source: "meta", Data: d}})
 	}
 	h.events.push(Event{Bridge: "a", Key: "k", Kind: KindTurnEnd})
 	var out strings.Builder
@@ -330,10 +331,10 @@ func TestViewKeepsBoundedTerminalOutputPerRow(t *testing.T) {
 	var all strings.Builder
 	for range 100 {
 		all.WriteString(piece)
-		v.Apply(Event{Kind: KindTerminal, Turn: 1, Terminal: &TerminalOutput{ID: "c1", ToolCallID: "c1", Source: "meta", Data: piece}})
+		v.Apply(Event{Kind: KindTerminal, Turn: 1, Terminal: &terminal.Output{ID: "c1", ToolCallID: "c1", Source: "meta", Data: piece}})
 	}
-	v.Apply(Event{Kind: KindTerminal, Turn: 1, Terminal: &TerminalOutput{ID: "term-2", Source: "update", Data: "two\n"}})
-	v.Apply(Event{Kind: KindTerminal, Turn: 1, Terminal: &TerminalOutput{ID: "c1", ToolCallID: "c1", Source: "meta", Data: "end\n",
+	v.Apply(Event{Kind: KindTerminal, Turn: 1, Terminal: &terminal.Output{ID: "term-2", Source: "update", Data: "two\n"}})
+	v.Apply(Event{Kind: KindTerminal, Turn: 1, Terminal: &terminal.Output{ID: "c1", ToolCallID: "c1", Source: "meta", Data: "end\n",
 		Exit: &acpclient.TerminalExitStatus{}}})
 	all.WriteString("end\n")
 	r := v.Tools[0]
@@ -344,12 +345,12 @@ func TestViewKeepsBoundedTerminalOutputPerRow(t *testing.T) {
 	if r := v.Tools[1]; r.Output != "two\n" || r.OutputTruncated {
 		t.Fatalf("row 2: %+v", r)
 	}
-	v.Apply(Event{Kind: KindTerminal, Turn: 1, Terminal: &TerminalOutput{ID: "c1", ToolCallID: "c1", Source: "meta", Data: "new\n", Reset: true}})
+	v.Apply(Event{Kind: KindTerminal, Turn: 1, Terminal: &terminal.Output{ID: "c1", ToolCallID: "c1", Source: "meta", Data: "new\n", Reset: true}})
 	if r := v.Tools[0]; r.Output != "new\n" || r.OutputTruncated {
 		t.Fatalf("after reset: %q truncated %v", r.Output, r.OutputTruncated)
 	}
 	snap := v.clone()
-	v.Apply(Event{Kind: KindTerminal, Turn: 1, Terminal: &TerminalOutput{ID: "c1", ToolCallID: "c1", Source: "meta", Data: "more\n"}})
+	v.Apply(Event{Kind: KindTerminal, Turn: 1, Terminal: &terminal.Output{ID: "c1", ToolCallID: "c1", Source: "meta", Data: "more\n"}})
 	if snap.Tools[0].Output != "new\n" {
 		t.Error("a clone changed with the view")
 	}

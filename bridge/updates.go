@@ -134,55 +134,6 @@ func (s *Session) toolProgress(ev Event, u *acpclient.ToolCallUpdate) {
 	s.placeTerminals(u.Content)
 }
 
-// placeTerminals tells the bridge's terminals that content names them, once
-// the row is out: output they sent before is sent again for the row.
-func (s *Session) placeTerminals(content []acpclient.ToolCallContent) {
-	for _, c := range content {
-		if c.Type == acpclient.ToolContentTerminal {
-			s.b.terminals.placed(s, c.TerminalID)
-		}
-	}
-}
-
-// emitToolTerminals reports a tool call's events and the terminal output
-// it carried, the output before the end of the row, so that a row that
-// ends has shown all of it.
-func (s *Session) emitToolTerminals(ev Event, snap *ToolCall, kinds []Kind, terms []*TerminalOutput) {
-	end := len(kinds) > 0 && kinds[len(kinds)-1] == KindToolEnd
-	before := kinds
-	if end {
-		before = kinds[:len(kinds)-1]
-	}
-	s.emitTool(ev, snap, before)
-	if len(before) > 0 {
-		ev.Raw = nil // one agent message, reported once
-	}
-	for _, t := range terms {
-		s.emitFromAgent(Event{Kind: KindTerminal, Terminal: t, Raw: ev.Raw})
-		ev.Raw = nil
-	}
-	if end {
-		s.emitTool(ev, snap, kinds[len(kinds)-1:])
-	}
-}
-
-// emitTerminals reports the events of a terminal update; one whose output
-// could not be decoded is passed on whole as ext.
-func (s *Session) emitTerminals(ev Event, terms []*TerminalOutput, err error, n *acpclient.SessionNotification) {
-	if err != nil {
-		s.b.logger.Warn("bridge: terminal update not understood", "session", s.id, "err", err)
-		ev.Kind, ev.Raw = KindExt, n.RawUpdate()
-		s.emitFromAgent(ev)
-		return
-	}
-	for _, t := range terms {
-		e := ev
-		e.Kind, e.Terminal = KindTerminal, t
-		s.emitFromAgent(e)
-		ev.Raw = nil
-	}
-}
-
 // emitChunk reports a message chunk received at now: the hot path of a
 // streaming agent, so ev goes by pointer and the clock is not read again.
 func (s *Session) emitChunk(ev *Event, kind Kind, c *acpclient.ContentChunk, now time.Time) {

@@ -4,6 +4,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/bridge/terminal"
 )
 
 // SessionView is the state of one session as its events describe it: what
@@ -261,7 +262,7 @@ func (v *SessionView) applyTool(ev *Event) {
 
 // applyTerminal adds output to the newest row that shows the terminal;
 // output of a terminal no row shows is not kept.
-func (v *SessionView) applyTerminal(t *TerminalOutput) {
+func (v *SessionView) applyTerminal(t *terminal.Output) {
 	i := v.terminalRow(t)
 	if i < 0 {
 		return
@@ -284,7 +285,7 @@ func (v *SessionView) applyTerminal(t *TerminalOutput) {
 	}
 }
 
-func (v *SessionView) terminalRow(t *TerminalOutput) int {
+func (v *SessionView) terminalRow(t *terminal.Output) int {
 	if t.ToolCallID != "" {
 		return v.findRow(t.ToolCallID, 0, true)
 	}

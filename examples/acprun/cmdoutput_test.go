@@ -13,6 +13,7 @@ import (
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge"
+	"github.com/acphost/acphost/bridge/terminal"
 )
 
 // screen replays what acprun writes to a terminal (text, \r, \n, \b,
@@ -81,7 +82,7 @@ func screen(t *testing.T, out string) []string {
 
 func termEvent(turn uint64, call, data string, exit *acpclient.TerminalExitStatus) bridge.Event {
 	return bridge.Event{Kind: bridge.KindTerminal, Turn: turn,
-		Terminal: &bridge.TerminalOutput{ID: "term-" + call, ToolCallID: call, Source: "meta", Data: data, Exit: exit}}
+		Terminal: &terminal.Output{ID: "term-" + call, ToolCallID: call, Source: "meta", Data: data, Exit: exit}}
 }
 
 // TestHumanShowsCommandOutputInPlace: on a terminal a running command's
@@ -250,12 +251,12 @@ func TestHumanHoldsOutputOfAnUnnamedTerminal(t *testing.T) {
 		h := newHuman(&out, io.Discard, tty, palette{})
 		tool := &bridge.ToolCall{ID: "c1", Title: "make", Kind: "execute", Status: "in_progress"}
 		h.event(bridge.Event{Kind: bridge.KindToolStart, Turn: 1, Tool: tool})
-		h.event(bridge.Event{Kind: bridge.KindTerminal, Turn: 1, Terminal: &bridge.TerminalOutput{ID: "term-1", Source: "client", Data: "line-1\n"}})
-		h.event(bridge.Event{Kind: bridge.KindTerminal, Turn: 1, Terminal: &bridge.TerminalOutput{ID: "term-1", ToolCallID: "c1", Source: "client", Reset: true, Data: "line-1\n"}})
-		h.event(bridge.Event{Kind: bridge.KindTerminal, Turn: 1, Terminal: &bridge.TerminalOutput{ID: "term-1", ToolCallID: "c1", Source: "client", Data: "line-2\n",
+		h.event(bridge.Event{Kind: bridge.KindTerminal, Turn: 1, Terminal: &terminal.Output{ID: "term-1", Source: "client", Data: "line-1\n"}})
+		h.event(bridge.Event{Kind: bridge.KindTerminal, Turn: 1, Terminal: &terminal.Output{ID: "term-1", ToolCallID: "c1", Source: "client", Reset: true, Data: "line-1\n"}})
+		h.event(bridge.Event{Kind: bridge.KindTerminal, Turn: 1, Terminal: &terminal.Output{ID: "term-1", ToolCallID: "c1", Source: "client", Data: "line-2\n",
 			Exit: &acpclient.TerminalExitStatus{ExitCode: new(0)}}})
-		h.event(bridge.Event{Kind: bridge.KindTerminal, Turn: 1, Terminal: &bridge.TerminalOutput{ID: "term-2", Source: "client", Data: "a\nb\n"}})
-		h.event(bridge.Event{Kind: bridge.KindTerminal, Turn: 1, Terminal: &bridge.TerminalOutput{ID: "term-2", Source: "client", Data: "c",
+		h.event(bridge.Event{Kind: bridge.KindTerminal, Turn: 1, Terminal: &terminal.Output{ID: "term-2", Source: "client", Data: "a\nb\n"}})
+		h.event(bridge.Event{Kind: bridge.KindTerminal, Turn: 1, Terminal: &terminal.Output{ID: "term-2", Source: "client", Data: "c",
 			Exit: &acpclient.TerminalExitStatus{ExitCode: new(3)}}})
 		h.finish()
 		got := strings.Join(screen(t, out.String()), "\n")

@@ -48,7 +48,7 @@
 // --env NAME=VALUE sets one, and --env-all passes everything, as before.
 // An agent on an SSH host has the SSH server's environment, plus what
 // --env passes or sets. Commands run through --terminals get their own,
-// smaller base (bridge.LocalTerminals).
+// smaller base (terminal.Local).
 //
 // # Sessions and the journal
 //
@@ -149,6 +149,7 @@ import (
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/bridge"
 	"github.com/acphost/acphost/bridge/profiles"
+	"github.com/acphost/acphost/bridge/terminal"
 	"github.com/acphost/acphost/examples/internal/cmdline"
 	"github.com/acphost/acphost/examples/internal/demoagent"
 	"github.com/acphost/acphost/examples/internal/sshflags"
@@ -516,7 +517,7 @@ func openSession(ctx context.Context, o *options, host *bridge.Host, stdinTTY bo
 	// only when it offers terminals. Both come with --terminals.
 	cfg.AgentTerminalOutput = o.terminals
 	if o.terminals {
-		cfg.Terminals = &bridge.TerminalOptions{}
+		cfg.Terminals = &terminal.Options{}
 	}
 	sc := bridge.SessionConfig{
 		Key: o.resumeKey, ResumeID: o.resume, Model: o.model, Effort: o.effort, MoveCwd: o.moveCwd,

@@ -13,6 +13,7 @@ import (
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/bridge"
 	"github.com/acphost/acphost/bridge/profiles"
+	"github.com/acphost/acphost/bridge/terminal"
 	"github.com/acphost/acphost/examples/internal/cmdline"
 	"github.com/acphost/acphost/examples/internal/demoagent"
 )
@@ -153,7 +154,7 @@ func (s *server) startBridge(ctx context.Context, a *agent) (*bridge.Bridge, err
 		ElicitationModes:    []string{"form", "url"},
 	}
 	if s.cfg.Terminals {
-		cfg.Terminals = &bridge.TerminalOptions{}
+		cfg.Terminals = &terminal.Options{}
 	}
 	ws := s.cfg.Workspace
 	switch {

@@ -1,4 +1,4 @@
-package bridge
+package terminal
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/acphost/acphost/fsroot"
 )
 
-// SSHTerminals runs terminal commands on an SSH host, over a shared
+// SSH runs terminal commands on an SSH host, over a shared
 // connection: the runner for an agent launched there (the bridge picks it
 // by itself when the agent's transport is an acpclient.SSHTransport, so its
 // commands run where its files are). Each command runs under the remote
@@ -27,7 +27,7 @@ import (
 // ended with it, as locally. On a host without python3, descendants that
 // leave the command's session (setsid) are recorded once a second where
 // /proc is, and one orphaned between two records survives: the exit event
-// says so (TerminalOutput.Uncontained); the limits are
+// says so (Output.Uncontained); the limits are
 // acpclient.SSHTransport's. The exit status counts
 // when the command exits, even while something it left behind holds its
 // output open (that output is then cut a second later), and every end of a
@@ -40,7 +40,7 @@ import (
 //
 // A program the host cannot find does not fail terminal/create: the
 // terminal ends with exit code 127 and the shell's message as its output.
-type SSHTerminals struct {
+type SSH struct {
 	// Dial returns the connection to use now, for example
 	// (*sshconn.Conn).Client, which dials again after a drop.
 	Dial func(ctx context.Context) (*ssh.Client, error)
@@ -53,8 +53,9 @@ type SSHTerminals struct {
 	// nil means the bridge's Config.Logger.
 	Logger *slog.Logger
 
-	// sftp, set by the bridge that runs the terminals, is its one SFTP
-	// client; nil (a runner used alone) opens a session per ResolveDir.
+	// sftp, set by the Set that runs the terminals (Set.Runner), is its
+	// one SFTP client; nil (a runner used alone) opens a session per
+	// ResolveDir.
 	sftp *sftpSessions
 }
 
@@ -62,7 +63,7 @@ type SSHTerminals struct {
 // directory, over SFTP: in a bridge, with the one SFTP session its
 // terminals share on the connection (opened at the first call, closed with
 // the bridge); used alone, in an SFTP session of its own.
-func (r SSHTerminals) ResolveDir(ctx context.Context, dir string) (string, error) {
+func (r SSH) ResolveDir(ctx context.Context, dir string) (string, error) {
 	client, err := r.client(ctx)
 	if err != nil {
 		return "", err
@@ -82,8 +83,8 @@ func (r SSHTerminals) ResolveDir(ctx context.Context, dir string) (string, error
 	return fsroot.ResolveSFTPDir(ctx, c, dir)
 }
 
-// StartTerminal starts cmd on the host in a wrapped session of its own.
-func (r SSHTerminals) StartTerminal(ctx context.Context, cmd TerminalCommand) (TerminalProcess, error) {
+// Start starts cmd on the host in a wrapped session of its own.
+func (r SSH) Start(ctx context.Context, cmd Command) (Process, error) {
 	keep := r.KeepEnv
 	if keep == nil {
 		keep = baseEnvNames
@@ -114,45 +115,20 @@ func shellName(s string) bool {
 	return s != ""
 }
 
-func (r SSHTerminals) client(ctx context.Context) (*ssh.Client, error) {
+func (r SSH) client(ctx context.Context) (*ssh.Client, error) {
 	if r.Dial == nil {
-		return nil, fmt.Errorf("bridge: SSHTerminals without Dial")
+		return nil, fmt.Errorf("terminal: SSH without Dial")
 	}
 	return r.Dial(ctx)
 }
 
-// terminalRunner is the runner of the bridge's terminals: the app's, or
-// one where the agent runs (SSHTerminals for an agent on an SSH host,
-// LocalTerminals otherwise). SSHTerminals, the app's too, share the
-// bridge's SFTP client.
-func (b *Bridge) terminalRunner() TerminalRunner {
-	if r := b.cfg.Terminals.Runner; r != nil {
-		if st, ok := r.(SSHTerminals); ok && st.sftp == nil {
-			st.sftp = &b.terminals.sftp
-			if st.Logger == nil {
-				st.Logger = b.logger
-			}
-			return st
-		}
-		return r
+// Runner returns r as the set runs it: an SSH runner shares the set's one
+// SFTP client for its directories, opened at its first use on a
+// connection and closed with the set.
+func (set *Set) Runner(r Runner) Runner {
+	if st, ok := r.(SSH); ok && st.sftp == nil {
+		st.sftp = &set.sftp
+		return st
 	}
-	b.mu.Lock()
-	tr := b.cfg.Transport
-	b.mu.Unlock()
-	if ssh := sshTransportOf(tr); ssh != nil {
-		return SSHTerminals{Dial: ssh.SSHClient, Logger: b.logger, sftp: &b.terminals.sftp}
-	}
-	return LocalTerminals{}
-}
-
-// sshTransportOf is the SSH transport that starts the agent, if it is one
-// (possibly inside a profile's transport).
-func sshTransportOf(tr acpclient.Transport) *acpclient.SSHTransport {
-	switch t := tr.(type) {
-	case *acpclient.SSHTransport:
-		return t
-	case *profileTransport:
-		return sshTransportOf(t.inner)
-	}
-	return nil
+	return r
 }

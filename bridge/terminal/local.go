@@ -1,4 +1,4 @@
-package bridge
+package terminal
 
 import (
 	"context"
@@ -11,24 +11,24 @@ import (
 	"github.com/acphost/acphost/acpclient"
 )
 
-// TerminalRunner starts the commands of the terminals an agent creates
-// (terminal/create), where the agent's files are: LocalTerminals on this
-// machine, the default; a runner for an SSH host runs them there. The
-// bridge does the rest (policy, cwd confinement, output window, events,
+// Runner starts the commands of the terminals an agent creates
+// (terminal/create), where the agent's files are: Local on this machine,
+// the default; SSH runs them on an SSH host. The bridge and the Set do the
+// rest (policy, cwd confinement, output window, events,
 // lifetime), so a runner only starts processes and resolves directories.
-type TerminalRunner interface {
+type Runner interface {
 	// ResolveDir returns dir, an absolute path, with its symlinks resolved,
 	// or an error when it is not an existing directory. The bridge confines
 	// a terminal's cwd to the session's roots with it.
 	ResolveDir(ctx context.Context, dir string) (string, error)
-	// StartTerminal starts cmd in its own process group, with the
-	// runner's base environment plus cmd.Env.
-	StartTerminal(ctx context.Context, cmd TerminalCommand) (TerminalProcess, error)
+	// Start starts cmd in its own process group, with the runner's base
+	// environment plus cmd.Env.
+	Start(ctx context.Context, cmd Command) (Process, error)
 }
 
-// TerminalCommand is a command to run for a terminal: the program and its
+// Command is a command to run for a terminal: the program and its
 // arguments exactly as the agent gave them, executed without a shell.
-type TerminalCommand struct {
+type Command struct {
 	// Command is the program: a name looked up in the PATH the command
 	// gets, an absolute path, or a path relative to Dir.
 	Command string
@@ -38,17 +38,17 @@ type TerminalCommand struct {
 	// Dir is the working directory: absolute, inside the session's roots.
 	Dir string
 	// PTY asks for a pseudo-terminal instead of a pipe
-	// (TerminalOptions.PTY), where the runner has them.
+	// (Options.PTY), where the runner has them.
 	PTY bool
 }
 
-// TerminalProcess is a running terminal command (*acpclient.RunningCommand
+// Process is a running terminal command (*acpclient.RunningCommand
 // is one). One that also has a method Uncontained() string (as
 // *acpclient.RunningCommand and *acpclient.RemoteCommand do) says through
 // it, once the command has ended, why the command's processes cannot all
 // be accounted for ("" when they can); the terminal's exit event carries
-// it (TerminalOutput.Uncontained).
-type TerminalProcess interface {
+// it (Output.Uncontained).
+type Process interface {
 	// Read reads the command's stdout and stderr, combined in the order
 	// written; io.EOF once the command and its process group have ended.
 	io.Reader
@@ -62,14 +62,14 @@ type TerminalProcess interface {
 	Close() error
 }
 
-// LocalTerminals runs terminal commands on this machine, each in its own
+// Local runs terminal commands on this machine, each in its own
 // process group (see acpclient.CommandTransport.Start). On Linux each runs
 // under a reaper of its own, a child subreaper, so every process it
 // started, also a daemon that left its group and session and whose parent
 // exited at once, is ended when the command ends, is killed or released,
 // or this process dies. Elsewhere a sentinel ends the group with this
 // process, descendants that left the group survive, and the exit event
-// says so (TerminalOutput.Uncontained). A program that cannot be found
+// says so (Output.Uncontained). A program that cannot be found
 // fails terminal/create with "program not found".
 //
 // The command's environment is a minimal base plus what the agent asks
@@ -77,20 +77,20 @@ type TerminalProcess interface {
 // it: PATH (default "/usr/local/bin:/usr/bin:/bin"), HOME, USER, LOGNAME,
 // LANG, LC_ALL, LC_CTYPE, TZ and TMPDIR as this process has them (those it
 // has), and TERM=dumb, as output goes to a pipe, not a terminal.
-type LocalTerminals struct {
+type Local struct {
 	// BaseEnv replaces the base environment ("NAME=value" entries); nil
 	// means the one described above.
 	BaseEnv []string
 }
 
-// baseEnvNames are the variables LocalTerminals passes on from this process.
+// baseEnvNames are the variables Local passes on from this process.
 var baseEnvNames = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"}
 
-// defaultTerminalPath is the PATH of a command when this process has none.
-const defaultTerminalPath = "/usr/local/bin:/usr/bin:/bin"
+// defaultPath is the PATH of a command when this process has none.
+const defaultPath = "/usr/local/bin:/usr/bin:/bin"
 
 // ResolveDir resolves dir's symlinks and checks that it is a directory.
-func (LocalTerminals) ResolveDir(_ context.Context, dir string) (string, error) {
+func (Local) ResolveDir(_ context.Context, dir string) (string, error) {
 	resolved, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return "", err
@@ -105,8 +105,8 @@ func (LocalTerminals) ResolveDir(_ context.Context, dir string) (string, error) 
 	return resolved, nil
 }
 
-// StartTerminal starts cmd as a local process group.
-func (l LocalTerminals) StartTerminal(ctx context.Context, cmd TerminalCommand) (TerminalProcess, error) {
+// Start starts cmd as a local process group.
+func (l Local) Start(ctx context.Context, cmd Command) (Process, error) {
 	program := cmd.Command
 	if strings.ContainsRune(program, '/') && !filepath.IsAbs(program) {
 		program = filepath.Join(cmd.Dir, program) // the agent means its cwd, not ours
@@ -120,7 +120,7 @@ func (l LocalTerminals) StartTerminal(ctx context.Context, cmd TerminalCommand) 
 }
 
 // env is the base environment with the agent's variables set over it.
-func (l LocalTerminals) env(extra []acpclient.EnvVariable) []string {
+func (l Local) env(extra []acpclient.EnvVariable) []string {
 	base := l.BaseEnv
 	if base == nil {
 		base = defaultBaseEnv()
@@ -152,7 +152,7 @@ func (l LocalTerminals) env(extra []acpclient.EnvVariable) []string {
 func defaultBaseEnv() []string {
 	env := acpclient.FilterEnv(os.Environ(), baseEnvNames...)
 	if _, ok := os.LookupEnv("PATH"); !ok {
-		env = append(env, "PATH="+defaultTerminalPath)
+		env = append(env, "PATH="+defaultPath)
 	}
 	return append(env, "TERM=dumb")
 }

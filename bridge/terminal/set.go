@@ -1,16 +1,48 @@
-package bridge
+package terminal
 
 import (
+	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/acphost/acphost/acpclient"
 )
 
-// terminalSet holds a bridge's terminals, by id, and owns their goroutines.
-// Its zero value is ready. A terminal ends with its command, when released,
-// and with its session, its agent process and its bridge (end*).
-type terminalSet struct {
+// errClosed refuses terminals once the set is closed (with its bridge).
+var errClosed = errors.New("bridge: closed")
+
+// replayBytes is how much output goes out again, for the row, when a tool
+// call first names a terminal whose output went out before: the most a
+// tool row shows (bridge.ToolRowOutputLimit).
+const replayBytes = 64 << 10
+
+// Owner is the side of a terminal that is not the command: the session
+// (and agent process) it runs for, where its events go and which row
+// shows it. A Set calls it from the terminal's goroutines. Owners are
+// compared with ==: a terminal answers only the owner that created it, so
+// an Owner must be comparable.
+type Owner interface {
+	// Refuse says why a terminal may not start now (its session closing,
+	// its agent process gone), or nil.
+	Refuse() error
+	// Printed is called when the command first prints: the turn has done
+	// work.
+	Printed()
+	// Row is the tool call whose row shows terminal id, or "" while no
+	// tool call has named it.
+	Row(id string) string
+	// Emit sends a terminal event.
+	Emit(out *Output)
+	// AfterFunc calls f after d (the owner's clock); stop cancels it.
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
+}
+
+// Set is the terminals an agent runs through terminal/*, by id, and owns
+// their goroutines; a bridge has one. Its zero value is ready. A terminal
+// ends with its command, when released, with what End selects (its
+// session, its agent process) and with Close.
+type Set struct {
 	mu     sync.Mutex
 	seq    int
 	byID   map[string]*terminal
@@ -24,11 +56,10 @@ type terminalSet struct {
 
 // terminal is one command the agent asked for.
 type terminal struct {
-	id      string
-	session *Session
-	owner   *agentClient // the process that created it
-	proc    TerminalProcess
-	out     *outputWindow
+	id    string
+	owner Owner // its session and agent process
+	proc  Process
+	out   *outputWindow
 
 	wake chan struct{} // new output for the live events; holds one
 
@@ -39,22 +70,19 @@ type terminal struct {
 	exitSent bool  // the exit event went out: the stream is over
 
 	status      *acpclient.TerminalExitStatus
-	uncontained string        // see TerminalOutput.Uncontained
+	uncontained string        // see Output.Uncontained
 	ended       chan struct{} // closed once the command ended and status is set
 	done        chan struct{} // closed once its goroutines have returned
 }
 
 // add registers a started command and starts reading it. A command that
-// comes too late (its session closing, its process or the bridge gone) is
-// ended instead: nothing would end it later.
-func (set *terminalSet) add(s *Session, owner *agentClient, proc TerminalProcess, limit int) (string, error) {
+// comes too late (its owner refusing, the set closed) is ended instead:
+// nothing would end it later.
+func (set *Set) add(owner Owner, proc Process, limit int) (string, error) {
 	set.mu.Lock()
-	err := s.closedErr()
-	switch {
-	case set.closed:
-		err = ErrClosed
-	case err == nil && owner.conn != nil && owner.conn.Err() != nil:
-		err = errAgentExited
+	err := owner.Refuse()
+	if set.closed {
+		err = errClosed
 	}
 	if err != nil {
 		set.mu.Unlock()
@@ -66,7 +94,7 @@ func (set *terminalSet) add(s *Session, owner *agentClient, proc TerminalProcess
 		set.byID = map[string]*terminal{}
 	}
 	set.seq++
-	t := &terminal{id: fmt.Sprintf("term-%d", set.seq), session: s, owner: owner, proc: proc,
+	t := &terminal{id: fmt.Sprintf("term-%d", set.seq), owner: owner, proc: proc,
 		out: newOutputWindow(limit), wake: make(chan struct{}, 1), ended: make(chan struct{}), done: make(chan struct{})}
 	set.byID[t.id] = t
 	set.running.Add(2)
@@ -75,35 +103,37 @@ func (set *terminalSet) add(s *Session, owner *agentClient, proc TerminalProcess
 	return t.id, nil
 }
 
-// lookup finds the terminal a request of the agent process owner names,
-// in the session it names: a process sees only its own terminals.
-func (set *terminalSet) lookup(owner *agentClient, req *acpclient.TerminalRequest) (*terminal, error) {
+// lookup finds the terminal a request of owner names: an agent process
+// sees only its own terminals, in the session that runs them.
+func (set *Set) lookup(owner Owner, req *acpclient.TerminalRequest) (*terminal, error) {
 	set.mu.Lock()
 	t := set.byID[req.TerminalID]
 	set.mu.Unlock()
-	if t == nil || t.owner != owner || t.session != owner.b.session(req.SessionID) {
+	if t == nil || t.owner != owner {
 		return nil, acpclient.NewError(acpclient.CodeInvalidParams, "terminal %q of session %q is unknown or was released", req.TerminalID, req.SessionID)
 	}
 	return t, nil
 }
 
-// goWait runs wait in a goroutine of the set, unless the set is closed.
-func (set *terminalSet) goWait(wait func()) error {
+// Go runs f in a goroutine of the set, unless the set is closed: work for
+// the agent that must not hold up its connection (starting a command on an
+// SSH host takes round trips). Close waits for it.
+func (set *Set) Go(f func()) error {
 	set.mu.Lock()
 	defer set.mu.Unlock()
 	if set.closed {
-		return ErrClosed
+		return errClosed
 	}
 	set.running.Add(1)
 	go func() {
 		defer set.running.Done()
-		wait()
+		f()
 	}()
 	return nil
 }
 
 // remove forgets t; its goroutines end with its command.
-func (set *terminalSet) remove(t *terminal) {
+func (set *Set) remove(t *terminal) {
 	set.mu.Lock()
 	defer set.mu.Unlock()
 	if set.byID[t.id] == t {
@@ -111,9 +141,14 @@ func (set *terminalSet) remove(t *terminal) {
 	}
 }
 
-// end ends and forgets the terminals match selects, and returns once
-// their commands are gone and their last events queued.
-func (set *terminalSet) end(match func(*terminal) bool) {
+// End ends and forgets the terminals whose owner match selects (a closing
+// session's, an exited agent process's), and returns once their commands
+// are gone and their last events sent.
+func (set *Set) End(match func(Owner) bool) {
+	set.end(func(t *terminal) bool { return match(t.owner) })
+}
+
+func (set *Set) end(match func(*terminal) bool) {
 	set.mu.Lock()
 	var ending []*terminal
 	for id, t := range set.byID {
@@ -131,30 +166,21 @@ func (set *terminalSet) end(match func(*terminal) bool) {
 	}
 }
 
-// placed tells the session's terminal id that a tool call's content
-// names it (see terminal.place).
-func (set *terminalSet) placed(s *Session, id string) {
+// Placed tells terminal id, if match selects its owner, that a tool call
+// now names it (Owner.Row has the row): output that went out before any
+// row could show it is sent again for the row.
+func (set *Set) Placed(match func(Owner) bool, id string) {
 	set.mu.Lock()
 	t := set.byID[id]
 	set.mu.Unlock()
-	if t != nil && t.session == s {
+	if t != nil && match(t.owner) {
 		t.place()
 	}
 }
 
-// endSession ends a closing session's terminals.
-func (set *terminalSet) endSession(s *Session) {
-	set.end(func(t *terminal) bool { return t.session == s })
-}
-
-// endConn ends the terminals of an agent process that has exited.
-func (set *terminalSet) endConn(conn *acpclient.Conn) {
-	set.end(func(t *terminal) bool { return t.owner.conn == conn })
-}
-
-// endAll ends every terminal and refuses new ones, and waits for every
+// Close ends every terminal and refuses new ones, and waits for every
 // goroutine of the set, those of released terminals too.
-func (set *terminalSet) endAll() {
+func (set *Set) Close() {
 	set.mu.Lock()
 	set.closed = true
 	set.mu.Unlock()
@@ -174,7 +200,7 @@ func (t *terminal) read(running *sync.WaitGroup) {
 		if n > 0 {
 			if !printed {
 				// Work done: a failed turn must not be sent again whole.
-				t.session.turnOutput()
+				t.owner.Printed()
 				printed = true
 			}
 			t.out.write(buf[:n])
@@ -197,8 +223,8 @@ func (t *terminal) read(running *sync.WaitGroup) {
 
 // stream emits the output as terminal events while the command runs, then
 // the rest and its exit. An event goes out as soon as output arrives, and
-// then at most one per liveTerminalInterval, carrying what arrived since
-// the last one, at most liveTerminalPiece bytes (the newest): however fast
+// then at most one per liveInterval, carrying what arrived since
+// the last one, at most livePiece bytes (the newest): however fast
 // the command prints and however slow the consumer, the live view costs
 // little, and memory stays within the window.
 func (t *terminal) stream(running *sync.WaitGroup) {
@@ -231,27 +257,27 @@ func (t *terminal) emitNew(final bool) {
 		t.emitPlaced(tool, final)
 		return
 	}
-	data, next, skipped := t.out.since(t.sent, liveTerminalPiece, final)
+	data, next, skipped := t.out.since(t.sent, livePiece, final)
 	t.sent = next
 	if data != "" || skipped {
-		t.emit(&TerminalOutput{ToolCallID: tool, Data: data, Truncated: skipped})
+		t.emit(&Output{ToolCallID: tool, Data: data, Truncated: skipped})
 	}
 	if final {
-		t.emit(&TerminalOutput{ToolCallID: tool, Exit: t.status, Uncontained: t.uncontained})
+		t.emit(&Output{ToolCallID: tool, Exit: t.status, Uncontained: t.uncontained})
 		t.exitSent = true
 	}
 }
 
 // emitPlaced emits, for the row of tool call tool, the output kept so far
-// (its newest ToolRowOutputLimit bytes, Reset: it replaces what was shown)
+// (its newest replayBytes, Reset: it replaces what was shown)
 // and the exit if the command has ended: the first pieces went out before
 // the agent's tool update named the terminal, so no row could show them.
 // Called with t.mu held.
 func (t *terminal) emitPlaced(tool string, final bool) {
 	ended := final || t.exitSent
-	data, next, skipped := t.out.since(0, ToolRowOutputLimit, ended)
+	data, next, skipped := t.out.since(0, replayBytes, ended)
 	t.sent, t.unplaced = next, false
-	out := &TerminalOutput{ToolCallID: tool, Data: data, Truncated: skipped, Reset: true}
+	out := &Output{ToolCallID: tool, Data: data, Truncated: skipped, Reset: true}
 	if ended {
 		out.Exit, out.Uncontained, t.exitSent = t.status, t.uncontained, true
 	}
@@ -279,32 +305,27 @@ func (t *terminal) place() {
 	}
 }
 
-// pause waits liveTerminalInterval, or less if the command ends.
+// pause waits liveInterval, or less if the command ends.
 func (t *terminal) pause() {
 	tick := make(chan struct{})
-	timer := t.session.b.clock.AfterFunc(liveTerminalInterval, func() { close(tick) })
-	defer timer.Stop()
+	stop := t.owner.AfterFunc(liveInterval, func() { close(tick) })
+	defer stop()
 	select {
 	case <-tick:
 	case <-t.ended:
 	}
 }
 
-// toolCall is the row that shows the terminal: the tool call whose content
-// named it, or "" while none has.
-func (t *terminal) toolCall() string {
-	t.session.mu.Lock()
-	defer t.session.mu.Unlock()
-	return t.session.tools.terms.toolCallOf(t.id)
-}
+// toolCall is the row that shows the terminal: the tool call that named
+// it, or "" while none has.
+func (t *terminal) toolCall() string { return t.owner.Row(t.id) }
 
-func (t *terminal) emit(out *TerminalOutput) {
+func (t *terminal) emit(out *Output) {
 	out.ID, out.Source = t.id, "client"
 	if out.ToolCallID == "" {
 		t.unplaced = true
 	}
-	t.session.activity() // a command's output is the agent's turn at work
-	t.session.emit(Event{Kind: KindTerminal, Terminal: out})
+	t.owner.Emit(out)
 }
 
 // exitStatus is how the command ended, or nil while it runs.

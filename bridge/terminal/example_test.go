@@ -1,4 +1,4 @@
-package bridge_test
+package terminal_test
 
 import (
 	"context"
@@ -9,11 +9,12 @@ import (
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge"
+	"github.com/acphost/acphost/bridge/terminal"
 )
 
-// ExampleTerminalOptions lets an agent run a command on this machine and
+// ExampleOptions lets an agent run a command on this machine and
 // shows its output live, as terminal events, then its exit.
-func ExampleTerminalOptions() {
+func ExampleOptions() {
 	ctx := context.Background()
 	host := bridge.NewHost(nil)
 	done := make(chan struct{})
@@ -36,7 +37,7 @@ func ExampleTerminalOptions() {
 	agent := &acptest.Transport{Script: acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
 		{Terminal: &acptest.Terminal{Command: "echo", Args: []string{"built"}}},
 	}}}}}
-	b, err := host.Start(ctx, bridge.Config{ID: "demo", Transport: agent, Terminals: &bridge.TerminalOptions{}})
+	b, err := host.Start(ctx, bridge.Config{ID: "demo", Transport: agent, Terminals: &terminal.Options{}})
 	if err != nil {
 		log.Fatal(err)
 	}

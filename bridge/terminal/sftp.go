@@ -1,4 +1,4 @@
-package bridge
+package terminal
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 // SFTP session costs round trips (0.3-1 s), and a terminal/create resolves
 // several directories. It is opened again when the terminals' connection
 // changes (a redial after a drop) or its session has ended, and closed with
-// the bridge (terminalSet.endAll). Its zero value is ready.
+// the bridge (Set.Close). Its zero value is ready.
 type sftpSessions struct {
 	mu     sync.Mutex
 	conn   *ssh.Client
@@ -28,7 +28,7 @@ func (p *sftpSessions) get(conn *ssh.Client) (*sftp.Client, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return nil, ErrClosed
+		return nil, errClosed
 	}
 	if p.client != nil && p.conn == conn && !isClosed(p.ended) {
 		return p.client, nil
