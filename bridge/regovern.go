@@ -27,11 +27,7 @@ func (s *Session) ruling(pr *PermissionRequest) (*acpclient.RequestPermissionRes
 	if blocked != "" {
 		return acpclient.PermissionCancelled(), "the session's authority is blocked: " + blocked
 	}
-	resp := p.permissionDecision().automaticAnswer(pr.Options)
-	if resp == nil {
-		return nil, ""
-	}
-	return resp, policyRule(p, resp)
+	return p.permissionAnswer(pr.Options)
 }
 
 // regovernPending settles again, under the session's current policy and
