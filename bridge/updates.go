@@ -235,10 +235,6 @@ func (s *Session) emitCompaction(ev Event, c *Compaction) {
 	}
 }
 
-// EmitCompaction lets a Provider's notification mapping report compaction
-// with the meter handling above. It is for use in Provider hooks.
-func (s *Session) EmitCompaction(c *Compaction) { s.emitCompaction(Event{}, c) }
-
 // measure records a context measurement and returns the meter.
 func (s *Session) measure(used, size int64, cost *acpclient.Cost) *Usage {
 	s.mu.Lock()
