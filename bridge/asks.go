@@ -27,7 +27,7 @@ func (s *Session) handlePermission(ctx context.Context, req *acpclient.RequestPe
 		return
 	}
 	pr := newPermissionRequest(id, snap, req.Options, func(resp *acpclient.RequestPermissionResponse) { reply(resp, nil) })
-	pr.ruling = s.ruling
+	pr.ruling = s.auth.ruling
 	s.b.await(ctx, s, id, pr)
 	s.emitFromAgent(Event{Kind: KindPermission, Tool: snap, Permission: pr})
 }

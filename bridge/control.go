@@ -124,17 +124,17 @@ func (s *Session) claim(ctx context.Context, duringTurn func() error, take func(
 // asking, or does not list, is refused with an *AuthorityError before
 // anything is sent (see Authority).
 func (s *Session) SetAgentMode(ctx context.Context, modeID string) error {
-	if err := s.allowAgentMode(modeID); err != nil {
+	if err := s.auth.allowAgentMode(modeID); err != nil {
 		return err
 	}
 	_, err := withControl(s, ctx, func(conn *acpclient.Conn) (struct{}, error) {
-		before := s.modeReports()
+		before := s.auth.modeReports()
 		if err := conn.SetMode(ctx, &acpclient.SetModeRequest{SessionID: s.id, ModeID: modeID}); err != nil {
 			return struct{}{}, err
 		}
-		s.noteAgentMode(before, modeID) // unless the agent's own current_mode_update said so
-		s.mirrorAgentMode()
-		s.settleAuthority(nil, false)
+		s.auth.noteAgentMode(before, modeID) // unless the agent's own current_mode_update said so
+		s.auth.mirrorAgentMode()
+		s.auth.settleAuthority(nil, false)
 		s.save() // a resumed session comes back in this mode
 		return struct{}{}, nil
 	})
@@ -162,7 +162,7 @@ func (s *Session) setAgentMode(modeID string) {
 // does not list, is refused with an *AuthorityError before anything is
 // sent.
 func (s *Session) SetConfigOption(ctx context.Context, req acpclient.SetConfigOptionRequest) ([]acpclient.ConfigOption, error) {
-	if err := s.allowConfigOption(req); err != nil {
+	if err := s.auth.allowConfigOption(req); err != nil {
 		return nil, err
 	}
 	return withControl(s, ctx, func(conn *acpclient.Conn) ([]acpclient.ConfigOption, error) {
@@ -171,8 +171,8 @@ func (s *Session) SetConfigOption(ctx context.Context, req acpclient.SetConfigOp
 		if err != nil {
 			return nil, err
 		}
-		s.configSet(resp.ConfigOptions)
-		s.settleAuthority(nil, false)
+		s.auth.configSet(resp.ConfigOptions)
+		s.auth.settleAuthority(nil, false)
 		s.save() // a resumed session comes back with these values
 		return resp.ConfigOptions, nil
 	})
@@ -196,7 +196,7 @@ func (s *Session) SetModel(ctx context.Context, model string) error {
 		s.cfg.Model = model
 		s.mu.Unlock()
 		if opts != nil {
-			s.configSet(opts)
+			s.auth.configSet(opts)
 		} else {
 			s.emit(Event{Kind: KindModel, Models: s.setCurrentModel(model)})
 		}

@@ -37,7 +37,7 @@ func (s *Session) SetEffort(ctx context.Context, level string) error {
 			return struct{}{}, fmt.Errorf("bridge %s: setting effort %q: %w", s.b.cfg.ID, level, err)
 		}
 		if opts != nil {
-			s.configSet(opts)
+			s.auth.configSet(opts)
 		}
 		s.mu.Lock()
 		s.cfg.Effort = level

@@ -53,9 +53,9 @@ func (s *Session) emitProviderEvent(ev Event) {
 		ev.Usage = s.applyUsage(ev.Usage)
 		s.emitFromAgent(ev)
 	case ev.Kind == KindAgentMode && ev.AgentMode != "":
-		s.agentReportedMode(ev.AgentMode)
+		s.auth.agentReportedMode(ev.AgentMode)
 		s.emitFromAgent(ev)
-		s.recheckAuthority(false)
+		s.auth.recheckAuthority(false)
 	case ev.Kind == KindModel && ev.Models != nil:
 		ev.Models = s.setCurrentModel(ev.Models.CurrentModelID)
 		s.emitFromAgent(ev)

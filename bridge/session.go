@@ -203,9 +203,9 @@ func (s *Session) SetPolicy(p Policy) {
 	s.policy = p
 	s.applyWriteGateLocked()
 	s.mu.Unlock()
-	s.regovernPending()
+	s.auth.regovernPending()
 	s.save()
-	s.recheckAuthority(true)
+	s.auth.recheckAuthority(true)
 }
 
 // OpenSession opens a session on the agent, starting the agent if needed, in
@@ -233,6 +233,7 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	}
 	s := &Session{b: b, cfg: cfg, key: cfg.Key, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider),
 		grants: slices.Clone(cfg.ExternalDirectories), created: b.clock.Now()}
+	s.auth.s = s
 	if err := b.host.reserveKey(b, s); err != nil {
 		return nil, err
 	}
@@ -353,7 +354,7 @@ func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID str
 			readyOptionsSet(ready, prev)
 		}
 	}
-	s.enforceAtAttach(ctx, conn, ready)
+	s.auth.enforceAtAttach(ctx, conn, ready)
 	return ready, nil
 }
 
@@ -416,7 +417,7 @@ func (s *Session) emitReady(ready *SessionReady) {
 	}
 	s.mu.Unlock()
 	s.emit(Event{Kind: KindSession, SessionReady: ready})
-	s.settleAuthority(nil, false)
+	s.auth.settleAuthority(nil, false)
 }
 
 func (s *Session) markUnusable(err error) {

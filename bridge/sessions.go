@@ -54,7 +54,7 @@ func (s *Session) close(ctx context.Context, announce bool) error {
 	}
 	s.closing = true
 	s.mu.Unlock()
-	s.stopAuthority() // no agent mode is moved once closing is set
+	s.auth.stopAuthority() // no agent mode is moved once closing is set
 	// Its commands first: an agent waiting on one (wait_for_exit) can then
 	// end its turn. No new one starts once closing is set.
 	s.b.terminals.endSession(s)

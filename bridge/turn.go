@@ -109,7 +109,7 @@ func (s *Session) beginTurn(ctx context.Context, content []acpclient.ContentBloc
 	if err != nil {
 		return nil, err
 	}
-	if err := s.authorityGate(ctx); err != nil {
+	if err := s.auth.authorityGate(ctx); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()

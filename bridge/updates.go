@@ -52,15 +52,15 @@ func (s *Session) handleUpdate(n *acpclient.SessionNotification, now time.Time) 
 		ev.Kind, ev.Commands = KindCommands, u.AvailableCommands
 		s.emitFromAgent(ev)
 	case *acpclient.CurrentModeUpdate:
-		s.agentReportedMode(u.CurrentModeID)
+		s.auth.agentReportedMode(u.CurrentModeID)
 		ev.Kind, ev.AgentMode = KindAgentMode, u.CurrentModeID
 		s.emitFromAgent(ev)
-		s.recheckAuthority(false)
+		s.auth.recheckAuthority(false)
 	case *acpclient.ConfigOptionUpdate:
 		s.rememberOptions(u.ConfigOptions)
 		ev.Kind, ev.ConfigOptions = KindConfig, u.ConfigOptions
 		s.emitFromAgent(ev)
-		s.recheckAuthority(false)
+		s.auth.recheckAuthority(false)
 	case *acpclient.SessionInfoUpdate:
 		info := &SessionInfo{}
 		info.Title, info.TitleChanged = u.Title()
