@@ -135,7 +135,7 @@ func (s *Session) SetAgentMode(ctx context.Context, modeID string) error {
 		s.auth.noteAgentMode(before, modeID) // unless the agent's own current_mode_update said so
 		s.auth.mirrorAgentMode()
 		s.auth.settleAuthority(nil, false)
-		s.save() // a resumed session comes back in this mode
+		s.rec.save() // a resumed session comes back in this mode
 		return struct{}{}, nil
 	})
 	return err
@@ -173,7 +173,7 @@ func (s *Session) SetConfigOption(ctx context.Context, req acpclient.SetConfigOp
 		}
 		s.auth.configSet(resp.ConfigOptions)
 		s.auth.settleAuthority(nil, false)
-		s.save() // a resumed session comes back with these values
+		s.rec.save() // a resumed session comes back with these values
 		return resp.ConfigOptions, nil
 	})
 }
@@ -200,7 +200,7 @@ func (s *Session) SetModel(ctx context.Context, model string) error {
 		} else {
 			s.emit(Event{Kind: KindModel, Models: s.setCurrentModel(model)})
 		}
-		s.save()
+		s.rec.save()
 		return struct{}{}, nil
 	})
 	return err

@@ -42,7 +42,7 @@ func (s *Session) SetEffort(ctx context.Context, level string) error {
 		s.mu.Lock()
 		s.cfg.Effort = level
 		s.mu.Unlock()
-		s.save()
+		s.rec.save()
 		return struct{}{}, nil
 	})
 	return err

@@ -95,7 +95,7 @@ func (s *Session) SetGrants(ctx context.Context, dirs []string) error {
 	if err := s.tellGrants(ctx); err != nil {
 		return err
 	}
-	s.save()
+	s.rec.save()
 	return nil
 }
 

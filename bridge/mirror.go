@@ -64,7 +64,7 @@ func (a *sessionAuthority) configSet(opts []acpclient.ConfigOption) {
 		s.rebaseWindow(model)
 	}
 	if kept {
-		s.save()
+		s.rec.save()
 	}
 }
 

@@ -139,9 +139,8 @@ type Session struct {
 	noRootReported atomic.Bool // a file call refused for want of Files was reported
 	noRootWhy      string      // why a local session has no default root; set before it is shared
 
-	closeMu sync.Mutex // one Close at a time
-	saveMu  sync.Mutex // orders record writes
-	lastRec *Record    // the record last written; guarded by saveMu
+	closeMu sync.Mutex     // one Close at a time
+	rec     sessionRecords // the session's record; see store.go
 }
 
 // turnState is what the bridge tracks while a turn runs.
@@ -204,7 +203,7 @@ func (s *Session) SetPolicy(p Policy) {
 	s.applyWriteGateLocked()
 	s.mu.Unlock()
 	s.auth.regovernPending()
-	s.save()
+	s.rec.save()
 	s.auth.recheckAuthority(true)
 }
 
@@ -233,7 +232,7 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	}
 	s := &Session{b: b, cfg: cfg, key: cfg.Key, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider),
 		grants: slices.Clone(cfg.ExternalDirectories), created: b.clock.Now()}
-	s.auth.s = s
+	s.auth.s, s.rec.s = s, s
 	if err := b.host.reserveKey(b, s); err != nil {
 		return nil, err
 	}
@@ -245,7 +244,7 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	}()
 	resumeID := cfg.ResumeID
 	if known {
-		if resumeID, err = s.recall(ctx); err != nil {
+		if resumeID, err = s.rec.recall(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -267,7 +266,7 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	}
 	opened = true
 	s.emitReady(ready)
-	s.save()
+	s.rec.save()
 	s.restoreRecorded(ctx, s.recorded)
 	return s, nil
 }
@@ -440,7 +439,7 @@ func (s *Session) emitPtr(ev *Event) {
 	if ev.Kind == KindTurnEnd {
 		// The record's turn count, title and update time, written before
 		// anyone sees the turn end (and may read the record).
-		s.saveProgress()
+		s.rec.saveProgress()
 	}
 	s.b.emitPtr(ev)
 }

@@ -74,7 +74,7 @@ func (s *Session) close(ctx context.Context, announce bool) error {
 	}
 	s.cancelPending(ErrSessionClosed)
 	s.b.forget(s)
-	s.save() // the last record: closed sessions are resumed from it
+	s.rec.save() // the last record: closed sessions are resumed from it
 	s.closeOwnFiles()
 	s.mu.Lock()
 	s.closed = true
@@ -306,17 +306,7 @@ func (l *sessionList) add(e *SessionEntry, natives []NativeSession) {
 }
 
 func (l *sessionList) addOpen(s *Session) {
-	s.saveMu.Lock()
-	var updated time.Time
-	if s.lastRec != nil {
-		updated = s.lastRec.UpdatedAt
-	}
-	s.saveMu.Unlock()
-	s.mu.Lock()
-	title, natives := s.title, slices.Clone(s.natives)
-	s.mu.Unlock()
-	l.add(&SessionEntry{Key: s.key, Bridge: s.b.cfg.ID, NativeID: s.ID(), Cwd: s.cfg.Cwd, Title: title,
-		UpdatedAt: updated, Open: true, Session: s}, natives)
+	l.add(s.listEntry())
 }
 
 // addJournal merges the journal's records (of one bridge, or all for "").
@@ -423,4 +413,15 @@ func (h *Host) allBridges() []*Bridge {
 		out = append(out, b)
 	}
 	return out
+}
+
+// listEntry is the session's entry in the session list, with its native
+// ids: it takes the session's own locks, so it is the session's method.
+func (s *Session) listEntry() (*SessionEntry, []NativeSession) {
+	updated := s.rec.updatedAt()
+	s.mu.Lock()
+	title, natives := s.title, slices.Clone(s.natives)
+	s.mu.Unlock()
+	return &SessionEntry{Key: s.key, Bridge: s.b.cfg.ID, NativeID: s.ID(), Cwd: s.cfg.Cwd, Title: title,
+		UpdatedAt: updated, Open: true, Session: s}, natives
 }

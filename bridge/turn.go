@@ -125,7 +125,7 @@ func (s *Session) beginTurn(ctx context.Context, content []acpclient.ContentBloc
 	s.curTurn.Store(turn.number)
 	// The record counts the turn before it runs, so a host that dies in it
 	// never numbers another turn the same.
-	s.saveProgress()
+	s.rec.saveProgress()
 	s.emit(Event{Kind: KindTurnStart, Text: promptText(content)})
 	if s.b.provider.OnTurnStart != nil {
 		s.emitAll(s.b.provider.OnTurnStart(s.id))
@@ -218,7 +218,7 @@ func (s *Session) reattachLocked(ctx context.Context) (*acpclient.Conn, error) {
 		return nil, err
 	}
 	s.emitReady(ready)
-	s.save()
+	s.rec.save()
 	s.mu.Lock()
 	unusable := s.unusable
 	s.mu.Unlock()
