@@ -306,7 +306,7 @@ func (a *sessionAuthority) settleAuthority(cause error, stopTurn bool) {
 		a.regovernPending()
 	}
 	if st.Blocked && stopTurn && turn != nil {
-		s.cancelTurn(turn)
+		s.turns.cancelTurn(turn)
 	}
 }
 

@@ -289,8 +289,7 @@ func (b *Bridge) watchExit(conn *acpclient.Conn) {
 	b.terminals.endConn(conn) // the agent's commands die with it
 	for _, s := range sessions {
 		s.cancelPending(errAgentExited)
-		s.turnMu.Lock() // wait for a broken turn to report its end
-		s.turnMu.Unlock()
+		s.turns.waitEnded()
 	}
 	var cause error
 	if err := conn.Err(); err != nil && errors.Unwrap(err) != nil {

@@ -76,12 +76,14 @@ func (s *Session) Busy() bool {
 
 // claimTurn claims the session for a turn: ErrBusy while another turn
 // runs; while a compaction runs it waits for it (or ctx).
-func (s *Session) claimTurn(ctx context.Context) error {
+func (tr *sessionTurns) claimTurn(ctx context.Context) error {
+	s := tr.s
 	return s.claim(ctx, func() error { return ErrBusy }, func() { s.ctl.busy = true })
 }
 
 // releaseTurn gives the session back after a turn.
-func (s *Session) releaseTurn() {
+func (tr *sessionTurns) releaseTurn() {
+	s := tr.s
 	s.mu.Lock()
 	s.ctl.busy = false
 	s.mu.Unlock()
@@ -300,10 +302,10 @@ func (s *Session) Compact(ctx context.Context) (string, error) {
 		s.mu.Unlock()
 		close(done)
 	}()
-	if err := s.turnMu.LockCtx(ctx); err != nil {
+	if err := s.turns.mu.LockCtx(ctx); err != nil {
 		return "", err
 	}
-	defer s.turnMu.Unlock()
+	defer s.turns.mu.Unlock()
 	return withControl(s, ctx, func(conn *acpclient.Conn) (string, error) { return s.compact(ctx, conn) })
 }
 

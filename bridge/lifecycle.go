@@ -97,12 +97,12 @@ func (b *Bridge) lockIdle() (sessions []*Session, unlock func(), ok bool) {
 	var locked []*Session
 	unlock = func() {
 		for _, s := range locked {
-			s.turnMu.Unlock()
+			s.turns.release()
 		}
 		locked = nil
 	}
 	for _, s := range sessions {
-		if !s.turnMu.TryLock() {
+		if !s.turns.tryHold() {
 			unlock()
 			return nil, nil, false
 		}
@@ -117,11 +117,11 @@ func (b *Bridge) resumeAll(ctx context.Context, sessions []*Session) error {
 	var errs []error
 	for _, s := range sessions {
 		s.SetPolicy(s.Policy())
-		if !s.turnMu.TryLock() {
+		if !s.turns.tryHold() {
 			continue
 		}
 		_, err := s.reattach(ctx)
-		s.turnMu.Unlock()
+		s.turns.release()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("session %s: %w", s.id, err))
 		}

@@ -122,7 +122,8 @@ func (b *Bridge) lockPolicy(p Policy) Policy {
 
 // holdForRetry decides, on the dispatch goroutine, whether a failed prompt
 // is repaired and sent again instead of ending the turn. It must not block.
-func (s *Session) holdForRetry(turn *turnState, err error) bool {
+func (tr *sessionTurns) holdForRetry(turn *turnState, err error) bool {
+	s := tr.s
 	p := s.b.provider
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -160,7 +161,8 @@ func (s *Session) takeHeld(turn *turnState) error {
 // process if the sign-in needed one); after a transient error before any
 // output the same prompt once the backoff has passed; after output the
 // provider's continue instruction, once per user turn.
-func (s *Session) recoverTurn(ctx context.Context, turn *turnState, held error, content []acpclient.ContentBlock) (*acpclient.Conn, []acpclient.ContentBlock, error) {
+func (tr *sessionTurns) recoverTurn(ctx context.Context, turn *turnState, held error, content []acpclient.ContentBlock) (*acpclient.Conn, []acpclient.ContentBlock, error) {
+	s := tr.s
 	p := s.b.provider
 	s.mu.Lock()
 	conn, emitted := turn.conn, turn.emitted

@@ -95,8 +95,8 @@ type Session struct {
 	id   string
 	conn *acpclient.Conn // the process the session is attached to
 
-	turnMu ctxMutex       // held for the whole of a turn (and a compaction)
-	ctl    sessionControl // turn admission, control calls; see control.go
+	turns sessionTurns   // the turn concern; see turn.go
+	ctl   sessionControl // turn admission, control calls; see control.go
 	// grantMu orders grant changes against attaching, so the agent always
 	// ends up with the latest list; it also guards conn.
 	grantMu sync.Mutex
@@ -119,7 +119,6 @@ type Session struct {
 	agentMode     string // the agent's current session mode; see AgentMode
 	turnsEnded    int    // turns answered so far; updates outside a turn after one are late
 
-	turns   uint64        // turns started so far, the record's included; guarded by mu
 	curTurn atomic.Uint64 // the running turn's number, 0 between turns
 
 	// Guarded by mu: identity, replay and lifecycle (see sessions.go).
@@ -232,7 +231,7 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	}
 	s := &Session{b: b, cfg: cfg, key: cfg.Key, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider),
 		grants: slices.Clone(cfg.ExternalDirectories), created: b.clock.Now()}
-	s.auth.s, s.rec.s = s, s
+	s.auth.s, s.rec.s, s.turns.s = s, s, s
 	if err := b.host.reserveKey(b, s); err != nil {
 		return nil, err
 	}

@@ -61,7 +61,7 @@ func (s *Session) close(ctx context.Context, announce bool) error {
 	if err := s.endTurn(ctx); err != nil {
 		return fmt.Errorf("bridge %s: closing session %s: waiting for its turn to end: %w", s.b.cfg.ID, s.key, err)
 	}
-	defer s.turnMu.Unlock()
+	defer s.turns.mu.Unlock()
 	s.grantMu.Lock()
 	conn := s.conn
 	s.conn = nil
@@ -91,12 +91,12 @@ func (s *Session) close(ctx context.Context, announce bool) error {
 // got in before Close was noticed) until it has ended or ctx ends.
 func (s *Session) endTurn(ctx context.Context) error {
 	var cancelled *turnState
-	for !s.turnMu.TryLock() {
+	for !s.turns.mu.TryLock() {
 		s.mu.Lock()
 		turn := s.turn
 		s.mu.Unlock()
 		if turn != nil && turn != cancelled {
-			s.cancelTurn(turn)
+			s.turns.cancelTurn(turn)
 			cancelled = turn
 		}
 		select {

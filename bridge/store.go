@@ -167,7 +167,7 @@ func (r *sessionRecords) record() Record {
 	p := s.Policy()
 	s.mu.Lock()
 	rec := Record{Key: s.key, Bridge: s.b.cfg.ID, NativeSessionID: s.id, NativeHistory: slices.Clone(s.natives),
-		Title: s.title, Turns: s.turns, CreatedAt: s.created,
+		Title: s.title, Turns: s.turns.started, CreatedAt: s.created,
 		Model: s.cfg.Model, Effort: s.cfg.Effort, // set mid-turn by control calls, under mu
 		SessionMode: s.agentMode, ConfigValues: configValues(s.configOptions)}
 	s.mu.Unlock()
@@ -210,7 +210,7 @@ func (r *sessionRecords) saveProgress() {
 	}
 	rec := *r.last
 	s.mu.Lock()
-	rec.Turns, rec.Title = s.turns, s.title
+	rec.Turns, rec.Title = s.turns.started, s.title
 	// What the agent changed by itself in the turn (a mode it left, say).
 	rec.SessionMode, rec.ConfigValues = s.agentMode, configValues(s.configOptions)
 	s.mu.Unlock()
@@ -254,7 +254,7 @@ func (r *sessionRecords) recall(ctx context.Context) (string, error) {
 	}
 	s.title = rec.Title
 	// Turn numbers go on from the recorded ones.
-	s.turns = rec.Turns
+	s.turns.started = rec.Turns
 	// The model and effort chosen last, unless the app chooses now; the
 	// agent mode and config values are set back once the session is open.
 	s.cfg.Model = cmp.Or(s.cfg.Model, rec.Model)
