@@ -269,7 +269,7 @@ func (a *sessionAuthority) noteAgentMode(reports uint64, modeID string) {
 	if a.modeReports() != reports {
 		return
 	}
-	s.setAgentMode(modeID)
+	s.ctl.setAgentMode(modeID)
 	s.emit(Event{Kind: KindAgentMode, AgentMode: modeID})
 }
 

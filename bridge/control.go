@@ -21,7 +21,13 @@ var ErrTurnRunning = errors.New("bridge: not allowed while a turn runs")
 // Control calls (SetAgentMode, SetConfigOption, SetModel, SetEffort) are
 // serialised among themselves and with reattaching through sem, and do not
 // depend on whether a turn runs: the protocol allows them mid-turn.
+//
+// It is the session's configuration concern too: the agent mode, model,
+// config options and effort the control calls set (the exported Session
+// methods delegate here) and the agent's own reports of them. s is set
+// once, when the session is made.
 type sessionControl struct {
+	s   *Session
 	sem ctxMutex
 	// Guarded by Session.mu.
 	busy       bool          // a turn runs
@@ -152,7 +158,8 @@ func (s *Session) AgentMode() string {
 	return s.agentMode
 }
 
-func (s *Session) setAgentMode(modeID string) {
+func (c *sessionControl) setAgentMode(modeID string) {
+	s := c.s
 	s.mu.Lock()
 	s.agentMode = modeID
 	s.mu.Unlock()
@@ -189,7 +196,7 @@ func (s *Session) SetModel(ctx context.Context, model string) error {
 		s.mu.Lock()
 		ready := &SessionReady{ConfigOptions: s.configOptions, Models: s.models}
 		s.mu.Unlock()
-		opts, err := s.setModel(ctx, conn, model, ready)
+		opts, err := s.ctl.setModel(ctx, conn, model, ready)
 		if err != nil {
 			return struct{}{}, err
 		}
@@ -200,7 +207,7 @@ func (s *Session) SetModel(ctx context.Context, model string) error {
 		if opts != nil {
 			s.auth.configSet(opts)
 		} else {
-			s.emit(Event{Kind: KindModel, Models: s.setCurrentModel(model)})
+			s.emit(Event{Kind: KindModel, Models: s.ctl.setCurrentModel(model)})
 		}
 		s.rec.save()
 		return struct{}{}, nil
@@ -210,7 +217,8 @@ func (s *Session) SetModel(ctx context.Context, model string) error {
 
 // setCurrentModel records the legacy model selection and returns a copy of
 // the new model state.
-func (s *Session) setCurrentModel(model string) *acpclient.ModelState {
+func (c *sessionControl) setCurrentModel(model string) *acpclient.ModelState {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	next := acpclient.ModelState{}
@@ -238,7 +246,8 @@ func (s *Session) Models() *acpclient.ModelState {
 	return s.models
 }
 
-func (s *Session) rememberOptions(opts []acpclient.ConfigOption) {
+func (c *sessionControl) rememberOptions(opts []acpclient.ConfigOption) {
+	s := c.s
 	s.mu.Lock()
 	s.configOptions = opts
 	s.mu.Unlock()
@@ -263,7 +272,8 @@ func withControl[T any](s *Session, ctx context.Context, f func(*acpclient.Conn)
 
 // setModel selects a model: through a model config option when the agent
 // offers one, else the legacy session/set_model.
-func (s *Session) setModel(ctx context.Context, conn *acpclient.Conn, model string, ready *SessionReady) ([]acpclient.ConfigOption, error) {
+func (c *sessionControl) setModel(ctx context.Context, conn *acpclient.Conn, model string, ready *SessionReady) ([]acpclient.ConfigOption, error) {
+	s := c.s
 	for _, o := range ready.ConfigOptions {
 		if o.Category == "model" && o.Type == acpclient.ConfigSelect {
 			resp, err := conn.SetConfigOption(ctx, &acpclient.SetConfigOptionRequest{SessionID: s.id, ConfigID: o.ID, Value: model})
@@ -306,10 +316,11 @@ func (s *Session) Compact(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer s.turns.mu.Unlock()
-	return withControl(s, ctx, func(conn *acpclient.Conn) (string, error) { return s.compact(ctx, conn) })
+	return withControl(s, ctx, func(conn *acpclient.Conn) (string, error) { return s.ctl.compact(ctx, conn) })
 }
 
-func (s *Session) compact(ctx context.Context, conn *acpclient.Conn) (string, error) {
+func (c *sessionControl) compact(ctx context.Context, conn *acpclient.Conn) (string, error) {
+	s := c.s
 	if avail := s.b.provider.CompactAvailable; avail != nil && !avail(conn.Agent()) {
 		return "", fmt.Errorf("bridge %s: compact: the agent does not advertise native compaction: %w", s.b.cfg.ID, acpclient.ErrUnsupported)
 	}

@@ -57,7 +57,7 @@ func (s *Session) emitProviderEvent(ev Event) {
 		s.emitFromAgent(ev)
 		s.auth.recheckAuthority(false)
 	case ev.Kind == KindModel && ev.Models != nil:
-		ev.Models = s.setCurrentModel(ev.Models.CurrentModelID)
+		ev.Models = s.ctl.setCurrentModel(ev.Models.CurrentModelID)
 		s.emitFromAgent(ev)
 	default:
 		s.emitFromAgent(ev)

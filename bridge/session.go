@@ -231,7 +231,7 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	}
 	s := &Session{b: b, cfg: cfg, key: cfg.Key, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider),
 		grants: slices.Clone(cfg.ExternalDirectories), created: b.clock.Now()}
-	s.auth.s, s.rec.s, s.turns.s = s, s, s
+	s.auth.s, s.rec.s, s.turns.s, s.ctl.s = s, s, s, s
 	if err := b.host.reserveKey(b, s); err != nil {
 		return nil, err
 	}
@@ -333,7 +333,7 @@ func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID str
 		}
 	}
 	if s.cfg.Model != "" {
-		opts, err := s.setModel(ctx, conn, s.cfg.Model, ready)
+		opts, err := s.ctl.setModel(ctx, conn, s.cfg.Model, ready)
 		if err != nil {
 			s.emit(Event{Kind: KindError, Err: fmt.Errorf("setting model %q: %w", s.cfg.Model, err)})
 		} else if opts != nil {
@@ -343,7 +343,7 @@ func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID str
 		}
 	}
 	if s.cfg.Effort != "" {
-		opts, err := s.setEffort(ctx, conn, s.cfg.Effort, ready.ConfigOptions)
+		opts, err := s.ctl.setEffort(ctx, conn, s.cfg.Effort, ready.ConfigOptions)
 		if err != nil {
 			s.emit(Event{Kind: KindError, Err: fmt.Errorf("setting effort %q: %w", s.cfg.Effort, err)})
 		} else if opts != nil {

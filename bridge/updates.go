@@ -57,7 +57,7 @@ func (s *Session) handleUpdate(n *acpclient.SessionNotification, now time.Time) 
 		s.emitFromAgent(ev)
 		s.auth.recheckAuthority(false)
 	case *acpclient.ConfigOptionUpdate:
-		s.rememberOptions(u.ConfigOptions)
+		s.ctl.rememberOptions(u.ConfigOptions)
 		ev.Kind, ev.ConfigOptions = KindConfig, u.ConfigOptions
 		s.emitFromAgent(ev)
 		s.auth.recheckAuthority(false)
