@@ -378,10 +378,7 @@ func (h *Host) reserveKey(b *Bridge, s *Session) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, other := range h.all {
-		other.mu.Lock()
-		_, taken := other.open[s.key]
-		other.mu.Unlock()
-		if taken {
+		if other.openByKey(s.key) != nil {
 			return fmt.Errorf("bridge %s: opening session %s: %w", b.cfg.ID, s.key, ErrSessionOpen)
 		}
 	}
@@ -394,14 +391,19 @@ func (h *Host) reserveKey(b *Bridge, s *Session) error {
 // openSession returns the open session of a key in any bridge, or nil.
 func (h *Host) openSession(key string) *Session {
 	for _, b := range h.allBridges() {
-		b.mu.Lock()
-		s := b.open[key]
-		b.mu.Unlock()
-		if s != nil {
+		if s := b.openByKey(key); s != nil {
 			return s
 		}
 	}
 	return nil
+}
+
+// openByKey returns the bridge's open session of a key, or nil. The Host
+// reads a bridge's sessions only through it.
+func (b *Bridge) openByKey(key string) *Session {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.open[key]
 }
 
 // allBridges returns every bridge of the Host, running or not.
