@@ -416,7 +416,7 @@ func (c *agentClient) ReadTextFile(ctx context.Context, req *acpclient.ReadTextF
 	if s == nil {
 		return nil, acpclient.NewError(acpclient.CodeInvalidParams, "unknown session %q", req.SessionID)
 	}
-	return s.readTextFile(ctx, req)
+	return s.files.readTextFile(ctx, req)
 }
 
 func (c *agentClient) WriteTextFile(ctx context.Context, req *acpclient.WriteTextFileRequest) error {
@@ -424,7 +424,7 @@ func (c *agentClient) WriteTextFile(ctx context.Context, req *acpclient.WriteTex
 	if s == nil {
 		return acpclient.NewError(acpclient.CodeInvalidParams, "unknown session %q", req.SessionID)
 	}
-	return s.writeTextFile(ctx, req)
+	return s.files.writeTextFile(ctx, req)
 }
 
 func (c *agentClient) HandleExtension(ctx context.Context, method string, params json.RawMessage) (any, error) {

@@ -368,7 +368,7 @@
 //	tool rows                   tools.go (the one merge of tool calls into rows), tooltitle.go, todo.go
 //	policy and permissions      policy.go (the rule and its name), asks.go, permission.go, regovern.go, elicitation.go
 //	authority                   authority.go, authority_judge.go (judging), authority_enforce.go (sessionAuthority: moving the agent), authority_refuse.go, mirror.go
-//	files                       files.go, filesdefault.go, filelimit.go
+//	files                       files.go (sessionFiles: fs/* calls, the write gate, grants), filesdefault.go, filelimit.go
 //	terminals                   terminal.go, terminal_set.go, terminal_runner.go, terminal_ssh.go, terminal_sftp.go, terminal_output.go, terminalmeta.go
 //	events and their JSON       event.go, eventjson.go, eventjsondelta.go, jsonstring.go
 //
@@ -379,7 +379,7 @@
 // through that session's or bridge's own methods (Session.listEntry,
 // sessionTurns.waitEnded, tryHold and release, Bridge.openByKey), and a
 // Session's concern types (sessionTurns, sessionControl, sessionAuthority,
-// sessionRecords) keep their state under their own lock where they have
+// sessionRecords, sessionFiles) keep their state under their own lock where they have
 // one and under Session.mu otherwise.
 //
 //	Session.closeMu            one Close at a time

@@ -75,7 +75,7 @@ func (p Policy) permissionAnswer(options []acpclient.PermissionOption) (*acpclie
 
 // writeRefusal returns why the policy refuses file writes ("Ask mode",
 // "Plan mode", "read-only tool policy"), or "" when it allows them. It is
-// the one rule of a session's write gate (see Session.applyWriteGateLocked).
+// the one rule of a session's write gate (see sessionFiles.applyWriteGateLocked).
 func (p Policy) writeRefusal() string {
 	if p.ReadOnly {
 		return "read-only tool policy"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -132,10 +131,8 @@ type Session struct {
 
 	auth sessionAuthority // the agent's authority; see authority_enforce.go
 
-	recorded       *Record     // the record OpenSession resumed, to restore from (see restore.go)
-	ownFiles       io.Closer   // the default root the session made (see defaultFiles)
-	noRootReported atomic.Bool // a file call refused for want of Files was reported
-	noRootWhy      string      // why a local session has no default root; set before it is shared
+	recorded *Record      // the record OpenSession resumed, to restore from (see restore.go)
+	files    sessionFiles // the agent's file calls and their gate; see files.go
 
 	closeMu sync.Mutex     // one Close at a time
 	rec     sessionRecords // the session's record; see store.go
@@ -198,7 +195,7 @@ func (s *Session) SetPolicy(p Policy) {
 	p = s.b.lockPolicy(p)
 	s.mu.Lock()
 	s.policy = p
-	s.applyWriteGateLocked()
+	s.files.applyWriteGateLocked()
 	s.mu.Unlock()
 	s.auth.regovernPending()
 	s.rec.save()
@@ -230,7 +227,7 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	}
 	s := &Session{b: b, cfg: cfg, key: cfg.Key, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider),
 		grants: slices.Clone(cfg.ExternalDirectories), created: b.clock.Now()}
-	s.auth.s, s.rec.s, s.turns.s, s.ctl.s = s, s, s, s
+	s.auth.s, s.rec.s, s.turns.s, s.ctl.s, s.files.s = s, s, s, s, s
 	if err := b.host.reserveKey(b, s); err != nil {
 		return nil, err
 	}
@@ -246,10 +243,10 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 			return nil, err
 		}
 	}
-	s.defaultFiles()
+	s.files.defaultFiles()
 	defer func() {
 		if !opened {
-			s.closeOwnFiles()
+			s.files.closeOwnFiles()
 		}
 	}()
 	if g, ok := s.cfg.Files.(GrantSetter); ok {
@@ -257,7 +254,7 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 			return nil, fmt.Errorf("bridge %s: granting %q: %w", b.cfg.ID, s.grants, err)
 		}
 	}
-	s.applyWriteGateLocked() // s is not shared yet
+	s.files.applyWriteGateLocked() // s is not shared yet
 	ready, err := s.attach(ctx, conn, resumeID)
 	if err != nil {
 		return nil, err

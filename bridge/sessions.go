@@ -75,7 +75,7 @@ func (s *Session) close(ctx context.Context, announce bool) error {
 	s.cancelPending(ErrSessionClosed)
 	s.b.forget(s)
 	s.rec.save() // the last record: closed sessions are resumed from it
-	s.closeOwnFiles()
+	s.files.closeOwnFiles()
 	s.mu.Lock()
 	s.closed = true
 	s.tools = newToolTracker(s.b.provider)
