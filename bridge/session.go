@@ -86,15 +86,27 @@ const (
 )
 
 // Session is one agent session. Its methods are safe for concurrent use.
+//
+// A Session is its identity and the state the agent's updates change,
+// under mu, plus one value per concern, each with the methods of that
+// concern (the exported Session methods delegate to them): turns
+// (turn.go), ctl (control calls, control.go), auth (authority,
+// authority_enforce.go), files (files.go) and rec (its record, store.go).
+// The lock order is in the package doc.
 type Session struct {
 	b    *Bridge
 	cfg  SessionConfig
 	key  string // the host key (SessionConfig.Key); never changes
 	id   string
-	conn *acpclient.Conn // the process the session is attached to
+	conn *acpclient.Conn // the process the session is attached to; guarded by grantMu
 
-	turns sessionTurns   // the turn concern; see turn.go
-	ctl   sessionControl // turn admission, control calls; see control.go
+	turns sessionTurns     // turns and the turn lock
+	ctl   sessionControl   // turn admission and control calls
+	auth  sessionAuthority // the agent's authority
+	files sessionFiles     // the agent's file calls and their gate
+	rec   sessionRecords   // the session's record
+
+	closeMu sync.Mutex // one Close at a time
 	// grantMu orders grant changes against attaching, so the agent always
 	// ends up with the latest list; it also guards conn.
 	grantMu sync.Mutex
@@ -129,36 +141,7 @@ type Session struct {
 	closing       bool // Close has begun: calls fail with ErrSessionClosed
 	closed        bool // Close has finished: nothing is saved any more
 
-	auth sessionAuthority // the agent's authority; see authority_enforce.go
-
-	recorded *Record      // the record OpenSession resumed, to restore from (see restore.go)
-	files    sessionFiles // the agent's file calls and their gate; see files.go
-
-	closeMu sync.Mutex     // one Close at a time
-	rec     sessionRecords // the session's record; see store.go
-}
-
-// turnState is what the bridge tracks while a turn runs.
-type turnState struct {
-	conn      *acpclient.Conn
-	watchdog  *watchdog
-	number    uint64 // the turn's number (Event.Turn)
-	timedOut  bool   // guarded by Session.mu
-	cancelled bool   // guarded by Session.mu
-	// grace ends the turn if the agent does not answer a cancel; aborted
-	// says it did. Guarded by Session.mu.
-	grace   Timer
-	aborted bool
-
-	// Guarded by Session.mu: whether the turn produced output, and the
-	// failure held back for a retry (see holdForRetry).
-	emitted bool
-	held    error
-	retries turnRetries
-
-	finish     sync.Once
-	stopReason string
-	err        error
+	recorded *Record // the record OpenSession resumed, to restore from (see restore.go); set before it is shared
 }
 
 // Key returns the session's host key (SessionConfig.Key), which never
