@@ -377,7 +377,8 @@
 // A lock may be held while taking only the locks after it in this list,
 // never one before it. Another session's or bridge's locks are taken only
 // through that session's or bridge's own methods (Session.listEntry,
-// sessionTurns.waitEnded, tryHold and release, Bridge.openByKey), and a
+// sessionTurns.waitEnded, tryHold, release and watchdog,
+// Bridge.openByKey), and a
 // Session's concern types (sessionTurns, sessionControl, sessionAuthority,
 // sessionRecords, sessionFiles) keep their state under their own lock where they have
 // one and under Session.mu otherwise.
@@ -400,7 +401,8 @@
 //	leaves                     the stream's queue (eventQueue.mu; emitting may
 //	                           wait for room, so it is never done under
 //	                           Session.mu, Bridge.mu or Host.mu), the hub's
-//	                           and the live views' locks, a request's own
+//	                           and the live views' locks, the waiting
+//	                           requests' (pendingRequests.mu), a request's own
 //	                           lock (userRequest.mu), the watchdog's, the
 //	                           FileStore's, the launch's and SSHHosts'
 //

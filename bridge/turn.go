@@ -64,6 +64,17 @@ func (tr *sessionTurns) waitEnded() {
 	tr.mu.Unlock() // an empty critical section: the wait is the point
 }
 
+// watchdog is the running turn's watchdog, or nil between turns.
+func (tr *sessionTurns) watchdog() *watchdog {
+	s := tr.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.turn == nil {
+		return nil
+	}
+	return s.turn.watchdog
+}
+
 // tryHold takes the turn lock if no turn, compaction or reattach holds it;
 // release gives it back.
 func (tr *sessionTurns) tryHold() bool { return tr.mu.TryLock() }
