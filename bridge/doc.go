@@ -378,7 +378,7 @@
 // never one before it. Another session's or bridge's locks are taken only
 // through that session's or bridge's own methods (Session.listEntry,
 // sessionTurns.waitEnded, tryHold, release and watchdog,
-// Bridge.openByKey), and a
+// Bridge.openByKey and addOpen), and a
 // Session's concern types (sessionTurns, sessionControl, sessionAuthority,
 // sessionRecords, sessionFiles) keep their state under their own lock where they have
 // one and under Session.mu otherwise.

@@ -69,9 +69,7 @@ func (b *Bridge) Relaunch(ctx context.Context, change func(*LaunchOptions)) erro
 		return err
 	}
 	next := func(acpclient.Transport) (acpclient.Transport, error) {
-		l.mu.Lock()
-		l.opts, l.res = opts, res
-		l.mu.Unlock()
+		l.set(opts, res)
 		return &profileTransport{launch: l, inner: tr, path: path}, nil
 	}
 	_, err = b.respawn(ctx, next, func() {

@@ -382,9 +382,7 @@ func (h *Host) reserveKey(b *Bridge, s *Session) error {
 			return fmt.Errorf("bridge %s: opening session %s: %w", b.cfg.ID, s.key, ErrSessionOpen)
 		}
 	}
-	b.mu.Lock()
-	b.open[s.key] = s
-	b.mu.Unlock()
+	b.addOpen(s)
 	return nil
 }
 
@@ -396,6 +394,13 @@ func (h *Host) openSession(key string) *Session {
 		}
 	}
 	return nil
+}
+
+// addOpen makes s the bridge's open session of its key.
+func (b *Bridge) addOpen(s *Session) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.open[s.key] = s
 }
 
 // openByKey returns the bridge's open session of a key, or nil. The Host
