@@ -410,7 +410,8 @@
 // but a leaf is taken under it (the session's Files are told of a policy
 // change under it, and must not call back into the session).
 //
-// Bridge.permSeq and authSeq are atomic counters, not locks. Terminals
-// keep their own locks, taken under none of the above but Session.mu
-// released.
+// Bridge.permSeq and authSeq are atomic counters, not locks. The
+// terminals' own locks (terminal_set.go, terminal_output.go) are taken
+// after Session.closeMu (Close ends the session's commands), and terminal
+// code reads a session's tool rows under that session's Session.mu.
 package bridge
