@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/acphost/acphost/acpclient"
 )
@@ -11,21 +12,32 @@ import (
 // Attaching a session to the agent: loading (or creating) its native
 // session, the replay a load brings, and the native ids the key has had.
 
+// sessionNative is a session's attachment concern: the process it is
+// attached to and attaching it (again, after a restart). mu orders grant
+// changes against attaching, so the agent always ends up with the latest
+// list, and guards conn; s is set once, when the session is made.
+type sessionNative struct {
+	s    *Session
+	mu   sync.Mutex
+	conn *acpclient.Conn // the process the session is attached to
+}
+
 // attach loads resumeID (when given and possible) or creates a session, then
 // applies grants, model and effort.
-func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID string) (*SessionReady, error) {
+func (sn *sessionNative) attach(ctx context.Context, conn *acpclient.Conn, resumeID string) (*SessionReady, error) {
+	s := sn.s
 	b := s.b
-	s.grantMu.Lock()
-	defer s.grantMu.Unlock()
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
 	defer b.openStarted()() // updates held for the id to come are not purged meanwhile
 	ready := &SessionReady{}
-	reattaching := s.conn != nil // attached before: the agent was restarted
+	reattaching := sn.conn != nil // attached before: the agent was restarted
 	var setup *acpclient.SessionSetup
 	if resumeID != "" {
-		s.prepareReplay(ctx, ready)
+		sn.prepareReplay(ctx, ready)
 		var err error
-		setup, err = s.load(ctx, conn, resumeID)
-		ready.ReplaySkipped = s.endReplay(err == nil)
+		setup, err = sn.load(ctx, conn, resumeID)
+		ready.ReplaySkipped = sn.endReplay(err == nil)
 		if err == nil {
 			ready.Resumed = true
 		} else {
@@ -39,7 +51,7 @@ func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID str
 	}
 	if !ready.Resumed {
 		req := &acpclient.NewSessionRequest{Cwd: s.cfg.Cwd, MCPServers: s.cfg.MCPServers}
-		if s.standardDirs(conn) {
+		if sn.standardDirs(conn) {
 			req.AdditionalDirectories = s.Grants()
 		}
 		resp, err := conn.NewSession(ctx, req)
@@ -55,8 +67,8 @@ func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID str
 		b.register(s)
 		setup = &resp.SessionSetup
 	}
-	s.conn = conn
-	s.noteNative(ready)
+	sn.conn = conn
+	sn.noteNative(ready)
 	ready.AgentModes, ready.Models, ready.ConfigOptions = setup.Modes, setup.Models, setup.ConfigOptions
 	if ready.Models == nil && b.provider.ModelsFromInitialize != nil {
 		ready.Models = b.provider.ModelsFromInitialize(conn.Agent())
@@ -99,21 +111,23 @@ func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID str
 
 // standardDirs reports whether grants travel in the standard
 // additionalDirectories parameter.
-func (s *Session) standardDirs(conn *acpclient.Conn) bool {
+func (sn *sessionNative) standardDirs(conn *acpclient.Conn) bool {
+	s := sn.s
 	a := conn.Agent()
 	return s.b.provider.SetExternalDirectories == nil && a != nil &&
 		a.AgentCapabilities.SessionCapabilities.AdditionalDirectories != nil
 }
 
 // load reopens a saved session, with its replay tagged as such.
-func (s *Session) load(ctx context.Context, conn *acpclient.Conn, id string) (*acpclient.SessionSetup, error) {
+func (sn *sessionNative) load(ctx context.Context, conn *acpclient.Conn, id string) (*acpclient.SessionSetup, error) {
+	s := sn.s
 	b := s.b
 	if b.provider.CanResume != nil && !b.provider.CanResume(ctx, id) {
 		return nil, errors.New("the agent has no transcript for this session")
 	}
 	a := conn.Agent()
 	var dirs []string
-	if s.standardDirs(conn) {
+	if sn.standardDirs(conn) {
 		dirs = s.Grants()
 	}
 	switch {
@@ -147,7 +161,8 @@ func (s *Session) load(ctx context.Context, conn *acpclient.Conn, id string) (*a
 	return nil, errors.New("the agent cannot load or resume sessions")
 }
 
-func (s *Session) emitReady(ready *SessionReady) {
+func (sn *sessionNative) emitReady(ready *SessionReady) {
+	s := sn.s
 	s.mu.Lock()
 	s.ready = ready
 	s.configOptions, s.models = ready.ConfigOptions, ready.Models
@@ -169,7 +184,8 @@ func (s *Session) markUnusable(err error) {
 // prepareReplay notes whether the Host's journal already holds the key's
 // history and, unless the session asks to keep it, arranges for a load's
 // replay of that history to be dropped.
-func (s *Session) prepareReplay(ctx context.Context, ready *SessionReady) {
+func (sn *sessionNative) prepareReplay(ctx context.Context, ready *SessionReady) {
+	s := sn.s
 	j := s.b.host.journal
 	if j == nil {
 		return
@@ -189,7 +205,8 @@ func (s *Session) prepareReplay(ctx context.Context, ready *SessionReady) {
 // endReplay ends replay skipping and returns how many events it dropped.
 // The tool rows of a dropped replay are forgotten with it, so the first
 // turn does not report rows the app never saw.
-func (s *Session) endReplay(loaded bool) int {
+func (sn *sessionNative) endReplay(loaded bool) int {
+	s := sn.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.replaySkipped
@@ -213,7 +230,8 @@ func isHistory(k Kind) bool {
 
 // noteNative records the native id the session is now attached to in its
 // history, with the reason it replaced the previous one.
-func (s *Session) noteNative(ready *SessionReady) {
+func (sn *sessionNative) noteNative(ready *SessionReady) {
+	s := sn.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if n := len(s.natives); n > 0 && s.natives[n-1].ID == s.id {
@@ -224,4 +242,44 @@ func (s *Session) noteNative(ready *SessionReady) {
 		reason += ": " + ready.ResumeError
 	}
 	s.natives = append(s.natives, NativeSession{ID: s.id, Reason: reason, Since: s.b.clock.Now()})
+}
+
+// reattach returns a live connection for the session, restarting the agent
+// and resuming the session natively after a crash. It waits for a control
+// call in flight (see sessionControl), so two callers never attach at once.
+func (sn *sessionNative) reattach(ctx context.Context) (*acpclient.Conn, error) {
+	s := sn.s
+	if err := s.ctl.sem.LockCtx(ctx); err != nil {
+		return nil, err
+	}
+	defer s.ctl.sem.Unlock()
+	return sn.reattachLocked(ctx)
+}
+
+// reattachLocked is reattach with the control lock held. A closed session
+// is never attached again.
+func (sn *sessionNative) reattachLocked(ctx context.Context) (*acpclient.Conn, error) {
+	s := sn.s
+	if err := s.closedErr(); err != nil {
+		return nil, err
+	}
+	if conn := s.b.liveConn(); conn != nil && conn == sn.conn {
+		return conn, nil
+	}
+	conn, err := s.b.ensure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	old := s.id
+	s.b.unregisterSession(old)
+	ready, err := sn.attach(ctx, conn, old)
+	if err != nil {
+		return nil, err
+	}
+	sn.emitReady(ready)
+	s.rec.save()
+	s.mu.Lock()
+	unusable := s.unusable
+	s.mu.Unlock()
+	return sn.conn, unusable
 }

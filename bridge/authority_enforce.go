@@ -374,9 +374,9 @@ func (a *sessionAuthority) stopAuthority() {
 // not running keeps them due: attaching it again enforces anyway.
 func (a *sessionAuthority) enforceLocked(ctx context.Context, stopTurn bool) {
 	s := a.s
-	s.grantMu.Lock()
-	conn := s.conn
-	s.grantMu.Unlock()
+	s.native.mu.Lock()
+	conn := s.native.conn
+	s.native.mu.Unlock()
 	if conn == nil || conn != s.b.liveConn() {
 		return
 	}

@@ -263,7 +263,7 @@ func withControl[T any](s *Session, ctx context.Context, f func(*acpclient.Conn)
 		return zero, err
 	}
 	defer s.ctl.sem.Unlock()
-	conn, err := s.reattachLocked(ctx)
+	conn, err := s.native.reattachLocked(ctx)
 	if err != nil {
 		return zero, err
 	}

@@ -361,7 +361,7 @@
 //	agent-wide sign-in          auth.go, withheld.go, userrequest.go (what every request to the user shares)
 //	profiles, launching         profile.go, profile_hooks.go, profile_support.go, profile_env.go, profile_fs.go, provider.go, resolve.go, workspace.go, hostfs_ssh.go
 //	health check                doctor.go, doctor_status.go
-//	Session and opening one     session.go (state, OpenSession, emitting), attach.go (load or create, replay), restore.go, sessions.go (Close, the session list)
+//	Session and opening one     session.go (state, OpenSession, emitting), attach.go (sessionNative: load or create, replay, reattach), restore.go, sessions.go (Close, the session list)
 //	turns                       turn.go (sessionTurns), watchdog.go, profile_hooks.go (retries)
 //	control calls               control.go (sessionControl: mode, model, options, compaction), effort.go
 //	the agent's updates         updates.go, updaterun.go, early.go (before the session is known), rawkeys.go, memsize.go
@@ -379,14 +379,15 @@
 // through that session's or bridge's own methods (Session.listEntry,
 // sessionTurns.waitEnded, tryHold, release and watchdog,
 // Bridge.openByKey and addOpen), and a
-// Session's concern types (sessionTurns, sessionControl, sessionAuthority,
-// sessionRecords, sessionFiles) keep their state under their own lock where they have
+// Session's concern types (sessionNative, sessionTurns, sessionControl,
+// sessionAuthority, sessionRecords, sessionFiles) keep their state under their own lock where they have
 // one and under Session.mu otherwise.
 //
 //	Session.closeMu            one Close at a time
 //	Session.turns.mu           a turn, a compaction, a reattach (ctxMutex)
 //	Session.ctl.sem            control calls and attaching (ctxMutex)
-//	Session.grantMu            grants against attaching; guards Session.conn
+//	Session.native.mu          grants against attaching; guards the
+//	                           session's connection (native.conn)
 //	Bridge.authMu              one sign-in at a time
 //	Bridge.startMu             one process start at a time
 //	Bridge.routeMu             update delivery against registration; held

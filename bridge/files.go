@@ -96,8 +96,8 @@ func (s *Session) SetGrants(ctx context.Context, dirs []string) error {
 	if dirs == nil {
 		dirs = []string{}
 	}
-	s.grantMu.Lock()
-	defer s.grantMu.Unlock()
+	s.native.mu.Lock()
+	defer s.native.mu.Unlock()
 	if g, ok := s.cfg.Files.(GrantSetter); ok {
 		if err := g.SetGrants(ctx, dirs); err != nil {
 			return fmt.Errorf("bridge %s: granting %q: %w", s.b.cfg.ID, dirs, err)
@@ -115,15 +115,15 @@ func (s *Session) SetGrants(ctx context.Context, dirs []string) error {
 
 // tellGrants sends the grant list to the live process through the vendor
 // method, if the agent has one. A session whose process died is told on
-// its next attach instead. Called with s.grantMu held.
+// its next attach instead. Called with s.native.mu held.
 func (f *sessionFiles) tellGrants(ctx context.Context) error {
 	s := f.s
 	hook := s.b.provider.SetExternalDirectories
-	live := s.conn != nil && s.conn == s.b.liveConn()
+	live := s.native.conn != nil && s.native.conn == s.b.liveConn()
 	if hook == nil || !live {
 		return nil
 	}
-	if err := hook(ctx, s.conn, s.id, s.Grants()); err != nil {
+	if err := hook(ctx, s.native.conn, s.id, s.Grants()); err != nil {
 		err = fmt.Errorf("%w: synchronising external directories: %v", ErrUnusable, err)
 		s.markUnusable(err)
 		return err

@@ -118,7 +118,7 @@ func (b *Bridge) resumeAll(ctx context.Context, sessions []*Session) error {
 		if !s.turns.tryHold() {
 			continue
 		}
-		_, err := s.reattach(ctx)
+		_, err := s.native.reattach(ctx)
 		s.turns.release()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("session %s: %w", s.id, err))

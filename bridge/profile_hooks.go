@@ -175,7 +175,7 @@ func (tr *sessionTurns) recoverTurn(ctx context.Context, turn *turnState, held e
 		if err != nil {
 			return nil, nil, err
 		}
-		next, err := s.reattach(ctx)
+		next, err := s.native.reattach(ctx)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -89,27 +89,24 @@ const (
 //
 // A Session is its identity and the state the agent's updates change,
 // under mu, plus one value per concern, each with the methods of that
-// concern (the exported Session methods delegate to them): turns
-// (turn.go), ctl (control calls, control.go), auth (authority,
+// concern (the exported Session methods delegate to them): native
+// (attaching, attach.go), turns (turn.go), ctl (control calls, control.go), auth (authority,
 // authority_enforce.go), files (files.go) and rec (its record, store.go).
 // The lock order is in the package doc.
 type Session struct {
-	b    *Bridge
-	cfg  SessionConfig
-	key  string // the host key (SessionConfig.Key); never changes
-	id   string
-	conn *acpclient.Conn // the process the session is attached to; guarded by grantMu
+	b   *Bridge
+	cfg SessionConfig
+	key string // the host key (SessionConfig.Key); never changes
+	id  string
 
-	turns sessionTurns     // turns and the turn lock
-	ctl   sessionControl   // turn admission and control calls
-	auth  sessionAuthority // the agent's authority
-	files sessionFiles     // the agent's file calls and their gate
-	rec   sessionRecords   // the session's record
+	native sessionNative    // the native session and the process it is on
+	turns  sessionTurns     // turns and the turn lock
+	ctl    sessionControl   // turn admission and control calls
+	auth   sessionAuthority // the agent's authority
+	files  sessionFiles     // the agent's file calls and their gate
+	rec    sessionRecords   // the session's record
 
 	closeMu sync.Mutex // one Close at a time
-	// grantMu orders grant changes against attaching, so the agent always
-	// ends up with the latest list; it also guards conn.
-	grantMu sync.Mutex
 
 	// pending are the session's requests waiting on the user.
 	pending pendingRequests
@@ -210,7 +207,7 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	}
 	s := &Session{b: b, cfg: cfg, key: cfg.Key, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider),
 		grants: slices.Clone(cfg.ExternalDirectories), created: b.clock.Now()}
-	s.auth.s, s.rec.s, s.turns.s, s.ctl.s, s.files.s = s, s, s, s, s
+	s.native.s, s.auth.s, s.rec.s, s.turns.s, s.ctl.s, s.files.s = s, s, s, s, s, s
 	if err := b.host.reserveKey(b, s); err != nil {
 		return nil, err
 	}
@@ -238,12 +235,12 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 		}
 	}
 	s.files.applyWriteGateLocked() // s is not shared yet
-	ready, err := s.attach(ctx, conn, resumeID)
+	ready, err := s.native.attach(ctx, conn, resumeID)
 	if err != nil {
 		return nil, err
 	}
 	opened = true
-	s.emitReady(ready)
+	s.native.emitReady(ready)
 	s.rec.save()
 	s.restoreRecorded(ctx, s.recorded)
 	return s, nil

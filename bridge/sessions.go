@@ -62,10 +62,10 @@ func (s *Session) close(ctx context.Context, announce bool) error {
 		return fmt.Errorf("bridge %s: closing session %s: waiting for its turn to end: %w", s.b.cfg.ID, s.key, err)
 	}
 	defer s.turns.mu.Unlock()
-	s.grantMu.Lock()
-	conn := s.conn
-	s.conn = nil
-	s.grantMu.Unlock()
+	s.native.mu.Lock()
+	conn := s.native.conn
+	s.native.conn = nil
+	s.native.mu.Unlock()
 	var err error
 	if conn != nil && conn == s.b.liveConn() && conn.Agent().AgentCapabilities.SessionCapabilities.Close != nil {
 		if cerr := conn.CloseSession(ctx, s.id); cerr != nil {

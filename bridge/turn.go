@@ -169,7 +169,7 @@ func (tr *sessionTurns) beginTurn(ctx context.Context, content []acpclient.Conte
 	if unusable != nil {
 		return nil, unusable
 	}
-	conn, err := s.reattach(ctx)
+	conn, err := s.native.reattach(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -250,44 +250,6 @@ func (tr *sessionTurns) finishTurn(turn *turnState, resp *acpclient.PromptRespon
 		tr.releaseTurn()
 		s.emit(end)
 	})
-}
-
-// reattach returns a live connection for the session, restarting the agent
-// and resuming the session natively after a crash. It waits for a control
-// call in flight (see sessionControl), so two callers never attach at once.
-func (s *Session) reattach(ctx context.Context) (*acpclient.Conn, error) {
-	if err := s.ctl.sem.LockCtx(ctx); err != nil {
-		return nil, err
-	}
-	defer s.ctl.sem.Unlock()
-	return s.reattachLocked(ctx)
-}
-
-// reattachLocked is reattach with the control lock held. A closed session
-// is never attached again.
-func (s *Session) reattachLocked(ctx context.Context) (*acpclient.Conn, error) {
-	if err := s.closedErr(); err != nil {
-		return nil, err
-	}
-	if conn := s.b.liveConn(); conn != nil && conn == s.conn {
-		return conn, nil
-	}
-	conn, err := s.b.ensure(ctx)
-	if err != nil {
-		return nil, err
-	}
-	old := s.id
-	s.b.unregisterSession(old)
-	ready, err := s.attach(ctx, conn, old)
-	if err != nil {
-		return nil, err
-	}
-	s.emitReady(ready)
-	s.rec.save()
-	s.mu.Lock()
-	unusable := s.unusable
-	s.mu.Unlock()
-	return s.conn, unusable
 }
 
 // promptError explains a failed turn: the agent's detailed message when it
