@@ -148,7 +148,8 @@ func (tr *sessionTurns) holdForRetry(turn *turnState, err error) bool {
 }
 
 // takeHeld returns and clears the failure held for a retry.
-func (s *Session) takeHeld(turn *turnState) error {
+func (tr *sessionTurns) takeHeld(turn *turnState) error {
+	s := tr.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	err := turn.held

@@ -58,7 +58,7 @@ func (s *Session) close(ctx context.Context, announce bool) error {
 	// Its commands first: an agent waiting on one (wait_for_exit) can then
 	// end its turn. No new one starts once closing is set.
 	s.b.terminals.endSession(s)
-	if err := s.endTurn(ctx); err != nil {
+	if err := s.turns.endTurn(ctx); err != nil {
 		return fmt.Errorf("bridge %s: closing session %s: waiting for its turn to end: %w", s.b.cfg.ID, s.key, err)
 	}
 	defer s.turns.mu.Unlock()
@@ -89,14 +89,15 @@ func (s *Session) close(ctx context.Context, announce bool) error {
 
 // endTurn takes the turn lock, cancelling the running turn (and any that
 // got in before Close was noticed) until it has ended or ctx ends.
-func (s *Session) endTurn(ctx context.Context) error {
+func (tr *sessionTurns) endTurn(ctx context.Context) error {
+	s := tr.s
 	var cancelled *turnState
-	for !s.turns.mu.TryLock() {
+	for !tr.mu.TryLock() {
 		s.mu.Lock()
 		turn := s.turn
 		s.mu.Unlock()
 		if turn != nil && turn != cancelled {
-			s.turns.cancelTurn(turn)
+			tr.cancelTurn(turn)
 			cancelled = turn
 		}
 		select {

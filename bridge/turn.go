@@ -146,7 +146,7 @@ func (s *Session) Prompt(ctx context.Context, content ...acpclient.ContentBlock)
 			case <-conn.Done():
 			}
 		}
-		held := s.takeHeld(turn)
+		held := s.turns.takeHeld(turn)
 		if held == nil {
 			break
 		}
