@@ -21,47 +21,27 @@ func (s *Session) handlePermission(ctx context.Context, req *acpclient.RequestPe
 	}
 	id := fmt.Sprintf("perm-%d", s.b.permSeq.Add(1))
 	p := s.Policy()
-	if resp := p.permissionDecision().automaticAnswer(req.Options); resp != nil {
-		s.decideByPolicy(newPermissionRequest(id, snap, req.Options, func(*acpclient.RequestPermissionResponse) {}), p, resp)
+	if resp, rule := p.permissionAnswer(req.Options); resp != nil {
+		s.decideByPolicy(newPermissionRequest(id, snap, req.Options, func(*acpclient.RequestPermissionResponse) {}), rule, resp)
 		reply(resp, nil) // after its events, so they precede the agent's reaction
 		return
 	}
 	pr := newPermissionRequest(id, snap, req.Options, func(resp *acpclient.RequestPermissionResponse) { reply(resp, nil) })
-	pr.ruling = s.ruling
+	pr.ruling = s.auth.ruling
 	s.b.await(ctx, s, id, pr)
 	s.emitFromAgent(Event{Kind: KindPermission, Tool: snap, Permission: pr})
 }
 
 // decideByPolicy settles a request the policy answers by itself with resp
-// and records it: the permission event (already answered, so an app
+// (by the named rule) and records it: the permission event (already answered, so an app
 // cannot override the policy) and the decision event naming the rule.
 // The caller sends resp to the agent.
-func (s *Session) decideByPolicy(pr *PermissionRequest, p Policy, resp *acpclient.RequestPermissionResponse) {
+func (s *Session) decideByPolicy(pr *PermissionRequest, rule string, resp *acpclient.RequestPermissionResponse) {
 	var decided Decision
 	pr.report = func(d Decision) { decided = d }
-	d := Decision{By: byPolicy, Rule: policyRule(p, resp)}
-	if resp.Outcome.OptionID != "" {
-		pr.selectOption(resp.Outcome.OptionID, outcomeAllowed, d)
-	} else {
-		pr.cancel(d)
-	}
+	pr.settleByRule(resp, rule)
 	s.emitFromAgent(Event{Kind: KindPermission, Tool: pr.Tool, Permission: pr})
 	s.emit(Event{Kind: KindDecision, Decision: &decided})
-}
-
-// policyRule names the rule by which p answered resp on its own.
-func policyRule(p Policy, resp *acpclient.RequestPermissionResponse) string {
-	switch {
-	case p.ReadOnly:
-		return "read-only tool policy"
-	case ParseMode(string(p.Mode)) == ModeFull && resp.Outcome.OptionID != "":
-		return "Full mode allows once"
-	case ParseMode(string(p.Mode)) == ModeFull:
-		return "Full mode cancels without a usable allow-once option"
-	case ParseMode(string(p.Mode)) == ModePlan:
-		return "Plan mode cancels permission requests"
-	}
-	return "Ask mode cancels permission requests"
 }
 
 // cancelPending abandons every request of the session that waits on the

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"sync"
 
 	"github.com/acphost/acphost/acpclient"
@@ -24,9 +23,13 @@ import (
 // blocked instead.
 const maxAgentReverts = 8
 
-// sessionAuthority is a session's authority state and its enforcement.
-// Guarded by Session.mu, except wg and settleMu.
+// sessionAuthority is a session's authority concern: its state, its
+// enforcement (this file), the rules it settles waiting permission
+// requests by (regovern.go) and the agent-reported modes and options it
+// mirrors (mirror.go). Its state is guarded by Session.mu, except wg and
+// settleMu; s is set once, when the session is made.
 type sessionAuthority struct {
+	s *Session
 	// settleMu orders judging with reporting, so the last authority event
 	// is the state Authority returns.
 	settleMu   sync.Mutex
@@ -72,7 +75,7 @@ func (s *Session) GrantAutonomy() {
 	s.mu.Lock()
 	s.auth.consented = true
 	s.mu.Unlock()
-	s.recheckAuthority(false)
+	s.auth.recheckAuthority(false)
 }
 
 // modeTable is the table of the bridge's agent (Config.AgentModes, a
@@ -81,9 +84,10 @@ func (b *Bridge) modeTable() *ModeTable { return b.cfg.AgentModes }
 
 // tableLocked is the session's table: the one learned from the agent's
 // own configuration, else the bridge's. s.mu is held.
-func (s *Session) tableLocked() *ModeTable {
-	if s.auth.table != nil {
-		return s.auth.table
+func (a *sessionAuthority) tableLocked() *ModeTable {
+	s := a.s
+	if a.table != nil {
+		return a.table
 	}
 	return s.b.modeTable()
 }
@@ -113,7 +117,8 @@ func (b *Bridge) launchFlag() escalation {
 
 // learn runs the table's Learn for a session attaching with modes, on the
 // agent's host, and records what it made.
-func (s *Session) learn(ctx context.Context, modes []acpclient.Mode) {
+func (a *sessionAuthority) learn(ctx context.Context, modes []acpclient.Mode) {
+	s := a.s
 	t := s.b.modeTable()
 	if t == nil || t.Learn == nil {
 		return
@@ -126,37 +131,18 @@ func (s *Session) learn(ctx context.Context, modes []acpclient.Mode) {
 	}
 	learned, err := t.Learn(ctx, fsys, home, s.cfg.Cwd, modes)
 	s.mu.Lock()
-	s.auth.table, s.auth.learnErr = learned, err
+	a.table, a.learnErr = learned, err
 	if err != nil {
-		s.auth.table = nil
+		a.table = nil
 	}
 	s.mu.Unlock()
 }
 
-// launchFlagFor is the escalating flag launch options o would have.
-func (b *Bridge) launchFlagFor(o LaunchOptions) string {
-	t := b.modeTable()
-	if t == nil || t.LaunchEscalation == nil {
-		return ""
-	}
-	return t.LaunchEscalation(o)
-}
-
-// refuseLaunchFlag is the refusal of a session under policy p on a launch
-// with an escalating flag: it is allowed with host Full, and with Build,
-// where the app's consent decides whether it takes prompts.
-func refuseLaunchFlag(p Policy, flag string) error {
-	if flag == "" || p.hostFull() || p.building() {
-		return nil
-	}
-	st := AuthorityState{State: AuthorityAgentAutonomous, HostMode: ParseMode(string(p.Mode)), ReadOnly: p.ReadOnly, Flag: flag}
-	return st.refusal(nil)
-}
-
 // authorityInputLocked is the session's current input; s.mu is held.
-func (s *Session) authorityInputLocked(esc escalation) authorityInput {
-	in := authorityInput{table: s.tableLocked(), policy: s.policy, mode: s.agentMode, options: s.configOptions, flag: esc.flag,
-		consented: s.auth.consented || esc.chosen, learnErr: s.auth.learnErr}
+func (a *sessionAuthority) authorityInputLocked(esc escalation) authorityInput {
+	s := a.s
+	in := authorityInput{table: a.tableLocked(), policy: s.policy, mode: s.agentMode, options: s.configOptions, flag: esc.flag,
+		consented: a.consented || esc.chosen, learnErr: a.learnErr}
 	if s.ready != nil && s.ready.AgentModes != nil {
 		in.modes = s.ready.AgentModes.AvailableModes
 	}
@@ -166,43 +152,45 @@ func (s *Session) authorityInputLocked(esc escalation) authorityInput {
 // enforceAtAttach moves the agent of a session that has just been created,
 // loaded or resumed, before its session event, recording the moves in
 // ready; the state is reported after that event (emitReady).
-func (s *Session) enforceAtAttach(ctx context.Context, conn *acpclient.Conn, ready *SessionReady) {
+func (a *sessionAuthority) enforceAtAttach(ctx context.Context, conn *acpclient.Conn, ready *SessionReady) {
+	s := a.s
 	flag := s.b.launchFlag()
 	if ready.AgentModes != nil {
-		s.learn(ctx, ready.AgentModes.AvailableModes)
+		a.learn(ctx, ready.AgentModes.AvailableModes)
 	} else {
-		s.learn(ctx, nil)
+		a.learn(ctx, nil)
 	}
 	s.mu.Lock()
-	s.auth.dirty, s.auth.preferPlan = false, false
-	in := authorityInput{table: s.tableLocked(), policy: s.policy, options: ready.ConfigOptions, flag: flag.flag}
+	a.dirty, a.preferPlan = false, false
+	in := authorityInput{table: a.tableLocked(), policy: s.policy, options: ready.ConfigOptions, flag: flag.flag}
 	s.mu.Unlock()
 	if ready.AgentModes != nil {
 		in.mode, in.modes = ready.AgentModes.CurrentModeID, ready.AgentModes.AvailableModes
 	}
 	moves, stuck := in.plan(true)
 	for _, m := range moves {
-		if err := s.sendMove(ctx, conn, m, ready); err != nil && m.required {
+		if err := a.sendMove(ctx, conn, m, ready); err != nil && m.required {
 			stuck = append(stuck, err)
 		}
 	}
 	s.mu.Lock()
-	s.auth.cause = errors.Join(stuck...)
+	a.cause = errors.Join(stuck...)
 	s.mu.Unlock()
 }
 
 // sendMove sends one move. With ready (while attaching) the result is
 // recorded there; otherwise in the session, and reported as an agent_mode
 // or config event.
-func (s *Session) sendMove(ctx context.Context, conn *acpclient.Conn, m authorityMove, ready *SessionReady) error {
+func (a *sessionAuthority) sendMove(ctx context.Context, conn *acpclient.Conn, m authorityMove, ready *SessionReady) error {
+	s := a.s
 	if m.mode != "" {
-		before := s.modeReports()
+		before := a.modeReports()
 		if err := conn.SetMode(ctx, &acpclient.SetModeRequest{SessionID: s.id, ModeID: m.mode}); err != nil {
 			return err
 		}
 		if ready != nil {
 			mode := m.mode
-			if s.modeReports() != before {
+			if a.modeReports() != before {
 				mode = s.AgentMode() // what the agent said meanwhile stands
 			}
 			modes := acpclient.ModeState{}
@@ -214,8 +202,8 @@ func (s *Session) sendMove(ctx context.Context, conn *acpclient.Conn, m authorit
 			readyModeSet(ready)
 			return nil
 		}
-		s.noteAgentMode(before, m.mode)
-		s.mirrorAgentMode()
+		a.noteAgentMode(before, m.mode)
+		a.mirrorAgentMode()
 		return nil
 	}
 	req := *m.option
@@ -230,34 +218,37 @@ func (s *Session) sendMove(ctx context.Context, conn *acpclient.Conn, m authorit
 		readyOptionsSet(ready, prev)
 		return nil
 	}
-	s.configSet(resp.ConfigOptions)
+	a.configSet(resp.ConfigOptions)
 	return nil
 }
 
 // modeReports counts the modes the agent has reported itself.
-func (s *Session) modeReports() uint64 {
+func (a *sessionAuthority) modeReports() uint64 {
+	s := a.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.auth.reports
+	return a.reports
 }
 
 // agentReportedMode records a mode the agent reported itself (an update, a
 // vendor notification).
-func (s *Session) agentReportedMode(modeID string) {
+func (a *sessionAuthority) agentReportedMode(modeID string) {
+	s := a.s
 	s.mu.Lock()
 	s.agentMode = modeID
-	s.auth.reports++
+	a.reports++
 	s.mu.Unlock()
 }
 
 // noteAgentMode records a mode the agent accepted and reports it, unless
 // the agent reported a mode itself while it was asked (reports was the
 // count before): its own word, this one or another, stands.
-func (s *Session) noteAgentMode(reports uint64, modeID string) {
-	if s.modeReports() != reports {
+func (a *sessionAuthority) noteAgentMode(reports uint64, modeID string) {
+	s := a.s
+	if a.modeReports() != reports {
 		return
 	}
-	s.setAgentMode(modeID)
+	s.ctl.setAgentMode(modeID)
 	s.emit(Event{Kind: KindAgentMode, AgentMode: modeID})
 }
 
@@ -265,35 +256,36 @@ func (s *Session) noteAgentMode(reports uint64, modeID string) {
 // while it is blocked (cause: why moving failed), and reports the state
 // when it changed. With stopTurn a running turn of a blocked session is
 // cancelled: the agent acts unasked and the host cannot stop it otherwise.
-func (s *Session) settleAuthority(cause error, stopTurn bool) {
-	s.auth.settleMu.Lock()
-	defer s.auth.settleMu.Unlock()
+func (a *sessionAuthority) settleAuthority(cause error, stopTurn bool) {
+	s := a.s
+	a.settleMu.Lock()
+	defer a.settleMu.Unlock()
 	flag := s.b.launchFlag()
 	s.mu.Lock()
 	if cause == nil {
-		cause = s.auth.cause
+		cause = a.cause
 	}
-	s.auth.cause = nil
-	st := s.authorityInputLocked(flag).judge()
-	s.auth.refusal = nil
+	a.cause = nil
+	st := a.authorityInputLocked(flag).judge()
+	a.refusal = nil
 	if st.Blocked {
 		if cause != nil {
 			st.Reason += "; the agent could not be moved: " + cause.Error()
 		}
-		s.auth.refusal = st.refusal(cause)
+		a.refusal = st.refusal(cause)
 	}
-	changed := s.auth.state == nil || *s.auth.state != st
-	s.auth.state = &st
-	s.auth.opened = true
+	changed := a.state == nil || *a.state != st
+	a.state = &st
+	a.opened = true
 	turn := s.turn
 	s.mu.Unlock()
 	if changed {
 		report := st
 		s.emit(Event{Kind: KindAuthority, Authority: &report})
-		s.regovernPending()
+		a.regovernPending()
 	}
 	if st.Blocked && stopTurn && turn != nil {
-		s.cancelTurn(turn)
+		s.turns.cancelTurn(turn)
 	}
 }
 
@@ -304,180 +296,110 @@ func (s *Session) settleAuthority(cause error, stopTurn bool) {
 // worker moves the agent (this may run on the connection's dispatch
 // goroutine, which must not wait for an answer), and a Prompt meanwhile
 // waits for it.
-func (s *Session) recheckAuthority(preferPlan bool) {
+func (a *sessionAuthority) recheckAuthority(preferPlan bool) {
+	s := a.s
 	flag := s.b.launchFlag()
 	s.mu.Lock()
-	if !s.auth.opened || s.closing || s.replaying {
+	if !a.opened || s.closing || s.replaying {
 		s.mu.Unlock()
 		return
 	}
-	in := s.authorityInputLocked(flag)
+	in := a.authorityInputLocked(flag)
 	moves, _ := in.plan(preferPlan)
-	if len(moves) == 0 && !in.judge().Blocked && !s.auth.dirty {
+	if len(moves) == 0 && !in.judge().Blocked && !a.dirty {
 		s.mu.Unlock()
-		s.settleAuthority(nil, false)
+		a.settleAuthority(nil, false)
 		return
 	}
-	s.auth.dirty = true
-	s.auth.preferPlan = s.auth.preferPlan || preferPlan
-	s.startAuthorityWorkerLocked()
+	a.dirty = true
+	a.preferPlan = a.preferPlan || preferPlan
+	a.startAuthorityWorkerLocked()
 	s.mu.Unlock()
 }
 
 // startAuthorityWorkerLocked starts the worker, or has the running one go
 // round again. s.mu is held and the session is not closing.
-func (s *Session) startAuthorityWorkerLocked() {
-	if s.auth.running {
-		s.auth.again = true
+func (a *sessionAuthority) startAuthorityWorkerLocked() {
+	if a.running {
+		a.again = true
 		return
 	}
-	if s.auth.ctx == nil {
-		s.auth.ctx, s.auth.cancel = context.WithCancel(context.Background())
+	if a.ctx == nil {
+		a.ctx, a.cancel = context.WithCancel(context.Background())
 	}
-	s.auth.running = true
-	s.auth.wg.Add(1)
-	go s.authorityWorker(s.auth.ctx)
+	a.running = true
+	a.wg.Add(1)
+	go a.authorityWorker(a.ctx)
 }
 
 // authorityWorker makes the due moves, one control call at a time, until
 // none are due; stopAuthority ends it.
-func (s *Session) authorityWorker(ctx context.Context) {
-	defer s.auth.wg.Done()
+func (a *sessionAuthority) authorityWorker(ctx context.Context) {
+	s := a.s
+	defer a.wg.Done()
 	for {
 		if err := s.ctl.sem.LockCtx(ctx); err != nil {
 			s.mu.Lock()
-			s.auth.running = false
+			a.running = false
 			s.mu.Unlock()
 			return
 		}
-		s.enforceLocked(ctx, true)
+		a.enforceLocked(ctx, true)
 		s.ctl.sem.Unlock()
 		s.mu.Lock()
-		if !s.auth.again || s.closing {
-			s.auth.running = false
+		if !a.again || s.closing {
+			a.running = false
 			s.mu.Unlock()
 			return
 		}
-		s.auth.again = false
+		a.again = false
 		s.mu.Unlock()
 	}
 }
 
 // stopAuthority ends the worker, for Close.
-func (s *Session) stopAuthority() {
+func (a *sessionAuthority) stopAuthority() {
+	s := a.s
 	s.mu.Lock()
-	cancel := s.auth.cancel
+	cancel := a.cancel
 	s.mu.Unlock()
 	if cancel != nil {
 		cancel()
 	}
-	s.auth.wg.Wait()
+	a.wg.Wait()
 }
 
 // enforceLocked makes the due moves on the session's live connection, with
 // the control lock held, and settles the state. A session whose agent is
 // not running keeps them due: attaching it again enforces anyway.
-func (s *Session) enforceLocked(ctx context.Context, stopTurn bool) {
-	s.grantMu.Lock()
-	conn := s.conn
-	s.grantMu.Unlock()
+func (a *sessionAuthority) enforceLocked(ctx context.Context, stopTurn bool) {
+	s := a.s
+	s.native.mu.Lock()
+	conn := s.native.conn
+	s.native.mu.Unlock()
 	if conn == nil || conn != s.b.liveConn() {
 		return
 	}
 	flag := s.b.launchFlag()
 	s.mu.Lock()
-	if !s.auth.dirty {
+	if !a.dirty {
 		s.mu.Unlock()
 		return
 	}
-	prefer := s.auth.preferPlan
-	s.auth.dirty, s.auth.preferPlan = false, false
-	moves, stuck := s.authorityInputLocked(flag).plan(prefer)
+	prefer := a.preferPlan
+	a.dirty, a.preferPlan = false, false
+	moves, stuck := a.authorityInputLocked(flag).plan(prefer)
 	if len(moves) > 0 && stopTurn && !prefer {
-		if s.auth.reverts++; s.auth.reverts > maxAgentReverts {
+		if a.reverts++; a.reverts > maxAgentReverts {
 			moves = nil
 			stuck = append(stuck, fmt.Errorf("the agent switched itself back %d times", maxAgentReverts))
 		}
 	}
 	s.mu.Unlock()
 	for _, m := range moves {
-		if err := s.sendMove(ctx, conn, m, nil); err != nil && m.required {
+		if err := a.sendMove(ctx, conn, m, nil); err != nil && m.required {
 			stuck = append(stuck, err)
 		}
 	}
-	s.settleAuthority(errors.Join(stuck...), stopTurn)
-}
-
-// authorityGate is the check before a turn: the due moves first, then the
-// refusal of a blocked session.
-func (s *Session) authorityGate(ctx context.Context) error {
-	if err := s.ctl.sem.LockCtx(ctx); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	s.auth.reverts = 0
-	s.mu.Unlock()
-	s.enforceLocked(ctx, false)
-	s.ctl.sem.Unlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.auth.refusal
-}
-
-// allowAgentMode refuses, before anything is sent, an agent mode that
-// would act unasked (or that the table does not list) outside host Full.
-func (s *Session) allowAgentMode(modeID string) error {
-	s.mu.Lock()
-	t, p := s.tableLocked(), s.policy
-	s.mu.Unlock()
-	if t == nil || p.hostFull() {
-		return nil
-	}
-	return refuseClass(p, t.classifyMode(modeID), AuthorityState{AgentMode: modeID})
-}
-
-// allowConfigOption refuses, before anything is sent, a config option
-// value that would let the agent act unasked outside host Full.
-func (s *Session) allowConfigOption(req acpclient.SetConfigOptionRequest) error {
-	s.mu.Lock()
-	t, p := s.tableLocked(), s.policy
-	s.mu.Unlock()
-	if t == nil || p.hostFull() {
-		return nil
-	}
-	i := slices.IndexFunc(t.Options, func(r OptionRule) bool { return r.ID == req.ConfigID })
-	if i < 0 {
-		return nil
-	}
-	typ, value := acpclient.ConfigSelect, req.Value
-	if req.Bool != nil {
-		typ, value = acpclient.ConfigBoolean, fmt.Sprint(*req.Bool)
-	}
-	return refuseClass(p, t.Options[i].classify(typ, value), AuthorityState{AgentMode: s.AgentMode(), Option: req.ConfigID, Value: value})
-}
-
-// refuseClass is the refusal of a mode or value of class c under p, or nil:
-// an auto one, and an unknown one under a Strict policy.
-func refuseClass(p Policy, c modeClass, st AuthorityState) error {
-	if !c.unsafe() || (c == classUnknown && !p.Strict) {
-		return nil
-	}
-	st.HostMode, st.ReadOnly, st.State = ParseMode(string(p.Mode)), p.ReadOnly, AuthorityAgentAutonomous
-	if c == classUnknown {
-		st.State = AuthorityUnknown
-	}
-	return st.refusal(nil)
-}
-
-// refuseRelaunchFlag refuses a relaunch with an escalating flag while a
-// session's policy is Ask, Plan or read-only: the flag holds for every
-// session of the process.
-func (b *Bridge) refuseRelaunchFlag(o LaunchOptions, sessions []*Session) error {
-	flag := b.launchFlagFor(o)
-	for _, s := range sessions {
-		if err := refuseLaunchFlag(s.Policy(), flag); err != nil {
-			return fmt.Errorf("bridge %s: relaunch: session %s: %w", b.cfg.ID, s.key, err)
-		}
-	}
-	return nil
+	a.settleAuthority(errors.Join(stuck...), stopTurn)
 }

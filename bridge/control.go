@@ -21,7 +21,13 @@ var ErrTurnRunning = errors.New("bridge: not allowed while a turn runs")
 // Control calls (SetAgentMode, SetConfigOption, SetModel, SetEffort) are
 // serialised among themselves and with reattaching through sem, and do not
 // depend on whether a turn runs: the protocol allows them mid-turn.
+//
+// It is the session's configuration concern too: the agent mode, model,
+// config options and effort the control calls set (the exported Session
+// methods delegate here) and the agent's own reports of them. s is set
+// once, when the session is made.
 type sessionControl struct {
+	s   *Session
 	sem ctxMutex
 	// Guarded by Session.mu.
 	busy       bool          // a turn runs
@@ -76,12 +82,14 @@ func (s *Session) Busy() bool {
 
 // claimTurn claims the session for a turn: ErrBusy while another turn
 // runs; while a compaction runs it waits for it (or ctx).
-func (s *Session) claimTurn(ctx context.Context) error {
+func (tr *sessionTurns) claimTurn(ctx context.Context) error {
+	s := tr.s
 	return s.claim(ctx, func() error { return ErrBusy }, func() { s.ctl.busy = true })
 }
 
 // releaseTurn gives the session back after a turn.
-func (s *Session) releaseTurn() {
+func (tr *sessionTurns) releaseTurn() {
+	s := tr.s
 	s.mu.Lock()
 	s.ctl.busy = false
 	s.mu.Unlock()
@@ -124,18 +132,18 @@ func (s *Session) claim(ctx context.Context, duringTurn func() error, take func(
 // asking, or does not list, is refused with an *AuthorityError before
 // anything is sent (see Authority).
 func (s *Session) SetAgentMode(ctx context.Context, modeID string) error {
-	if err := s.allowAgentMode(modeID); err != nil {
+	if err := s.auth.allowAgentMode(modeID); err != nil {
 		return err
 	}
 	_, err := withControl(s, ctx, func(conn *acpclient.Conn) (struct{}, error) {
-		before := s.modeReports()
+		before := s.auth.modeReports()
 		if err := conn.SetMode(ctx, &acpclient.SetModeRequest{SessionID: s.id, ModeID: modeID}); err != nil {
 			return struct{}{}, err
 		}
-		s.noteAgentMode(before, modeID) // unless the agent's own current_mode_update said so
-		s.mirrorAgentMode()
-		s.settleAuthority(nil, false)
-		s.save() // a resumed session comes back in this mode
+		s.auth.noteAgentMode(before, modeID) // unless the agent's own current_mode_update said so
+		s.auth.mirrorAgentMode()
+		s.auth.settleAuthority(nil, false)
+		s.rec.save() // a resumed session comes back in this mode
 		return struct{}{}, nil
 	})
 	return err
@@ -150,7 +158,8 @@ func (s *Session) AgentMode() string {
 	return s.agentMode
 }
 
-func (s *Session) setAgentMode(modeID string) {
+func (c *sessionControl) setAgentMode(modeID string) {
+	s := c.s
 	s.mu.Lock()
 	s.agentMode = modeID
 	s.mu.Unlock()
@@ -162,7 +171,7 @@ func (s *Session) setAgentMode(modeID string) {
 // does not list, is refused with an *AuthorityError before anything is
 // sent.
 func (s *Session) SetConfigOption(ctx context.Context, req acpclient.SetConfigOptionRequest) ([]acpclient.ConfigOption, error) {
-	if err := s.allowConfigOption(req); err != nil {
+	if err := s.auth.allowConfigOption(req); err != nil {
 		return nil, err
 	}
 	return withControl(s, ctx, func(conn *acpclient.Conn) ([]acpclient.ConfigOption, error) {
@@ -171,9 +180,9 @@ func (s *Session) SetConfigOption(ctx context.Context, req acpclient.SetConfigOp
 		if err != nil {
 			return nil, err
 		}
-		s.configSet(resp.ConfigOptions)
-		s.settleAuthority(nil, false)
-		s.save() // a resumed session comes back with these values
+		s.auth.configSet(resp.ConfigOptions)
+		s.auth.settleAuthority(nil, false)
+		s.rec.save() // a resumed session comes back with these values
 		return resp.ConfigOptions, nil
 	})
 }
@@ -187,7 +196,7 @@ func (s *Session) SetModel(ctx context.Context, model string) error {
 		s.mu.Lock()
 		ready := &SessionReady{ConfigOptions: s.configOptions, Models: s.models}
 		s.mu.Unlock()
-		opts, err := s.setModel(ctx, conn, model, ready)
+		opts, err := s.ctl.setModel(ctx, conn, model, ready)
 		if err != nil {
 			return struct{}{}, err
 		}
@@ -196,11 +205,11 @@ func (s *Session) SetModel(ctx context.Context, model string) error {
 		s.cfg.Model = model
 		s.mu.Unlock()
 		if opts != nil {
-			s.configSet(opts)
+			s.auth.configSet(opts)
 		} else {
-			s.emit(Event{Kind: KindModel, Models: s.setCurrentModel(model)})
+			s.emit(Event{Kind: KindModel, Models: s.ctl.setCurrentModel(model)})
 		}
-		s.save()
+		s.rec.save()
 		return struct{}{}, nil
 	})
 	return err
@@ -208,7 +217,8 @@ func (s *Session) SetModel(ctx context.Context, model string) error {
 
 // setCurrentModel records the legacy model selection and returns a copy of
 // the new model state.
-func (s *Session) setCurrentModel(model string) *acpclient.ModelState {
+func (c *sessionControl) setCurrentModel(model string) *acpclient.ModelState {
+	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	next := acpclient.ModelState{}
@@ -236,7 +246,8 @@ func (s *Session) Models() *acpclient.ModelState {
 	return s.models
 }
 
-func (s *Session) rememberOptions(opts []acpclient.ConfigOption) {
+func (c *sessionControl) rememberOptions(opts []acpclient.ConfigOption) {
+	s := c.s
 	s.mu.Lock()
 	s.configOptions = opts
 	s.mu.Unlock()
@@ -252,7 +263,7 @@ func withControl[T any](s *Session, ctx context.Context, f func(*acpclient.Conn)
 		return zero, err
 	}
 	defer s.ctl.sem.Unlock()
-	conn, err := s.reattachLocked(ctx)
+	conn, err := s.native.reattachLocked(ctx)
 	if err != nil {
 		return zero, err
 	}
@@ -261,7 +272,8 @@ func withControl[T any](s *Session, ctx context.Context, f func(*acpclient.Conn)
 
 // setModel selects a model: through a model config option when the agent
 // offers one, else the legacy session/set_model.
-func (s *Session) setModel(ctx context.Context, conn *acpclient.Conn, model string, ready *SessionReady) ([]acpclient.ConfigOption, error) {
+func (c *sessionControl) setModel(ctx context.Context, conn *acpclient.Conn, model string, ready *SessionReady) ([]acpclient.ConfigOption, error) {
+	s := c.s
 	for _, o := range ready.ConfigOptions {
 		if o.Category == "model" && o.Type == acpclient.ConfigSelect {
 			resp, err := conn.SetConfigOption(ctx, &acpclient.SetConfigOptionRequest{SessionID: s.id, ConfigID: o.ID, Value: model})
@@ -300,14 +312,15 @@ func (s *Session) Compact(ctx context.Context) (string, error) {
 		s.mu.Unlock()
 		close(done)
 	}()
-	if err := s.turnMu.LockCtx(ctx); err != nil {
+	if err := s.turns.mu.LockCtx(ctx); err != nil {
 		return "", err
 	}
-	defer s.turnMu.Unlock()
-	return withControl(s, ctx, func(conn *acpclient.Conn) (string, error) { return s.compact(ctx, conn) })
+	defer s.turns.mu.Unlock()
+	return withControl(s, ctx, func(conn *acpclient.Conn) (string, error) { return s.ctl.compact(ctx, conn) })
 }
 
-func (s *Session) compact(ctx context.Context, conn *acpclient.Conn) (string, error) {
+func (c *sessionControl) compact(ctx context.Context, conn *acpclient.Conn) (string, error) {
+	s := c.s
 	if avail := s.b.provider.CompactAvailable; avail != nil && !avail(conn.Agent()) {
 		return "", fmt.Errorf("bridge %s: compact: the agent does not advertise native compaction: %w", s.b.cfg.ID, acpclient.ErrUnsupported)
 	}

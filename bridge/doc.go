@@ -350,4 +350,72 @@
 // profiles (HostFS), so one connection carries everything and is dialled
 // again after a drop. The bridge's own files (the FileStore, settings
 // overlays written through HostFS) use fsroot's atomic write.
+//
+// # Where things are
+//
+// A newcomer's map of the package, concept by concept; read it top down,
+// the way the package is layered (the Host at the top, the pieces a
+// Session is made of below it).
+//
+//	Host, its event stream      host.go, stream.go (queue), pump.go (numbering, journal, delivery)
+//	subscribers, snapshots      subscribe.go, snapshot.go, view.go, viewrows.go (SessionView: a pure fold over events)
+//	journal, records            journal.go, store.go (Record, FileStore, sessionRecords), findsession.go
+//	Bridge (one agent process)  bridge.go, bridgeconfig.go, lifecycle.go (relaunch), capabilities.go
+//	agent-wide sign-in          auth.go, withheld.go, userrequest.go (what every request to the user shares)
+//	profiles, launching         profile.go, profile_hooks.go, profile_support.go, profile_env.go, profile_fs.go, provider.go, resolve.go, workspace.go, hostfs_ssh.go
+//	health check                doctor.go, doctor_status.go
+//	Session and opening one     session.go (state, OpenSession, emitting), attach.go (sessionNative: load or create, replay, reattach), restore.go, sessions.go (Close, the session list)
+//	turns                       turn.go (sessionTurns), watchdog.go, profile_hooks.go (retries)
+//	control calls               control.go (sessionControl: mode, model, options, compaction), effort.go
+//	the agent's updates         updates.go, updaterun.go, early.go (before the session is known), rawkeys.go, memsize.go
+//	tool rows                   tools.go (the one merge of tool calls into rows), tooltitle.go, todo.go
+//	policy and permissions      policy.go (the rule and its name), asks.go, permission.go, regovern.go, elicitation.go
+//	authority                   authority.go, authority_judge.go (judging), authority_enforce.go (sessionAuthority: moving the agent), authority_refuse.go, mirror.go
+//	files                       files.go (sessionFiles: fs/* calls, the write gate, grants), filesdefault.go, filelimit.go
+//	terminals                   terminal.go, terminal_set.go, terminal_runner.go, terminal_ssh.go, terminal_sftp.go, terminal_output.go, terminalmeta.go
+//	events and their JSON       event.go, eventjson.go, eventjsondelta.go, jsonstring.go
+//
+// # Lock order
+//
+// A lock may be held while taking only the locks after it in this list,
+// never one before it. Another session's or bridge's locks are taken only
+// through that session's or bridge's own methods (Session.listEntry,
+// sessionTurns.waitEnded, tryHold, release and watchdog,
+// Bridge.openByKey and addOpen), and a
+// Session's concern types (sessionNative, sessionTurns, sessionControl,
+// sessionAuthority, sessionRecords, sessionFiles) keep their state under their own lock where they have
+// one and under Session.mu otherwise.
+//
+//	Session.closeMu            one Close at a time
+//	Session.turns.mu           a turn, a compaction, a reattach (ctxMutex)
+//	Session.ctl.sem            control calls and attaching (ctxMutex)
+//	Session.native.mu          grants against attaching; guards the
+//	                           session's connection (native.conn)
+//	Bridge.authMu              one sign-in at a time
+//	Bridge.startMu             one process start at a time
+//	Bridge.routeMu             update delivery against registration; held
+//	                           while an update is handled, so the locks below
+//	                           are taken under it
+//	Session.auth.settleMu      judging against reporting the authority state
+//	Session.rec.mu             record writes
+//	Host.mu                    the Host's bridges and its closing
+//	Bridge.mu                  the bridge's process, maps and early updates
+//	Session.mu                 the session's state, the tool rows, the turn
+//	                           running, authority and control state
+//	leaves                     the stream's queue (eventQueue.mu; emitting may
+//	                           wait for room, so it is never done under
+//	                           Session.mu, Bridge.mu or Host.mu), the hub's
+//	                           and the live views' locks, the waiting
+//	                           requests' (pendingRequests.mu), a request's own
+//	                           lock (userRequest.mu), the watchdog's, the
+//	                           FileStore's, the launch's and SSHHosts'
+//
+// Session.mu is the last lock before the leaves: nothing of the package
+// but a leaf is taken under it (the session's Files are told of a policy
+// change under it, and must not call back into the session).
+//
+// Bridge.permSeq and authSeq are atomic counters, not locks. The
+// terminals' own locks (terminal_set.go, terminal_output.go) are taken
+// after Session.closeMu (Close ends the session's commands), and terminal
+// code reads a session's tool rows under that session's Session.mu.
 package bridge

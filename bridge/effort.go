@@ -32,17 +32,17 @@ func (s *Session) SetEffort(ctx context.Context, level string) error {
 		if thoughtLevelOption(s.ConfigOptions()) == nil && s.b.provider.SetEffort != nil && s.Busy() {
 			return struct{}{}, fmt.Errorf("bridge %s: setting effort %q: %w", s.b.cfg.ID, level, ErrTurnRunning)
 		}
-		opts, err := s.setEffort(ctx, conn, level, s.ConfigOptions())
+		opts, err := s.ctl.setEffort(ctx, conn, level, s.ConfigOptions())
 		if err != nil {
 			return struct{}{}, fmt.Errorf("bridge %s: setting effort %q: %w", s.b.cfg.ID, level, err)
 		}
 		if opts != nil {
-			s.configSet(opts)
+			s.auth.configSet(opts)
 		}
 		s.mu.Lock()
 		s.cfg.Effort = level
 		s.mu.Unlock()
-		s.save()
+		s.rec.save()
 		return struct{}{}, nil
 	})
 	return err
@@ -51,7 +51,8 @@ func (s *Session) SetEffort(ctx context.Context, level string) error {
 // setEffort selects a reasoning effort through a thought_level option, else
 // the provider's vendor method. It returns the new config options when the
 // agent sent them.
-func (s *Session) setEffort(ctx context.Context, conn *acpclient.Conn, level string, opts []acpclient.ConfigOption) ([]acpclient.ConfigOption, error) {
+func (c *sessionControl) setEffort(ctx context.Context, conn *acpclient.Conn, level string, opts []acpclient.ConfigOption) ([]acpclient.ConfigOption, error) {
+	s := c.s
 	if o := thoughtLevelOption(opts); o != nil {
 		if err := checkLevel(o, level); err != nil {
 			return nil, err

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/fsroot"
@@ -46,10 +48,22 @@ var _ interface {
 	GrantSetter
 } = fsroot.Root(nil)
 
+// sessionFiles is a session's file concern: the agent's fs/* calls, the
+// write gate and grants told to its Files, and the default root a local
+// session makes (filesdefault.go). s is set once, when the session is
+// made; own and noRootWhy are set before the session is shared.
+type sessionFiles struct {
+	s              *Session
+	own            io.Closer   // the default root the session made (see defaultFiles)
+	noRootReported atomic.Bool // a file call refused for want of Files was reported
+	noRootWhy      string      // why a local session has no default root
+}
+
 // applyWriteGateLocked hands the policy's write rule to Files that have a
 // gate of their own. Called with s.mu held, so gate changes apply in policy
 // order.
-func (s *Session) applyWriteGateLocked() {
+func (f *sessionFiles) applyWriteGateLocked() {
+	s := f.s
 	if g, ok := s.cfg.Files.(ReadOnlySetter); ok {
 		why := s.policy.writeRefusal()
 		g.SetReadOnly(why != "", why)
@@ -82,8 +96,8 @@ func (s *Session) SetGrants(ctx context.Context, dirs []string) error {
 	if dirs == nil {
 		dirs = []string{}
 	}
-	s.grantMu.Lock()
-	defer s.grantMu.Unlock()
+	s.native.mu.Lock()
+	defer s.native.mu.Unlock()
 	if g, ok := s.cfg.Files.(GrantSetter); ok {
 		if err := g.SetGrants(ctx, dirs); err != nil {
 			return fmt.Errorf("bridge %s: granting %q: %w", s.b.cfg.ID, dirs, err)
@@ -92,23 +106,24 @@ func (s *Session) SetGrants(ctx context.Context, dirs []string) error {
 	s.mu.Lock()
 	s.grants = dirs
 	s.mu.Unlock()
-	if err := s.tellGrants(ctx); err != nil {
+	if err := s.files.tellGrants(ctx); err != nil {
 		return err
 	}
-	s.save()
+	s.rec.save()
 	return nil
 }
 
 // tellGrants sends the grant list to the live process through the vendor
 // method, if the agent has one. A session whose process died is told on
-// its next attach instead. Called with s.grantMu held.
-func (s *Session) tellGrants(ctx context.Context) error {
+// its next attach instead. Called with s.native.mu held.
+func (f *sessionFiles) tellGrants(ctx context.Context) error {
+	s := f.s
 	hook := s.b.provider.SetExternalDirectories
-	live := s.conn != nil && s.conn == s.b.liveConn()
+	live := s.native.conn != nil && s.native.conn == s.b.liveConn()
 	if hook == nil || !live {
 		return nil
 	}
-	if err := hook(ctx, s.conn, s.id, s.Grants()); err != nil {
+	if err := hook(ctx, s.native.conn, s.id, s.Grants()); err != nil {
 		err = fmt.Errorf("%w: synchronising external directories: %v", ErrUnusable, err)
 		s.markUnusable(err)
 		return err
@@ -117,10 +132,11 @@ func (s *Session) tellGrants(ctx context.Context) error {
 }
 
 // readTextFile serves fs/read_text_file from the session's Files.
-func (s *Session) readTextFile(ctx context.Context, req *acpclient.ReadTextFileRequest) (*acpclient.ReadTextFileResponse, error) {
+func (f *sessionFiles) readTextFile(ctx context.Context, req *acpclient.ReadTextFileRequest) (*acpclient.ReadTextFileResponse, error) {
+	s := f.s
 	s.activity()
 	if s.cfg.Files == nil {
-		return nil, s.noRootRefusal("reading", req.Path)
+		return nil, f.noRootRefusal("reading", req.Path)
 	}
 	line, limit := 0, 0
 	if req.Line != nil {
@@ -139,7 +155,8 @@ func (s *Session) readTextFile(ctx context.Context, req *acpclient.ReadTextFileR
 // writeTextFile serves fs/write_text_file. The policy's write rule is
 // enforced once: by the Files' own gate when they have one (kept in step by
 // applyWriteGateLocked), else here.
-func (s *Session) writeTextFile(ctx context.Context, req *acpclient.WriteTextFileRequest) error {
+func (f *sessionFiles) writeTextFile(ctx context.Context, req *acpclient.WriteTextFileRequest) error {
+	s := f.s
 	s.activity()
 	if _, gated := s.cfg.Files.(ReadOnlySetter); !gated {
 		if why := s.Policy().writeRefusal(); why != "" {
@@ -147,7 +164,7 @@ func (s *Session) writeTextFile(ctx context.Context, req *acpclient.WriteTextFil
 		}
 	}
 	if s.cfg.Files == nil {
-		return s.noRootRefusal("writing", req.Path)
+		return f.noRootRefusal("writing", req.Path)
 	}
 	if err := s.cfg.Files.WriteTextFile(ctx, req.Path, req.Content); err != nil {
 		return fileError("writing", req.Path, err)

@@ -24,31 +24,33 @@ func (b *Bridge) agentIsLocal() bool {
 // Without it every file call of the agent would be refused. A Cwd that
 // cannot be a root (it does not exist) leaves the session without one,
 // and the first refused file call says why.
-func (s *Session) defaultFiles() {
+func (f *sessionFiles) defaultFiles() {
+	s := f.s
 	if s.cfg.Files != nil || s.cfg.Cwd == "" || !s.b.agentIsLocal() {
 		return
 	}
 	root, err := fsroot.NewLocal(s.cfg.Cwd, nil)
 	if err != nil {
-		s.noRootWhy = fmt.Sprintf("its Cwd cannot be one: %v", err)
+		f.noRootWhy = fmt.Sprintf("its Cwd cannot be one: %v", err)
 		return
 	}
-	s.cfg.Files, s.ownFiles = root, root
+	s.cfg.Files, f.own = root, root
 }
 
 // closeOwnFiles closes the root defaultFiles made, if any.
-func (s *Session) closeOwnFiles() {
-	if s.ownFiles != nil {
-		s.ownFiles.Close()
+func (f *sessionFiles) closeOwnFiles() {
+	if f.own != nil {
+		f.own.Close()
 	}
 }
 
 // noRootRefusal reports, once per session, that a file call of the agent
 // was refused because the session has no Files: otherwise the app would
 // not learn why the agent cannot read or write anything.
-func (s *Session) noRootRefusal(op, path string) error {
-	if s.noRootReported.CompareAndSwap(false, true) {
-		why := s.noRootWhy
+func (f *sessionFiles) noRootRefusal(op, path string) error {
+	s := f.s
+	if f.noRootReported.CompareAndSwap(false, true) {
+		why := f.noRootWhy
 		if why == "" {
 			why = "set SessionConfig.Files; only local agents get one at their Cwd by default"
 		}

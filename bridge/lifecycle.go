@@ -69,9 +69,7 @@ func (b *Bridge) Relaunch(ctx context.Context, change func(*LaunchOptions)) erro
 		return err
 	}
 	next := func(acpclient.Transport) (acpclient.Transport, error) {
-		l.mu.Lock()
-		l.opts, l.res = opts, res
-		l.mu.Unlock()
+		l.set(opts, res)
 		return &profileTransport{launch: l, inner: tr, path: path}, nil
 	}
 	_, err = b.respawn(ctx, next, func() {
@@ -97,12 +95,12 @@ func (b *Bridge) lockIdle() (sessions []*Session, unlock func(), ok bool) {
 	var locked []*Session
 	unlock = func() {
 		for _, s := range locked {
-			s.turnMu.Unlock()
+			s.turns.release()
 		}
 		locked = nil
 	}
 	for _, s := range sessions {
-		if !s.turnMu.TryLock() {
+		if !s.turns.tryHold() {
 			unlock()
 			return nil, nil, false
 		}
@@ -117,11 +115,11 @@ func (b *Bridge) resumeAll(ctx context.Context, sessions []*Session) error {
 	var errs []error
 	for _, s := range sessions {
 		s.SetPolicy(s.Policy())
-		if !s.turnMu.TryLock() {
+		if !s.turns.tryHold() {
 			continue
 		}
-		_, err := s.reattach(ctx)
-		s.turnMu.Unlock()
+		_, err := s.native.reattach(ctx)
+		s.turns.release()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("session %s: %w", s.id, err))
 		}

@@ -24,13 +24,14 @@ const (
 // configSet records the config options a call's answer carried, reports
 // them as a config event, and brings the views that mirror an option the
 // call changed in line with it.
-func (s *Session) configSet(opts []acpclient.ConfigOption) {
+func (a *sessionAuthority) configSet(opts []acpclient.ConfigOption) {
+	s := a.s
 	s.mu.Lock()
 	old := s.configOptions
 	s.configOptions = opts
 	var modeEv, modelEv *Event
 	kept := false
-	if v, ok := changedValue(old, opts, modeCategory); ok && v != s.agentMode && s.offersModeLocked(v) {
+	if v, ok := changedValue(old, opts, modeCategory); ok && v != s.agentMode && a.offersModeLocked(v) {
 		s.agentMode = v
 		modeEv = &Event{Kind: KindAgentMode, AgentMode: v}
 	}
@@ -63,13 +64,14 @@ func (s *Session) configSet(opts []acpclient.ConfigOption) {
 		s.rebaseWindow(model)
 	}
 	if kept {
-		s.save()
+		s.rec.save()
 	}
 }
 
 // mirrorAgentMode sets the "mode" config option to the agent mode a call
 // has just set, when the option offers it, and reports the new list.
-func (s *Session) mirrorAgentMode() {
+func (a *sessionAuthority) mirrorAgentMode() {
+	s := a.s
 	s.mu.Lock()
 	opts, changed := withSelectValue(s.configOptions, modeCategory, s.agentMode)
 	if changed {
@@ -83,7 +85,8 @@ func (s *Session) mirrorAgentMode() {
 
 // offersModeLocked reports whether mode is one of the agent's session
 // modes. Called with mu held.
-func (s *Session) offersModeLocked(mode string) bool {
+func (a *sessionAuthority) offersModeLocked(mode string) bool {
+	s := a.s
 	if s.ready == nil || s.ready.AgentModes == nil {
 		return false // an agent without session modes has no AgentMode to mirror
 	}

@@ -48,52 +48,34 @@ type Policy struct {
 	Strict bool `json:"strict,omitempty"`
 }
 
-// policyAnswer is how a policy answers a permission request.
-type policyAnswer int
-
-const (
-	// decideAskApp: show the request to the app (Build).
-	decideAskApp policyAnswer = iota
-	// decideCancel: answer "cancelled" (Ask, Plan, read-only).
-	decideCancel
-	// decideAllowOnce: select the allow-once option (Full).
-	decideAllowOnce
-)
-
-// permissionDecision applies the policy to a permission request.
-func (p Policy) permissionDecision() policyAnswer {
+// permissionAnswer is the policy's rule for a permission request: the
+// answer it gives without asking the app and the rule's name (for the
+// decision event), or nil and "" when the app decides (Build). Ask, Plan
+// and the read-only policy cancel; Full selects the allow-once option, and
+// cancels when there is no usable one (none, or its id is ambiguous): it
+// never picks "always", nor rejects on its own. It is the one place the
+// rule and its name are written.
+func (p Policy) permissionAnswer(options []acpclient.PermissionOption) (*acpclient.RequestPermissionResponse, string) {
 	if p.ReadOnly {
-		return decideCancel
+		return acpclient.PermissionCancelled(), "read-only tool policy"
 	}
 	switch ParseMode(string(p.Mode)) {
-	case ModeAsk, ModePlan:
-		return decideCancel
+	case ModeAsk:
+		return acpclient.PermissionCancelled(), "Ask mode cancels permission requests"
+	case ModePlan:
+		return acpclient.PermissionCancelled(), "Plan mode cancels permission requests"
 	case ModeFull:
-		return decideAllowOnce
-	}
-	return decideAskApp
-}
-
-// automaticAnswer is the answer the decision gives without asking the app,
-// or nil when the app decides. Full selects the allow-once option, and
-// cancels when there is no usable one (none, or its id is ambiguous): it
-// never picks "always", nor rejects on its own.
-func (d policyAnswer) automaticAnswer(options []acpclient.PermissionOption) *acpclient.RequestPermissionResponse {
-	switch d {
-	case decideCancel:
-		return acpclient.PermissionCancelled()
-	case decideAllowOnce:
 		if allow := chooseOption(options, acpclient.PermissionAllowOnce); allow.id != "" {
-			return acpclient.PermissionSelected(allow.id)
+			return acpclient.PermissionSelected(allow.id), "Full mode allows once"
 		}
-		return acpclient.PermissionCancelled()
+		return acpclient.PermissionCancelled(), "Full mode cancels without a usable allow-once option"
 	}
-	return nil
+	return nil, ""
 }
 
 // writeRefusal returns why the policy refuses file writes ("Ask mode",
 // "Plan mode", "read-only tool policy"), or "" when it allows them. It is
-// the one rule of a session's write gate (see Session.applyWriteGateLocked).
+// the one rule of a session's write gate (see sessionFiles.applyWriteGateLocked).
 func (p Policy) writeRefusal() string {
 	if p.ReadOnly {
 		return "read-only tool policy"

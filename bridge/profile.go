@@ -131,6 +131,13 @@ type Launch struct {
 	res  Resolution
 }
 
+// set records the options and resolution of a new launch of l.
+func (l *Launch) set(o LaunchOptions, res Resolution) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.opts, l.res = o, res
+}
+
 // NewLaunch returns a launch of p with o that no agent runs yet, for
 // building p's Provider without starting it (Doctor reads what the hooks
 // tell from an initialize answer; a profile's tests drive its hooks). A

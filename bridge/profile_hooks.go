@@ -53,11 +53,11 @@ func (s *Session) emitProviderEvent(ev Event) {
 		ev.Usage = s.applyUsage(ev.Usage)
 		s.emitFromAgent(ev)
 	case ev.Kind == KindAgentMode && ev.AgentMode != "":
-		s.agentReportedMode(ev.AgentMode)
+		s.auth.agentReportedMode(ev.AgentMode)
 		s.emitFromAgent(ev)
-		s.recheckAuthority(false)
+		s.auth.recheckAuthority(false)
 	case ev.Kind == KindModel && ev.Models != nil:
-		ev.Models = s.setCurrentModel(ev.Models.CurrentModelID)
+		ev.Models = s.ctl.setCurrentModel(ev.Models.CurrentModelID)
 		s.emitFromAgent(ev)
 	default:
 		s.emitFromAgent(ev)
@@ -122,7 +122,8 @@ func (b *Bridge) lockPolicy(p Policy) Policy {
 
 // holdForRetry decides, on the dispatch goroutine, whether a failed prompt
 // is repaired and sent again instead of ending the turn. It must not block.
-func (s *Session) holdForRetry(turn *turnState, err error) bool {
+func (tr *sessionTurns) holdForRetry(turn *turnState, err error) bool {
+	s := tr.s
 	p := s.b.provider
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -147,7 +148,8 @@ func (s *Session) holdForRetry(turn *turnState, err error) bool {
 }
 
 // takeHeld returns and clears the failure held for a retry.
-func (s *Session) takeHeld(turn *turnState) error {
+func (tr *sessionTurns) takeHeld(turn *turnState) error {
+	s := tr.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	err := turn.held
@@ -160,7 +162,8 @@ func (s *Session) takeHeld(turn *turnState) error {
 // process if the sign-in needed one); after a transient error before any
 // output the same prompt once the backoff has passed; after output the
 // provider's continue instruction, once per user turn.
-func (s *Session) recoverTurn(ctx context.Context, turn *turnState, held error, content []acpclient.ContentBlock) (*acpclient.Conn, []acpclient.ContentBlock, error) {
+func (tr *sessionTurns) recoverTurn(ctx context.Context, turn *turnState, held error, content []acpclient.ContentBlock) (*acpclient.Conn, []acpclient.ContentBlock, error) {
+	s := tr.s
 	p := s.b.provider
 	s.mu.Lock()
 	conn, emitted := turn.conn, turn.emitted
@@ -173,7 +176,7 @@ func (s *Session) recoverTurn(ctx context.Context, turn *turnState, held error, 
 		if err != nil {
 			return nil, nil, err
 		}
-		next, err := s.reattach(ctx)
+		next, err := s.native.reattach(ctx)
 		if err != nil {
 			return nil, nil, err
 		}

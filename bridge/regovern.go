@@ -16,22 +16,19 @@ import (
 // rule's name, or nil when the app decides: a blocked authority cancels
 // (the agent acts in a way the policy does not allow, so nothing may be
 // approved), else the policy decides as it does for a new request.
-func (s *Session) ruling(pr *PermissionRequest) (*acpclient.RequestPermissionResponse, string) {
+func (a *sessionAuthority) ruling(pr *PermissionRequest) (*acpclient.RequestPermissionResponse, string) {
+	s := a.s
 	s.mu.Lock()
 	p := s.policy
 	var blocked string
-	if st := s.auth.state; st != nil && st.Blocked {
+	if st := a.state; st != nil && st.Blocked {
 		blocked = st.Reason
 	}
 	s.mu.Unlock()
 	if blocked != "" {
 		return acpclient.PermissionCancelled(), "the session's authority is blocked: " + blocked
 	}
-	resp := p.permissionDecision().automaticAnswer(pr.Options)
-	if resp == nil {
-		return nil, ""
-	}
-	return resp, policyRule(p, resp)
+	return p.permissionAnswer(pr.Options)
 }
 
 // regovernPending settles again, under the session's current policy and
@@ -39,10 +36,11 @@ func (s *Session) ruling(pr *PermissionRequest) (*acpclient.RequestPermissionRes
 // now answer by themselves are answered so (a decision event by "policy"
 // naming the rule); those the app still decides keep waiting. SetPolicy and
 // every change of the authority state call it.
-func (s *Session) regovernPending() {
+func (a *sessionAuthority) regovernPending() {
+	s := a.s
 	for _, w := range s.pending.all() {
 		if pr, ok := w.(*PermissionRequest); ok {
-			if resp, rule := s.ruling(pr); resp != nil {
+			if resp, rule := a.ruling(pr); resp != nil {
 				pr.settleByRule(resp, rule)
 			}
 		}

@@ -3,9 +3,7 @@ package bridge
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -88,18 +86,27 @@ const (
 )
 
 // Session is one agent session. Its methods are safe for concurrent use.
+//
+// A Session is its identity and the state the agent's updates change,
+// under mu, plus one value per concern, each with the methods of that
+// concern (the exported Session methods delegate to them): native
+// (attaching, attach.go), turns (turn.go), ctl (control calls, control.go), auth (authority,
+// authority_enforce.go), files (files.go) and rec (its record, store.go).
+// The lock order is in the package doc.
 type Session struct {
-	b    *Bridge
-	cfg  SessionConfig
-	key  string // the host key (SessionConfig.Key); never changes
-	id   string
-	conn *acpclient.Conn // the process the session is attached to
+	b   *Bridge
+	cfg SessionConfig
+	key string // the host key (SessionConfig.Key); never changes
+	id  string
 
-	turnMu ctxMutex       // held for the whole of a turn (and a compaction)
-	ctl    sessionControl // turn admission, control calls; see control.go
-	// grantMu orders grant changes against attaching, so the agent always
-	// ends up with the latest list; it also guards conn.
-	grantMu sync.Mutex
+	native sessionNative    // the native session and the process it is on
+	turns  sessionTurns     // turns and the turn lock
+	ctl    sessionControl   // turn admission and control calls
+	auth   sessionAuthority // the agent's authority
+	files  sessionFiles     // the agent's file calls and their gate
+	rec    sessionRecords   // the session's record
+
+	closeMu sync.Mutex // one Close at a time
 
 	// pending are the session's requests waiting on the user.
 	pending pendingRequests
@@ -119,7 +126,6 @@ type Session struct {
 	agentMode     string // the agent's current session mode; see AgentMode
 	turnsEnded    int    // turns answered so far; updates outside a turn after one are late
 
-	turns   uint64        // turns started so far, the record's included; guarded by mu
 	curTurn atomic.Uint64 // the running turn's number, 0 between turns
 
 	// Guarded by mu: identity, replay and lifecycle (see sessions.go).
@@ -132,39 +138,7 @@ type Session struct {
 	closing       bool // Close has begun: calls fail with ErrSessionClosed
 	closed        bool // Close has finished: nothing is saved any more
 
-	auth sessionAuthority // the agent's authority; see authority_enforce.go
-
-	recorded       *Record     // the record OpenSession resumed, to restore from (see restore.go)
-	ownFiles       io.Closer   // the default root the session made (see defaultFiles)
-	noRootReported atomic.Bool // a file call refused for want of Files was reported
-	noRootWhy      string      // why a local session has no default root; set before it is shared
-
-	closeMu sync.Mutex // one Close at a time
-	saveMu  sync.Mutex // orders record writes
-	lastRec *Record    // the record last written; guarded by saveMu
-}
-
-// turnState is what the bridge tracks while a turn runs.
-type turnState struct {
-	conn      *acpclient.Conn
-	watchdog  *watchdog
-	number    uint64 // the turn's number (Event.Turn)
-	timedOut  bool   // guarded by Session.mu
-	cancelled bool   // guarded by Session.mu
-	// grace ends the turn if the agent does not answer a cancel; aborted
-	// says it did. Guarded by Session.mu.
-	grace   Timer
-	aborted bool
-
-	// Guarded by Session.mu: whether the turn produced output, and the
-	// failure held back for a retry (see holdForRetry).
-	emitted bool
-	held    error
-	retries turnRetries
-
-	finish     sync.Once
-	stopReason string
-	err        error
+	recorded *Record // the record OpenSession resumed, to restore from (see restore.go); set before it is shared
 }
 
 // Key returns the session's host key (SessionConfig.Key), which never
@@ -201,11 +175,11 @@ func (s *Session) SetPolicy(p Policy) {
 	p = s.b.lockPolicy(p)
 	s.mu.Lock()
 	s.policy = p
-	s.applyWriteGateLocked()
+	s.files.applyWriteGateLocked()
 	s.mu.Unlock()
-	s.regovernPending()
-	s.save()
-	s.recheckAuthority(true)
+	s.auth.regovernPending()
+	s.rec.save()
+	s.auth.recheckAuthority(true)
 }
 
 // OpenSession opens a session on the agent, starting the agent if needed, in
@@ -233,6 +207,7 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	}
 	s := &Session{b: b, cfg: cfg, key: cfg.Key, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider),
 		grants: slices.Clone(cfg.ExternalDirectories), created: b.clock.Now()}
+	s.native.s, s.auth.s, s.rec.s, s.turns.s, s.ctl.s, s.files.s = s, s, s, s, s, s
 	if err := b.host.reserveKey(b, s); err != nil {
 		return nil, err
 	}
@@ -244,14 +219,14 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	}()
 	resumeID := cfg.ResumeID
 	if known {
-		if resumeID, err = s.recall(ctx); err != nil {
+		if resumeID, err = s.rec.recall(ctx); err != nil {
 			return nil, err
 		}
 	}
-	s.defaultFiles()
+	s.files.defaultFiles()
 	defer func() {
 		if !opened {
-			s.closeOwnFiles()
+			s.files.closeOwnFiles()
 		}
 	}()
 	if g, ok := s.cfg.Files.(GrantSetter); ok {
@@ -259,171 +234,16 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 			return nil, fmt.Errorf("bridge %s: granting %q: %w", b.cfg.ID, s.grants, err)
 		}
 	}
-	s.applyWriteGateLocked() // s is not shared yet
-	ready, err := s.attach(ctx, conn, resumeID)
+	s.files.applyWriteGateLocked() // s is not shared yet
+	ready, err := s.native.attach(ctx, conn, resumeID)
 	if err != nil {
 		return nil, err
 	}
 	opened = true
-	s.emitReady(ready)
-	s.save()
+	s.native.emitReady(ready)
+	s.rec.save()
 	s.restoreRecorded(ctx, s.recorded)
 	return s, nil
-}
-
-// attach loads resumeID (when given and possible) or creates a session, then
-// applies grants, model and effort.
-func (s *Session) attach(ctx context.Context, conn *acpclient.Conn, resumeID string) (*SessionReady, error) {
-	b := s.b
-	s.grantMu.Lock()
-	defer s.grantMu.Unlock()
-	defer b.openStarted()() // updates held for the id to come are not purged meanwhile
-	ready := &SessionReady{}
-	reattaching := s.conn != nil // attached before: the agent was restarted
-	var setup *acpclient.SessionSetup
-	if resumeID != "" {
-		s.prepareReplay(ctx, ready)
-		var err error
-		setup, err = s.load(ctx, conn, resumeID)
-		ready.ReplaySkipped = s.endReplay(err == nil)
-		if err == nil {
-			ready.Resumed = true
-		} else {
-			ready.ResumeError = err.Error()
-			ready.Replaced, ready.Reason = resumeID, ReplacedOnOpen
-			if reattaching {
-				ready.Reason = ReplacedAfterRestart
-			}
-			b.logger.Info("bridge: resume failed, starting a new session", "agent", b.cfg.ID, "session", resumeID, "err", err)
-		}
-	}
-	if !ready.Resumed {
-		req := &acpclient.NewSessionRequest{Cwd: s.cfg.Cwd, MCPServers: s.cfg.MCPServers}
-		if s.standardDirs(conn) {
-			req.AdditionalDirectories = s.Grants()
-		}
-		resp, err := conn.NewSession(ctx, req)
-		if acpclient.IsAuthRequired(err) {
-			conn, resp, err = b.newSessionSignedIn(ctx, conn, req, err)
-		} else if err != nil {
-			err = fmt.Errorf("bridge %s: %w", b.cfg.ID, err) // acpclient names the method
-		}
-		if err != nil {
-			return nil, err
-		}
-		s.id = resp.SessionID
-		b.register(s)
-		setup = &resp.SessionSetup
-	}
-	s.conn = conn
-	s.noteNative(ready)
-	ready.AgentModes, ready.Models, ready.ConfigOptions = setup.Modes, setup.Models, setup.ConfigOptions
-	if ready.Models == nil && b.provider.ModelsFromInitialize != nil {
-		ready.Models = b.provider.ModelsFromInitialize(conn.Agent())
-	}
-
-	if b.provider.SetExternalDirectories != nil {
-		dirs := s.Grants()
-		if dirs == nil {
-			dirs = []string{}
-		}
-		if err := b.provider.SetExternalDirectories(ctx, conn, s.id, dirs); err != nil {
-			// Carrying on with stale grants would break the file boundary.
-			s.markUnusable(fmt.Errorf("%w: synchronising external directories: %v", ErrUnusable, err))
-			return ready, nil
-		}
-	}
-	if s.cfg.Model != "" {
-		opts, err := s.setModel(ctx, conn, s.cfg.Model, ready)
-		if err != nil {
-			s.emit(Event{Kind: KindError, Err: fmt.Errorf("setting model %q: %w", s.cfg.Model, err)})
-		} else if opts != nil {
-			prev := ready.ConfigOptions
-			ready.ConfigOptions = opts
-			readyOptionsSet(ready, prev)
-		}
-	}
-	if s.cfg.Effort != "" {
-		opts, err := s.setEffort(ctx, conn, s.cfg.Effort, ready.ConfigOptions)
-		if err != nil {
-			s.emit(Event{Kind: KindError, Err: fmt.Errorf("setting effort %q: %w", s.cfg.Effort, err)})
-		} else if opts != nil {
-			prev := ready.ConfigOptions
-			ready.ConfigOptions = opts
-			readyOptionsSet(ready, prev)
-		}
-	}
-	s.enforceAtAttach(ctx, conn, ready)
-	return ready, nil
-}
-
-// standardDirs reports whether grants travel in the standard
-// additionalDirectories parameter.
-func (s *Session) standardDirs(conn *acpclient.Conn) bool {
-	a := conn.Agent()
-	return s.b.provider.SetExternalDirectories == nil && a != nil &&
-		a.AgentCapabilities.SessionCapabilities.AdditionalDirectories != nil
-}
-
-// load reopens a saved session, with its replay tagged as such.
-func (s *Session) load(ctx context.Context, conn *acpclient.Conn, id string) (*acpclient.SessionSetup, error) {
-	b := s.b
-	if b.provider.CanResume != nil && !b.provider.CanResume(ctx, id) {
-		return nil, errors.New("the agent has no transcript for this session")
-	}
-	a := conn.Agent()
-	var dirs []string
-	if s.standardDirs(conn) {
-		dirs = s.Grants()
-	}
-	switch {
-	case a.AgentCapabilities.LoadSession:
-		s.id = id
-		s.mu.Lock()
-		s.replaying = true
-		s.mu.Unlock()
-		b.register(s)
-		setup, err := conn.LoadSession(ctx, &acpclient.LoadSessionRequest{SessionID: id, Cwd: s.cfg.Cwd,
-			MCPServers: s.cfg.MCPServers, AdditionalDirectories: dirs})
-		s.mu.Lock()
-		s.replaying = false
-		s.mu.Unlock()
-		if err != nil {
-			b.unregisterSession(id)
-			s.id = ""
-		}
-		return setup, err
-	case a.AgentCapabilities.SessionCapabilities.Resume != nil:
-		s.id = id
-		b.register(s)
-		setup, err := conn.ResumeSession(ctx, &acpclient.ResumeSessionRequest{SessionID: id, Cwd: s.cfg.Cwd,
-			MCPServers: s.cfg.MCPServers, AdditionalDirectories: dirs})
-		if err != nil {
-			b.unregisterSession(id)
-			s.id = ""
-		}
-		return setup, err
-	}
-	return nil, errors.New("the agent cannot load or resume sessions")
-}
-
-func (s *Session) emitReady(ready *SessionReady) {
-	s.mu.Lock()
-	s.ready = ready
-	s.configOptions, s.models = ready.ConfigOptions, ready.Models
-	if ready.AgentModes != nil {
-		s.agentMode = ready.AgentModes.CurrentModeID
-	}
-	s.mu.Unlock()
-	s.emit(Event{Kind: KindSession, SessionReady: ready})
-	s.settleAuthority(nil, false)
-}
-
-func (s *Session) markUnusable(err error) {
-	s.mu.Lock()
-	s.unusable = err
-	s.mu.Unlock()
-	s.emit(Event{Kind: KindError, Err: err})
 }
 
 // emit queues an event of this session, stamped with its key, native id
@@ -439,7 +259,7 @@ func (s *Session) emitPtr(ev *Event) {
 	if ev.Kind == KindTurnEnd {
 		// The record's turn count, title and update time, written before
 		// anyone sees the turn end (and may read the record).
-		s.saveProgress()
+		s.rec.saveProgress()
 	}
 	s.b.emitPtr(ev)
 }
@@ -524,64 +344,4 @@ func (s *Session) NativeHistory() []NativeSession {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.natives)
-}
-
-// prepareReplay notes whether the Host's journal already holds the key's
-// history and, unless the session asks to keep it, arranges for a load's
-// replay of that history to be dropped.
-func (s *Session) prepareReplay(ctx context.Context, ready *SessionReady) {
-	j := s.b.host.journal
-	if j == nil {
-		return
-	}
-	last, err := j.LastSeq(ctx, s.key)
-	if err != nil {
-		s.b.logger.Warn("bridge: reading the journal", "agent", s.b.cfg.ID, "key", s.key, "err", err)
-		return
-	}
-	ready.HistoryJournaled = last > 0
-	s.mu.Lock()
-	s.skipReplay = ready.HistoryJournaled && !s.cfg.KeepJournaledReplay
-	s.replaySkipped = 0
-	s.mu.Unlock()
-}
-
-// endReplay ends replay skipping and returns how many events it dropped.
-// The tool rows of a dropped replay are forgotten with it, so the first
-// turn does not report rows the app never saw.
-func (s *Session) endReplay(loaded bool) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := s.replaySkipped
-	if loaded && n > 0 {
-		s.tools = newToolTracker(s.b.provider)
-	}
-	s.skipReplay, s.replaySkipped = false, 0
-	return n
-}
-
-// isHistory reports whether a replayed event is transcript, which a
-// journal already holds, rather than the session's current state, which
-// the app needs whatever it has stored.
-func isHistory(k Kind) bool {
-	switch k {
-	case KindCommands, KindAgentMode, KindConfig, KindSessionInfo, KindUsage:
-		return false
-	}
-	return true
-}
-
-// noteNative records the native id the session is now attached to in its
-// history, with the reason it replaced the previous one.
-func (s *Session) noteNative(ready *SessionReady) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if n := len(s.natives); n > 0 && s.natives[n-1].ID == s.id {
-		return
-	}
-	reason := ready.Reason
-	if reason != "" && ready.ResumeError != "" {
-		reason += ": " + ready.ResumeError
-	}
-	s.natives = append(s.natives, NativeSession{ID: s.id, Reason: reason, Since: s.b.clock.Now()})
 }

@@ -54,18 +54,18 @@ func (s *Session) close(ctx context.Context, announce bool) error {
 	}
 	s.closing = true
 	s.mu.Unlock()
-	s.stopAuthority() // no agent mode is moved once closing is set
+	s.auth.stopAuthority() // no agent mode is moved once closing is set
 	// Its commands first: an agent waiting on one (wait_for_exit) can then
 	// end its turn. No new one starts once closing is set.
 	s.b.terminals.End(ofSession(s))
-	if err := s.endTurn(ctx); err != nil {
+	if err := s.turns.endTurn(ctx); err != nil {
 		return fmt.Errorf("bridge %s: closing session %s: waiting for its turn to end: %w", s.b.cfg.ID, s.key, err)
 	}
-	defer s.turnMu.Unlock()
-	s.grantMu.Lock()
-	conn := s.conn
-	s.conn = nil
-	s.grantMu.Unlock()
+	defer s.turns.mu.Unlock()
+	s.native.mu.Lock()
+	conn := s.native.conn
+	s.native.conn = nil
+	s.native.mu.Unlock()
 	var err error
 	if conn != nil && conn == s.b.liveConn() && conn.Agent().AgentCapabilities.SessionCapabilities.Close != nil {
 		if cerr := conn.CloseSession(ctx, s.id); cerr != nil {
@@ -74,8 +74,8 @@ func (s *Session) close(ctx context.Context, announce bool) error {
 	}
 	s.cancelPending(ErrSessionClosed)
 	s.b.forget(s)
-	s.save() // the last record: closed sessions are resumed from it
-	s.closeOwnFiles()
+	s.rec.save() // the last record: closed sessions are resumed from it
+	s.files.closeOwnFiles()
 	s.mu.Lock()
 	s.closed = true
 	s.tools = newToolTracker(s.b.provider)
@@ -89,14 +89,15 @@ func (s *Session) close(ctx context.Context, announce bool) error {
 
 // endTurn takes the turn lock, cancelling the running turn (and any that
 // got in before Close was noticed) until it has ended or ctx ends.
-func (s *Session) endTurn(ctx context.Context) error {
+func (tr *sessionTurns) endTurn(ctx context.Context) error {
+	s := tr.s
 	var cancelled *turnState
-	for !s.turnMu.TryLock() {
+	for !tr.mu.TryLock() {
 		s.mu.Lock()
 		turn := s.turn
 		s.mu.Unlock()
 		if turn != nil && turn != cancelled {
-			s.cancelTurn(turn)
+			tr.cancelTurn(turn)
 			cancelled = turn
 		}
 		select {
@@ -306,17 +307,7 @@ func (l *sessionList) add(e *SessionEntry, natives []NativeSession) {
 }
 
 func (l *sessionList) addOpen(s *Session) {
-	s.saveMu.Lock()
-	var updated time.Time
-	if s.lastRec != nil {
-		updated = s.lastRec.UpdatedAt
-	}
-	s.saveMu.Unlock()
-	s.mu.Lock()
-	title, natives := s.title, slices.Clone(s.natives)
-	s.mu.Unlock()
-	l.add(&SessionEntry{Key: s.key, Bridge: s.b.cfg.ID, NativeID: s.ID(), Cwd: s.cfg.Cwd, Title: title,
-		UpdatedAt: updated, Open: true, Session: s}, natives)
+	l.add(s.listEntry())
 }
 
 // addJournal merges the journal's records (of one bridge, or all for "").
@@ -388,30 +379,37 @@ func (h *Host) reserveKey(b *Bridge, s *Session) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, other := range h.all {
-		other.mu.Lock()
-		_, taken := other.open[s.key]
-		other.mu.Unlock()
-		if taken {
+		if other.openByKey(s.key) != nil {
 			return fmt.Errorf("bridge %s: opening session %s: %w", b.cfg.ID, s.key, ErrSessionOpen)
 		}
 	}
-	b.mu.Lock()
-	b.open[s.key] = s
-	b.mu.Unlock()
+	b.addOpen(s)
 	return nil
 }
 
 // openSession returns the open session of a key in any bridge, or nil.
 func (h *Host) openSession(key string) *Session {
 	for _, b := range h.allBridges() {
-		b.mu.Lock()
-		s := b.open[key]
-		b.mu.Unlock()
-		if s != nil {
+		if s := b.openByKey(key); s != nil {
 			return s
 		}
 	}
 	return nil
+}
+
+// addOpen makes s the bridge's open session of its key.
+func (b *Bridge) addOpen(s *Session) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.open[s.key] = s
+}
+
+// openByKey returns the bridge's open session of a key, or nil. The Host
+// reads a bridge's sessions only through it.
+func (b *Bridge) openByKey(key string) *Session {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.open[key]
 }
 
 // allBridges returns every bridge of the Host, running or not.
@@ -423,4 +421,15 @@ func (h *Host) allBridges() []*Bridge {
 		out = append(out, b)
 	}
 	return out
+}
+
+// listEntry is the session's entry in the session list, with its native
+// ids: it takes the session's own locks, so it is the session's method.
+func (s *Session) listEntry() (*SessionEntry, []NativeSession) {
+	updated := s.rec.updatedAt()
+	s.mu.Lock()
+	title, natives := s.title, slices.Clone(s.natives)
+	s.mu.Unlock()
+	return &SessionEntry{Key: s.key, Bridge: s.b.cfg.ID, NativeID: s.ID(), Cwd: s.cfg.Cwd, Title: title,
+		UpdatedAt: updated, Open: true, Session: s}, natives
 }

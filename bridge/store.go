@@ -141,12 +141,33 @@ func (s *FileStore) Delete(key string) error {
 	return s.write(recs)
 }
 
+// sessionRecords is a session's record concern: building its Record,
+// writing it to the Host's journal and the session's Store, and reading it
+// back at open. mu orders the writes and guards last; s is set once, when
+// the session is made.
+type sessionRecords struct {
+	s    *Session
+	mu   sync.Mutex
+	last *Record // the record last written
+}
+
+// updatedAt is the update time of the record last written, or zero.
+func (r *sessionRecords) updatedAt() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.last == nil {
+		return time.Time{}
+	}
+	return r.last.UpdatedAt
+}
+
 // record builds the session's Record from its current state.
-func (s *Session) record() Record {
+func (r *sessionRecords) record() Record {
+	s := r.s
 	p := s.Policy()
 	s.mu.Lock()
 	rec := Record{Key: s.key, Bridge: s.b.cfg.ID, NativeSessionID: s.id, NativeHistory: slices.Clone(s.natives),
-		Title: s.title, Turns: s.turns, CreatedAt: s.created,
+		Title: s.title, Turns: s.turns.started, CreatedAt: s.created,
 		Model: s.cfg.Model, Effort: s.cfg.Effort, // set mid-turn by control calls, under mu
 		SessionMode: s.agentMode, ConfigValues: configValues(s.configOptions)}
 	s.mu.Unlock()
@@ -165,38 +186,41 @@ func (s *Session) record() Record {
 
 // save writes the session's record to the Host's journal and to the
 // session's Store, whichever are set.
-func (s *Session) save() {
-	s.saveMu.Lock()
-	defer s.saveMu.Unlock()
+func (r *sessionRecords) save() {
+	s := r.s
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if s.id == "" || s.isClosed() {
 		return
 	}
-	rec := s.record()
-	s.lastRec = &rec
-	s.writeRecord(rec)
+	rec := r.record()
+	r.last = &rec
+	r.writeRecord(rec)
 }
 
 // saveProgress refreshes what a turn changes (turn count, title, update
 // time) in the record last written. It reads nothing a control call may be
 // changing, so it is safe from the agent's goroutine.
-func (s *Session) saveProgress() {
-	s.saveMu.Lock()
-	defer s.saveMu.Unlock()
-	if s.lastRec == nil || s.isClosed() {
+func (r *sessionRecords) saveProgress() {
+	s := r.s
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.last == nil || s.isClosed() {
 		return
 	}
-	rec := *s.lastRec
+	rec := *r.last
 	s.mu.Lock()
-	rec.Turns, rec.Title = s.turns, s.title
+	rec.Turns, rec.Title = s.turns.started, s.title
 	// What the agent changed by itself in the turn (a mode it left, say).
 	rec.SessionMode, rec.ConfigValues = s.agentMode, configValues(s.configOptions)
 	s.mu.Unlock()
 	rec.UpdatedAt = s.b.clock.Now()
-	s.lastRec = &rec
-	s.writeRecord(rec)
+	r.last = &rec
+	r.writeRecord(rec)
 }
 
-func (s *Session) writeRecord(rec Record) {
+func (r *sessionRecords) writeRecord(rec Record) {
+	s := r.s
 	// The record outlives any caller's context: it is written whole or not.
 	ctx := context.Background()
 	if j := s.b.host.journal; j != nil {
@@ -215,8 +239,9 @@ func (s *Session) writeRecord(rec Record) {
 // first, then the Store) and takes over its identity: the native history,
 // the creation time, the working directory when cfg has none. It returns
 // the native session to resume: cfg.ResumeID, else the record's.
-func (s *Session) recall(ctx context.Context) (string, error) {
-	rec, ok, err := s.loadRecord(ctx)
+func (r *sessionRecords) recall(ctx context.Context) (string, error) {
+	s := r.s
+	rec, ok, err := r.loadRecord(ctx)
 	if err != nil || !ok {
 		return s.cfg.ResumeID, err
 	}
@@ -229,7 +254,7 @@ func (s *Session) recall(ctx context.Context) (string, error) {
 	}
 	s.title = rec.Title
 	// Turn numbers go on from the recorded ones.
-	s.turns = rec.Turns
+	s.turns.started = rec.Turns
 	// The model and effort chosen last, unless the app chooses now; the
 	// agent mode and config values are set back once the session is open.
 	s.cfg.Model = cmp.Or(s.cfg.Model, rec.Model)
@@ -248,7 +273,8 @@ func (s *Session) recall(ctx context.Context) (string, error) {
 	return rec.NativeSessionID, nil
 }
 
-func (s *Session) loadRecord(ctx context.Context) (Record, bool, error) {
+func (r *sessionRecords) loadRecord(ctx context.Context) (Record, bool, error) {
+	s := r.s
 	if j := s.b.host.journal; j != nil {
 		rec, ok, err := j.LoadSession(ctx, s.key)
 		if err != nil {

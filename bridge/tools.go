@@ -40,7 +40,8 @@ func newToolTracker(p *Provider) *toolTracker {
 		toolName: p.ToolName, titleName: p.ToolNameFromTitle, terms: newTermTracker()}
 }
 
-// isEnd reports whether a status ends a tool call.
+// isEnd reports whether a status ends a tool call: the one rule for the
+// tracker's rows and for SessionView's (ToolRow.Open).
 func isEnd(status string) bool {
 	return status == acpclient.ToolStatusCompleted || status == acpclient.ToolStatusFailed ||
 		status == "cancelled" || status == ToolUnfinished

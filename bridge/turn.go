@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/acphost/acphost/acpclient"
 )
@@ -18,6 +19,68 @@ var ErrInactive = errors.New("bridge: agent inactive")
 // it is no longer following the protocol; the next prompt starts a new one
 // and resumes the session natively where the agent can.
 var ErrCancelIgnored = errors.New("bridge: the agent did not acknowledge the cancel")
+
+// turnState is what the bridge tracks while a turn runs.
+type turnState struct {
+	conn      *acpclient.Conn
+	watchdog  *watchdog
+	number    uint64 // the turn's number (Event.Turn)
+	timedOut  bool   // guarded by Session.mu
+	cancelled bool   // guarded by Session.mu
+	// grace ends the turn if the agent does not answer a cancel; aborted
+	// says it did. Guarded by Session.mu.
+	grace   Timer
+	aborted bool
+
+	// Guarded by Session.mu: whether the turn produced output, and the
+	// failure held back for a retry (see holdForRetry).
+	emitted bool
+	held    error
+	retries turnRetries
+
+	finish     sync.Once
+	stopReason string
+	err        error
+}
+
+// sessionTurns is a session's turn concern: beginning a turn, finishing
+// it when the agent answers, cancelling and expiring it, and the lock
+// that keeps turns, compactions and reattaching from overlapping. Its
+// running turn (Session.turn) and the turn counters stay under Session.mu,
+// which the agent's updates take for them too; s is set once, when the
+// session is made.
+type sessionTurns struct {
+	s *Session
+	// mu is held for the whole of a turn, a compaction and a reattach;
+	// another session's code takes it only through these methods.
+	mu      ctxMutex
+	started uint64 // turns started so far, the record's included; guarded by Session.mu
+}
+
+// waitEnded waits until no turn holds the session, so a turn the agent's
+// exit broke has reported its end.
+func (tr *sessionTurns) waitEnded() {
+	tr.mu.Lock()
+	tr.mu.Unlock() // an empty critical section: the wait is the point
+}
+
+// watchdog is the running turn's watchdog, or nil between turns.
+func (tr *sessionTurns) watchdog() *watchdog {
+	s := tr.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.turn == nil {
+		return nil
+	}
+	return s.turn.watchdog
+}
+
+// tryHold takes the turn lock if no turn, compaction or reattach holds it;
+// release gives it back.
+func (tr *sessionTurns) tryHold() bool { return tr.mu.TryLock() }
+
+// release gives back the lock tryHold took.
+func (tr *sessionTurns) release() { tr.mu.Unlock() }
 
 // Prompt runs one turn with the given content and returns its stop reason.
 // Events stream to the host meanwhile: turn_start, the agent's output, and
@@ -35,18 +98,18 @@ var ErrCancelIgnored = errors.New("bridge: the agent did not acknowledge the can
 // is emitted, so an app may prompt again from its turn_end handler. A
 // Prompt made while the session compacts waits for the compaction.
 func (s *Session) Prompt(ctx context.Context, content ...acpclient.ContentBlock) (string, error) {
-	if err := s.claimTurn(ctx); err != nil {
+	if err := s.turns.claimTurn(ctx); err != nil {
 		return "", err
 	}
 	// Wait for the previous turn's last steps, a compaction or a relaunch.
-	if err := s.turnMu.LockCtx(ctx); err != nil {
-		s.releaseTurn()
+	if err := s.turns.mu.LockCtx(ctx); err != nil {
+		s.turns.releaseTurn()
 		return "", err
 	}
-	defer s.turnMu.Unlock()
-	turn, err := s.beginTurn(ctx, content)
+	defer s.turns.mu.Unlock()
+	turn, err := s.turns.beginTurn(ctx, content)
 	if err != nil {
-		s.releaseTurn()
+		s.turns.releaseTurn()
 		return "", err
 	}
 	conn := turn.conn
@@ -55,7 +118,7 @@ func (s *Session) Prompt(ctx context.Context, content ...acpclient.ContentBlock)
 	go func() {
 		select {
 		case <-ctx.Done():
-			s.cancelTurn(turn)
+			s.turns.cancelTurn(turn)
 		case <-settled:
 		}
 	}()
@@ -72,8 +135,8 @@ func (s *Session) Prompt(ctx context.Context, content ...acpclient.ContentBlock)
 		_, err = conn.PromptThen(context.WithoutCancel(ctx), &acpclient.PromptRequest{SessionID: s.id, Prompt: content},
 			func(resp *acpclient.PromptResponse, err error) {
 				defer close(answered)
-				if err == nil || !s.holdForRetry(turn, err) {
-					s.finishTurn(turn, resp, err)
+				if err == nil || !s.turns.holdForRetry(turn, err) {
+					s.turns.finishTurn(turn, resp, err)
 				}
 			})
 		if _, agentAnswered := errors.AsType[*acpclient.CallError](err); agentAnswered {
@@ -83,33 +146,34 @@ func (s *Session) Prompt(ctx context.Context, content ...acpclient.ContentBlock)
 			case <-conn.Done():
 			}
 		}
-		held := s.takeHeld(turn)
+		held := s.turns.takeHeld(turn)
 		if held == nil {
 			break
 		}
-		if conn, content, err = s.recoverTurn(ctx, turn, held, content); err != nil {
+		if conn, content, err = s.turns.recoverTurn(ctx, turn, held, content); err != nil {
 			break
 		}
 	}
 	close(settled)
-	s.finishTurn(turn, nil, err) // no answer came: the agent died or the send failed
+	s.turns.finishTurn(turn, nil, err) // no answer came: the agent died or the send failed
 	return turn.stopReason, turn.err
 }
 
 // beginTurn attaches the session and starts a turn: its number, the tool
 // rows of the previous turn forgotten, turn_start, the watchdog.
-func (s *Session) beginTurn(ctx context.Context, content []acpclient.ContentBlock) (*turnState, error) {
+func (tr *sessionTurns) beginTurn(ctx context.Context, content []acpclient.ContentBlock) (*turnState, error) {
+	s := tr.s
 	s.mu.Lock()
 	unusable := s.unusable
 	s.mu.Unlock()
 	if unusable != nil {
 		return nil, unusable
 	}
-	conn, err := s.reattach(ctx)
+	conn, err := s.native.reattach(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.authorityGate(ctx); err != nil {
+	if err := s.auth.authorityGate(ctx); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -119,18 +183,18 @@ func (s *Session) beginTurn(ctx context.Context, content []acpclient.ContentBloc
 		s.emitFromAgent(Event{Kind: KindToolEnd, Tool: t})
 	}
 	s.mu.Lock()
-	s.turns++
-	turn := &turnState{conn: conn, number: s.turns}
+	tr.started++
+	turn := &turnState{conn: conn, number: tr.started}
 	s.mu.Unlock()
 	s.curTurn.Store(turn.number)
 	// The record counts the turn before it runs, so a host that dies in it
 	// never numbers another turn the same.
-	s.saveProgress()
+	s.rec.saveProgress()
 	s.emit(Event{Kind: KindTurnStart, Text: promptText(content)})
 	if s.b.provider.OnTurnStart != nil {
 		s.emitAll(s.b.provider.OnTurnStart(s.id))
 	}
-	turn.watchdog = startWatchdog(s.b.clock, s.b.cfg.InactivityTimeout, func() { s.expire(turn) })
+	turn.watchdog = startWatchdog(s.b.clock, s.b.cfg.InactivityTimeout, func() { tr.expire(turn) })
 	s.mu.Lock()
 	s.turn = turn
 	s.mu.Unlock()
@@ -141,7 +205,8 @@ func (s *Session) beginTurn(ctx context.Context, content []acpclient.ContentBloc
 // settles what is pending, closes the open tool rows and reports the
 // outcome (usage, error, turn_end). The session accepts the next prompt
 // before turn_end is emitted.
-func (s *Session) finishTurn(turn *turnState, resp *acpclient.PromptResponse, err error) {
+func (tr *sessionTurns) finishTurn(turn *turnState, resp *acpclient.PromptResponse, err error) {
+	s := tr.s
 	turn.finish.Do(func() {
 		turn.watchdog.stop()
 		s.mu.Lock()
@@ -165,69 +230,31 @@ func (s *Session) finishTurn(turn *turnState, resp *acpclient.PromptResponse, er
 		}
 		end := Event{Kind: KindTurnEnd, Turn: turn.number}
 		if err != nil {
-			err = s.promptError(err)
+			err = promptError(err)
 			turn.err = err
 			if aborted {
 				turn.stopReason = acpclient.StopCancelled
 			}
 			s.emit(Event{Kind: KindError, Err: err})
-			s.closeRows(open)
+			tr.closeRows(open)
 			end.StopReason, end.Err = acpclient.StopCancelled, err
 		} else {
-			s.closeRows(open)
+			tr.closeRows(open)
 			if resp.Usage != nil || s.b.provider.UsageFromMeta != nil {
-				s.reportTurnUsage(resp)
+				tr.reportTurnUsage(resp)
 			}
 			turn.stopReason = resp.StopReason
 			end.StopReason = resp.StopReason
 		}
 		s.curTurn.Store(0)
-		s.releaseTurn()
+		tr.releaseTurn()
 		s.emit(end)
 	})
 }
 
-// reattach returns a live connection for the session, restarting the agent
-// and resuming the session natively after a crash. It waits for a control
-// call in flight (see sessionControl), so two callers never attach at once.
-func (s *Session) reattach(ctx context.Context) (*acpclient.Conn, error) {
-	if err := s.ctl.sem.LockCtx(ctx); err != nil {
-		return nil, err
-	}
-	defer s.ctl.sem.Unlock()
-	return s.reattachLocked(ctx)
-}
-
-// reattachLocked is reattach with the control lock held. A closed session
-// is never attached again.
-func (s *Session) reattachLocked(ctx context.Context) (*acpclient.Conn, error) {
-	if err := s.closedErr(); err != nil {
-		return nil, err
-	}
-	if conn := s.b.liveConn(); conn != nil && conn == s.conn {
-		return conn, nil
-	}
-	conn, err := s.b.ensure(ctx)
-	if err != nil {
-		return nil, err
-	}
-	old := s.id
-	s.b.unregisterSession(old)
-	ready, err := s.attach(ctx, conn, old)
-	if err != nil {
-		return nil, err
-	}
-	s.emitReady(ready)
-	s.save()
-	s.mu.Lock()
-	unusable := s.unusable
-	s.mu.Unlock()
-	return s.conn, unusable
-}
-
 // promptError explains a failed turn: the agent's detailed message when it
 // sent one, the process's death with its stderr when it died.
-func (s *Session) promptError(err error) error {
+func promptError(err error) error {
 	var ce *acpclient.CallError
 	if errors.As(err, &ce) {
 		if detail := ce.Err.DataMessage(); detail != "" && detail != ce.Err.Message {
@@ -237,7 +264,8 @@ func (s *Session) promptError(err error) error {
 	return err
 }
 
-func (s *Session) reportTurnUsage(resp *acpclient.PromptResponse) {
+func (tr *sessionTurns) reportTurnUsage(resp *acpclient.PromptResponse) {
+	s := tr.s
 	if s.b.provider.UsageFromMeta != nil {
 		if used, size, ok := s.b.provider.UsageFromMeta(resp.Meta); ok {
 			u := s.measure(used, size, nil)
@@ -254,7 +282,8 @@ func (s *Session) reportTurnUsage(resp *acpclient.PromptResponse) {
 }
 
 // closeRows reports the tool rows the turn's end closed (ToolUnfinished).
-func (s *Session) closeRows(rows []*ToolCall) {
+func (tr *sessionTurns) closeRows(rows []*ToolCall) {
+	s := tr.s
 	for _, t := range rows {
 		s.emit(Event{Kind: KindToolEnd, Tool: t})
 	}
@@ -271,11 +300,12 @@ func (s *Session) Cancel() {
 	turn := s.turn
 	s.mu.Unlock()
 	if turn != nil {
-		s.cancelTurn(turn)
+		s.turns.cancelTurn(turn)
 	}
 }
 
-func (s *Session) cancelTurn(turn *turnState) {
+func (tr *sessionTurns) cancelTurn(turn *turnState) {
+	s := tr.s
 	s.mu.Lock()
 	if s.turn != turn {
 		s.mu.Unlock()
@@ -284,7 +314,7 @@ func (s *Session) cancelTurn(turn *turnState) {
 	turn.cancelled = true
 	conn := turn.conn
 	if turn.grace == nil {
-		turn.grace = s.b.clock.AfterFunc(s.b.cfg.CancelGrace, func() { s.abortTurn(turn) })
+		turn.grace = s.b.clock.AfterFunc(s.b.cfg.CancelGrace, func() { tr.abortTurn(turn) })
 	}
 	s.mu.Unlock()
 	// The agent must learn of the cancel before its requests are answered,
@@ -297,7 +327,8 @@ func (s *Session) cancelTurn(turn *turnState) {
 
 // abortTurn ends a cancelled turn whose agent did not answer within the
 // grace, then kills the process so a replacement starts cleanly.
-func (s *Session) abortTurn(turn *turnState) {
+func (tr *sessionTurns) abortTurn(turn *turnState) {
+	s := tr.s
 	s.mu.Lock()
 	running := s.turn == turn
 	turn.aborted = running
@@ -305,13 +336,14 @@ func (s *Session) abortTurn(turn *turnState) {
 	if !running {
 		return
 	}
-	s.finishTurn(turn, nil, fmt.Errorf("%w within %v of session/cancel; the agent process was killed", ErrCancelIgnored, s.b.cfg.CancelGrace))
+	tr.finishTurn(turn, nil, fmt.Errorf("%w within %v of session/cancel; the agent process was killed", ErrCancelIgnored, s.b.cfg.CancelGrace))
 	s.b.kill(turn.conn)
 }
 
 // expire runs when the watchdog fires: cancel the turn, which then gets
 // CancelGrace to settle (see cancelTurn).
-func (s *Session) expire(turn *turnState) {
+func (tr *sessionTurns) expire(turn *turnState) {
+	s := tr.s
 	s.mu.Lock()
 	if s.turn != turn {
 		s.mu.Unlock()
@@ -319,7 +351,7 @@ func (s *Session) expire(turn *turnState) {
 	}
 	turn.timedOut = true
 	s.mu.Unlock()
-	s.cancelTurn(turn)
+	tr.cancelTurn(turn)
 }
 
 // FollowUp sends more instructions into the running turn, for agents whose

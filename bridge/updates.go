@@ -52,15 +52,15 @@ func (s *Session) handleUpdate(n *acpclient.SessionNotification, now time.Time) 
 		ev.Kind, ev.Commands = KindCommands, u.AvailableCommands
 		s.emitFromAgent(ev)
 	case *acpclient.CurrentModeUpdate:
-		s.agentReportedMode(u.CurrentModeID)
+		s.auth.agentReportedMode(u.CurrentModeID)
 		ev.Kind, ev.AgentMode = KindAgentMode, u.CurrentModeID
 		s.emitFromAgent(ev)
-		s.recheckAuthority(false)
+		s.auth.recheckAuthority(false)
 	case *acpclient.ConfigOptionUpdate:
-		s.rememberOptions(u.ConfigOptions)
+		s.ctl.rememberOptions(u.ConfigOptions)
 		ev.Kind, ev.ConfigOptions = KindConfig, u.ConfigOptions
 		s.emitFromAgent(ev)
-		s.recheckAuthority(false)
+		s.auth.recheckAuthority(false)
 	case *acpclient.SessionInfoUpdate:
 		info := &SessionInfo{}
 		info.Title, info.TitleChanged = u.Title()
@@ -185,10 +185,6 @@ func (s *Session) emitCompaction(ev Event, c *Compaction) {
 		s.emitFromAgent(Event{Kind: KindUsage, Usage: &u})
 	}
 }
-
-// EmitCompaction lets a Provider's notification mapping report compaction
-// with the meter handling above. It is for use in Provider hooks.
-func (s *Session) EmitCompaction(c *Compaction) { s.emitCompaction(Event{}, c) }
 
 // measure records a context measurement and returns the meter.
 func (s *Session) measure(used, size int64, cost *acpclient.Cost) *Usage {

@@ -144,12 +144,7 @@ func (b *Bridge) await(ctx context.Context, s *Session, id string, w waiter) {
 	reg := &b.pending
 	var dog *watchdog
 	if s != nil {
-		reg = &s.pending
-		s.mu.Lock()
-		if s.turn != nil {
-			dog = s.turn.watchdog
-		}
-		s.mu.Unlock()
+		reg, dog = &s.pending, s.turns.watchdog()
 	}
 	if dog != nil {
 		dog.pause()

@@ -72,14 +72,11 @@ type ToolRow struct {
 // all of it.
 const ToolRowOutputLimit = 64 << 10
 
-// Open reports whether the agent has not finished the call yet.
-func (r ToolRow) Open() bool {
-	switch r.Tool.Status {
-	case "completed", "failed", "cancelled", ToolUnfinished:
-		return false
-	}
-	return true
-}
+// Open reports whether the agent has not finished the call yet, by the
+// rule the session's tool tracker ends rows with (isEnd): the row's Tool
+// is the tracker's merged snapshot, which the view takes whole and never
+// merges again.
+func (r ToolRow) Open() bool { return !isEnd(r.Tool.Status) }
 
 // PendingRequest is a request waiting on the user. Exactly one of
 // Permission, Elicitation and Auth is set, as Type says.
