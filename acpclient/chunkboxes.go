@@ -15,7 +15,7 @@ import (
 //     notification past its call (see SessionUpdateBatcher);
 //     SessionUpdate's notifications are never reused.
 //   - deltaBoxes: the entries of text deltas (deltaEntry), which no
-//     client ever holds (a TextDeltaHandler gets copies), so they are
+//     client ever holds (a wire.Receiver gets copies), so they are
 //     reused once handed on, and emptying one clears only what the decoder
 //     wrote.
 //

@@ -21,7 +21,7 @@ type chunkDecoder struct {
 	// it; the dispatcher reads it only for entries queued after that,
 	// which the queue's lock orders after the write.
 	boxes *chunkBoxes
-	// lean says the Client takes text deltas (TextDeltaHandler): chunk
+	// lean says the Client takes text deltas (a wire.Receiver): chunk
 	// lines that are one become a deltaEntry, not a notification.
 	lean   bool
 	deltas *deltaBoxes // made with the first delta, as boxes is

@@ -182,7 +182,7 @@ func (s *chunkScan) newChunkBox() (*inbound, *ContentChunk) {
 	case UpdateUserMessageChunk:
 		u = (*UserMessageChunk)(&b.u)
 	}
-	b.n.Update, b.n.rawShared = u, true
+	b.n.Update, b.in.src = u, rawSource{shared: true}
 	b.in.method, b.in.update, b.in.boxed = methodSessionUpdate, &b.n, inChunkBox
 	b.u.MessageID = &b.id
 	return &b.in, &b.u.ContentChunk
@@ -205,19 +205,19 @@ func (s *chunkScan) newChunkBox() (*inbound, *ContentChunk) {
 // its bytes.
 func (s *chunkScan) build(owned bool) *inbound {
 	in, chunk := s.newChunkBox()
-	n := in.update
+	n, src := in.update, &in.src
 	var str func(sp span, slot int) string
 	switch {
 	case owned:
-		n.raw, n.rawIsLine = s.b, true
+		src.raw, src.inLine, src.shared = s.b, true, true
 		str = s.referInto(s.b, 0)
 	case s.shape != nil && s.shapeStringsPlain():
-		n.shape, n.rawShared = s.shape, false
+		src.shape, src.shared = s.shape, false
 		s.shape.shared = true
 		str = s.arenaString // each string copied alone, the ids interned
 	default:
 		keep, base := s.keep(s.b[s.paramsSpan.start:s.paramsSpan.end]), s.paramsSpan.start
-		n.raw = keep
+		src.raw = keep
 		str = s.referInto(keep, base)
 	}
 	chunk.Content.Type = s.ctype
@@ -241,10 +241,10 @@ func (s *chunkScan) build(owned bool) *inbound {
 	if s.hasParamsMeta {
 		n.Meta = copyRaw(s.b, s.paramsMeta)
 	}
-	if n.shape != nil {
-		n.shapeStrings = [shapeStrings]string{shapeSessionID: n.SessionID, shapeText: chunk.Content.Text}
+	if src.shape != nil {
+		src.strs = [shapeStrings]string{shapeSessionID: n.SessionID, shapeText: chunk.Content.Text}
 		if chunk.MessageID != nil {
-			n.shapeStrings[shapeMessageID] = *chunk.MessageID
+			src.strs[shapeMessageID] = *chunk.MessageID
 		}
 	}
 	in.size = queuedSize(len(s.b), false) // its strings refer into the kept bytes

@@ -7,6 +7,20 @@ import (
 
 const methodSessionUpdate = "session/update"
 
+// fastLine decodes line on the fast path when it is a session/update one
+// of the fast decoders takes, as its queue entry, or returns nil: the
+// general path then decodes it. Built with plainwire, it takes none.
+func (c *Conn) fastLine(line []byte) *inbound {
+	if !fastWire {
+		return nil
+	}
+	owned := c.lines.lineOwned()
+	if m := c.chunks.decode(line, owned); m != nil {
+		return m
+	}
+	return decodeToolLine(line, owned)
+}
+
 // chunkLine is a whole session/update line carrying a message chunk, laid
 // out so that one json.Unmarshal decodes it completely. The scanner in
 // chunkscan.go decodes plain text chunks by hand; this is for the chunks it
@@ -61,14 +75,12 @@ func decodeChunkInbound(line []byte, owned bool) *inbound {
 // chunkFallback decodes a chunk line the scanner handed back, as the queue
 // entry that carries it, or returns nil.
 func chunkFallback(line []byte, owned bool) *inbound {
-	if n := decodeChunkLineJSON(line, owned); n != nil {
-		return &inbound{method: methodSessionUpdate, update: n, size: queuedSize(len(line), true)}
-	}
-	return nil
+	return decodeChunkLineJSON(line, owned)
 }
 
-// decodeChunkLineJSON decodes a chunk line with encoding/json.
-func decodeChunkLineJSON(line []byte, owned bool) *SessionNotification {
+// decodeChunkLineJSON decodes a chunk line with encoding/json, as the
+// queue entry that carries it, or returns nil.
+func decodeChunkLineJSON(line []byte, owned bool) *inbound {
 	var m chunkLine
 	if json.Unmarshal(line, &m) != nil {
 		return nil
@@ -85,7 +97,8 @@ func decodeChunkLineJSON(line []byte, owned bool) *SessionNotification {
 	if !owned {
 		line = bytes.Clone(line)
 	}
-	return &SessionNotification{SessionID: m.Params.SessionID, Meta: m.Params.Meta, Update: update, raw: line, rawIsLine: true}
+	n := &SessionNotification{SessionID: m.Params.SessionID, Meta: m.Params.Meta, Update: update}
+	return &inbound{method: methodSessionUpdate, update: n, size: queuedSize(len(line), true), src: rawSource{raw: line, inLine: true}}
 }
 
 // chunkUpdate returns the message-chunk update of the given kind holding

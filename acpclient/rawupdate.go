@@ -1,6 +1,59 @@
 package acpclient
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// rawSource is what a queue entry keeps so that the update object can be
+// handed to a wire.Receiver as the agent sent it without decoding it twice
+// on the hot path: the notification's params as received, or its whole
+// line (inLine), or for a chunk line that matched a shape with plain
+// strings that shape and its strings (by shapeVar). shared says decoded
+// strings refer into raw, so the update handed out is a copy.
+type rawSource struct {
+	raw    []byte
+	inLine bool
+	shared bool
+	shape  *chunkShape
+	strs   [shapeStrings]string
+}
+
+// update returns the update object of n, which src is the source of.
+func (src *rawSource) update(n *SessionNotification) json.RawMessage {
+	raw, inLine, shared := src.raw, src.inLine, src.shared
+	if raw == nil && src.shape != nil {
+		raw, inLine, shared = src.shape.line(&src.strs), true, false // a new copy: nothing shares it
+	}
+	if raw != nil && fastWire {
+		if upd, ok := locateUpdate(raw, inLine); ok {
+			if shared {
+				upd = bytes.Clone(upd)
+			}
+			return upd
+		}
+	}
+	switch {
+	case raw != nil && !inLine:
+		var p struct {
+			Update json.RawMessage `json:"update"`
+		}
+		if json.Unmarshal(raw, &p) == nil {
+			return p.Update
+		}
+	case raw != nil:
+		var l struct {
+			Params struct {
+				Update json.RawMessage `json:"update"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(raw, &l) == nil {
+			return l.Params.Update
+		}
+	}
+	upd, _ := json.Marshal(n.Update)
+	return upd
+}
 
 // locateUpdate finds the update object in already validated JSON: a whole
 // notification line (inLine) or its params. It walks the bytes once with the

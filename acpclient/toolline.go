@@ -79,7 +79,7 @@ var toolLineStrict = jsonv2.RejectUnknownMembers(true)
 // decodeToolLine decodes line if it is a tool_call or tool_call_update
 // notification the single pass decodes exactly, and returns nil otherwise.
 // owned says the line is the caller's to keep, so it need not be copied.
-func decodeToolLine(line []byte, owned bool) *SessionNotification {
+func decodeToolLine(line []byte, owned bool) *inbound {
 	if !bytes.Contains(line, toolCallMark) {
 		return nil
 	}
@@ -111,7 +111,8 @@ func decodeToolLine(line []byte, owned bool) *SessionNotification {
 	if !owned {
 		line = bytes.Clone(line)
 	}
-	return &SessionNotification{SessionID: m.Params.SessionID, Meta: m.Params.Meta, Update: update, raw: line, rawIsLine: true}
+	n := &SessionNotification{SessionID: m.Params.SessionID, Meta: m.Params.Meta, Update: update}
+	return &inbound{method: methodSessionUpdate, update: n, size: queuedSize(len(line), true), src: rawSource{raw: line, inLine: true}}
 }
 
 // toolContent converts decoded content items, refusing any of a type the
