@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/internal/waitfor"
+
+	"github.com/acphost/acphost/internal/wire"
 )
 
 // A box given back after a run is filled afresh by the next chunk: nothing
@@ -71,7 +73,7 @@ func (c *keepingClient) SessionUpdates(ctx context.Context, ns []*SessionNotific
 	for _, n := range ns {
 		c.seen[n] = true
 		if len(c.texts)%10 == 0 {
-			c.clones = append(c.clones, n.Clone())
+			c.clones = append(c.clones, cloneNote(n))
 		}
 		c.texts = append(c.texts, n.Update.(*AgentMessageChunk).Content.Text)
 	}
@@ -132,7 +134,7 @@ func TestSessionUpdatesReuseChunkBoxes(t *testing.T) {
 		if u.Content.Text != want[i] || u.MessageID == nil || *u.MessageID != fmt.Sprint("m", i) || n.SessionID != "s" {
 			t.Fatalf("clone of chunk %d: text %q id %v session %q", i, u.Content.Text, u.MessageID, n.SessionID)
 		}
-		if raw := string(n.RawUpdate()); !strings.Contains(raw, fmt.Sprintf(`"messageId":"m%d"`, i)) {
+		if raw := string(rawUpdate(n)); !strings.Contains(raw, fmt.Sprintf(`"messageId":"m%d"`, i)) {
 			t.Fatalf("clone of chunk %d: RawUpdate %s", i, raw)
 		}
 	}
@@ -203,4 +205,23 @@ func checkReleasedBeforeWaiting(t *testing.T, client Client, wait func(*testing.
 	if n := waitfor.Recv(t, holding, "holding"); n != 0 {
 		t.Fatalf("waiting for the agent, the read goroutine held %d boxes", n)
 	}
+}
+
+// cloneNote is a copy of n to keep past a run, as the bridge keeps one.
+func cloneNote(n *SessionNotification) *SessionNotification {
+	c := *n
+	if u, ok := n.Update.(*AgentMessageChunk); ok {
+		v := *u
+		if u.MessageID != nil {
+			id := *u.MessageID
+			v.MessageID = &id
+		}
+		c.Update = &v
+	}
+	testRaw.Store(&c, &rawSource{})
+	return &c
+}
+
+func (c *keepingClient) Updates(ctx context.Context, run []wire.Update[*SessionNotification]) {
+	splitRun(ctx, run, c.SessionUpdates, nil)
 }

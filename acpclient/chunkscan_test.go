@@ -28,6 +28,7 @@ func generalDecode(line []byte) *SessionNotification {
 	if n.UnmarshalJSON(env.Params) != nil {
 		return nil
 	}
+	testRaw.Store(&n, &rawSource{raw: env.Params})
 	return &n
 }
 
@@ -49,7 +50,7 @@ func sameNotification(t *testing.T, line []byte, fast, slow *SessionNotification
 	if err1 != nil || err2 != nil || !bytes.Equal(fj, sj) {
 		t.Fatalf("line %q:\nfast    %s (%v)\ngeneral %s (%v)", line, fj, err1, sj, err2)
 	}
-	if fr, sr := fast.RawUpdate(), slow.RawUpdate(); !bytes.Equal(fr, sr) {
+	if fr, sr := rawUpdate(fast), rawUpdate(slow); !bytes.Equal(fr, sr) {
 		t.Fatalf("line %q: raw update %q, general %q", line, fr, sr)
 	}
 }
@@ -79,8 +80,8 @@ func checkScan(t *testing.T, line []byte) chunkScanResult {
 		o, _ := scanChunkLine(owned, true)
 		sameNotification(t, line, o, slow)
 		for _, got := range []*SessionNotification{n, o} {
-			raw := got.RawUpdate()
-			if want := slow.RawUpdate(); !bytes.Equal(raw, want) {
+			raw := rawUpdate(got)
+			if want := rawUpdate(slow); !bytes.Equal(raw, want) {
 				t.Fatalf("line %q: RawUpdate %q, want %q", line, raw, want)
 			}
 			if len(raw) > 0 {

@@ -30,7 +30,7 @@ func checkDecoder(t *testing.T, d *chunkDecoder, line []byte) (shaped bool) {
 	case (got == nil) != (want == nil):
 		t.Fatalf("line %q: decoder gave %v, full scan %v (shape matched: %v)", line, got != nil, want != nil, shaped)
 	case got != nil && got.delta != nil:
-		n := got.delta.Notification()
+		n := deltaNote(got.delta)
 		if n.SessionID != want.update.SessionID || want.update.Meta != nil || !reflect.DeepEqual(n.Update, want.update.Update) {
 			t.Fatalf("line %q: delta %+v, full scan %+v %#v", line, *got.delta, want.update, want.update.Update)
 		}
@@ -199,7 +199,7 @@ func TestChunkShapeArena(t *testing.T) {
 		if txt := in.update.Update.(*AgentMessageChunk).Content.Text; txt != want[i] {
 			t.Fatalf("chunk %d has text %.40q, want %.40q", i, txt, want[i])
 		}
-		if raw := in.update.RawUpdate(); !bytes.Contains(raw, []byte(want[i])) {
+		if raw := in.src.update(in.update); !bytes.Contains(raw, []byte(want[i])) {
 			t.Fatalf("chunk %d: RawUpdate %.60q lost its text", i, raw)
 		}
 	}
@@ -385,7 +385,7 @@ func TestShapedChunksCopyOnlyTheirText(t *testing.T) {
 		if want := "chunk " + strconv.Itoa(1000+i) + " "; c.Content.Text != want {
 			t.Fatalf("chunk %d: text %q, want %q", i, c.Content.Text, want)
 		}
-		if raw, want := n.RawUpdate(), line(i)[bytes.Index(line(i), []byte(`{"sessionUpdate"`)):len(line(i))-2]; !bytes.Equal(raw, want) {
+		if raw, want := rawUpdate(n), line(i)[bytes.Index(line(i), []byte(`{"sessionUpdate"`)):len(line(i))-2]; !bytes.Equal(raw, want) {
 			t.Fatalf("chunk %d: RawUpdate %s, want %s", i, raw, want)
 		}
 		if i > 1 {
@@ -406,7 +406,7 @@ func TestSharedShapeOutlivesItsSlot(t *testing.T) {
 	d.decode(bytes.Clone(first), false) // learns the shape
 	line := []byte(chunkLineJSON("s", "kept"))
 	in := d.decode(bytes.Clone(line), false)
-	if in == nil || in.update.shape == nil {
+	if in == nil || in.src.shape == nil {
 		t.Fatalf("the second line did not take the shape")
 	}
 	// Shorter lines of new shapes (a reused shape's memory holds them)
@@ -418,7 +418,7 @@ func TestSharedShapeOutlivesItsSlot(t *testing.T) {
 			t.Fatalf("line %s declined", l)
 		}
 	}
-	if got, want := in.update.RawUpdate(), generalDecode(line).RawUpdate(); !bytes.Equal(got, want) {
+	if got, want := in.src.update(in.update), rawUpdate(generalDecode(line)); !bytes.Equal(got, want) {
 		t.Fatalf("RawUpdate after its shape was replaced: %s, want %s", got, want)
 	}
 }

@@ -43,22 +43,6 @@ type chunkLine struct {
 	Error  json.RawMessage `json:"error"`
 }
 
-// decodeChunkLine decodes line if it is a plain message-chunk notification,
-// and returns nil otherwise (the general path then handles it). The
-// single-pass scanner (chunkscan.go) decodes the common shape; a chunk whose
-// content block has fields the scanner leaves alone (images, annotations…) is
-// decoded here with one json.Unmarshal, the decoded fields deciding.
-func decodeChunkLine(line []byte) *SessionNotification { return decodeChunk(line, false) }
-
-// decodeChunk is decodeChunkLine for a line that is the caller's to keep
-// when owned: the notification then refers to it instead of a copy.
-func decodeChunk(line []byte, owned bool) *SessionNotification {
-	if in := decodeChunkInbound(line, owned); in != nil {
-		return in.update
-	}
-	return nil
-}
-
 // decodeChunkInbound is decodeChunk returning the notification as the
 // queue entry that carries it, or nil.
 func decodeChunkInbound(line []byte, owned bool) *inbound {

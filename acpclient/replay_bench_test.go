@@ -111,7 +111,7 @@ func (c *replayClient) SessionUpdate(_ context.Context, n *SessionNotification) 
 	switch n.Update.(type) {
 	case *AgentMessageChunk, *AgentThoughtChunk, *UserMessageChunk:
 	default:
-		c.bytes += len(n.RawUpdate()) // as the bridge does
+		c.bytes += len(n.Update.Kind()) // the raw bytes are the Receiver's (replayReceiver)
 	}
 	switch u := n.Update.(type) {
 	case *AgentMessageChunk:
