@@ -201,21 +201,3 @@ func (sh *chunkShape) match(s *chunkScan) bool {
 	}
 	return true
 }
-
-// line returns the line the shape and its strings (by shapeVar) make: the
-// literals with each plain string, quoted, between them. A shape with a
-// _meta variable is never asked (shapeStringsPlain).
-func (sh *chunkShape) line(strs *[shapeStrings]string) []byte {
-	n := len(sh.lits)
-	for k := range sh.nvars {
-		n += len(strs[sh.vars[k]]) + 2
-	}
-	b := make([]byte, 0, n)
-	for k := range sh.nvars {
-		b = append(b, sh.literal(k)...)
-		b = append(b, '"')
-		b = append(b, strs[sh.vars[k]]...)
-		b = append(b, '"')
-	}
-	return append(b, sh.literal(sh.nvars)...)
-}

@@ -1,7 +1,6 @@
 package acpclient
 
 import (
-	"bytes"
 	"encoding/json"
 )
 
@@ -78,11 +77,8 @@ func decodeChunkLineJSON(line []byte, owned bool) *inbound {
 	if update == nil {
 		return nil
 	}
-	if !owned {
-		line = bytes.Clone(line)
-	}
 	n := &SessionNotification{SessionID: m.Params.SessionID, Meta: m.Params.Meta, Update: update}
-	return &inbound{method: methodSessionUpdate, update: n, size: queuedSize(len(line), true), src: rawSource{raw: line, inLine: true}}
+	return &inbound{method: methodSessionUpdate, update: n, size: queuedSize(len(line), true)}
 }
 
 // chunkUpdate returns the message-chunk update of the given kind holding

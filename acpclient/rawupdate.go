@@ -1,35 +1,22 @@
 package acpclient
 
-import (
-	"bytes"
-	"encoding/json"
-)
+import "encoding/json"
 
 // rawSource is what a queue entry keeps so that the update object can be
 // handed to a wire.Receiver as the agent sent it without decoding it twice
 // on the hot path: the notification's params as received, or its whole
-// line (inLine), or for a chunk line that matched a shape with plain
-// strings that shape and its strings (by shapeVar). shared says decoded
-// strings refer into raw, so the update handed out is a copy.
+// line (inLine). Message chunks keep none: their events carry no raw
+// bytes.
 type rawSource struct {
 	raw    []byte
 	inLine bool
-	shared bool
-	shape  *chunkShape
-	strs   [shapeStrings]string
 }
 
 // update returns the update object of n, which src is the source of.
 func (src *rawSource) update(n *SessionNotification) json.RawMessage {
-	raw, inLine, shared := src.raw, src.inLine, src.shared
-	if raw == nil && src.shape != nil {
-		raw, inLine, shared = src.shape.line(&src.strs), true, false // a new copy: nothing shares it
-	}
+	raw, inLine := src.raw, src.inLine
 	if raw != nil && fastWire {
 		if upd, ok := locateUpdate(raw, inLine); ok {
-			if shared {
-				upd = bytes.Clone(upd)
-			}
 			return upd
 		}
 	}

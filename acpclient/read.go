@@ -29,7 +29,6 @@ func (c *Conn) readLoop() {
 		c.handleLine(line)
 		if !c.lines.lineBuffered() { // the next read may wait on the agent
 			c.flushBatch()
-			c.chunks.boxes.release()
 			c.chunks.deltas.release()
 		}
 	}

@@ -18,6 +18,7 @@ func generalNotification(t *testing.T, line []byte) *SessionNotification {
 	if err := n.UnmarshalJSON(env.Params); err != nil {
 		t.Fatalf("general path: %v", err)
 	}
+	testRaw.Store(&n, &rawSource{raw: env.Params})
 	return &n
 }
 

@@ -148,14 +148,10 @@ func TestFastPathMatchesGeneralDecoder(t *testing.T) {
 		if err := slow.UnmarshalJSON(env.Params); err != nil {
 			t.Fatal(err)
 		}
-		testRaw.Store(&slow, &rawSource{raw: env.Params})
 		fj, _ := json.Marshal(fast)
 		sj, _ := json.Marshal(&slow)
 		if string(fj) != string(sj) {
 			t.Errorf("fast %s != general %s", fj, sj)
-		}
-		if string(rawUpdate(fast)) != string(rawUpdate(&slow)) {
-			t.Errorf("raw update differs: %s vs %s", rawUpdate(fast), rawUpdate(&slow))
 		}
 	}
 	for _, l := range []string{

@@ -82,3 +82,10 @@ func splitRun(ctx context.Context, run []wire.Update[*SessionNotification], ns f
 		run = run[n:]
 	}
 }
+
+// scanChunkLine scans line as the fast path does, returning the
+// notification, its raw source remembered for rawUpdate.
+func scanChunkLine(line []byte, owned bool) (*SessionNotification, chunkScanResult) {
+	in, res := scanChunkInbound(line, owned)
+	return noteOf(in), res
+}
