@@ -242,9 +242,7 @@ func (b *Bridge) holdEarlyLocked(u *runUpdate) error {
 	if b.closed {
 		return nil // nothing will ever claim it
 	}
-	// A chunk delivered in a run is the Conn's to reuse after the call:
-	// what is held past it is a copy.
-	drop := b.early.add(keepNote(u.Note), u.Raw, b.clock.Now())
+	drop := b.early.add(u.Note, u.Raw, b.clock.Now())
 	b.armEarlyTimerLocked()
 	return b.early.report(drop)
 }
@@ -330,35 +328,4 @@ func (b *Bridge) closeEarlyLocked() {
 		b.logger.Warn("bridge: updates for unknown sessions dropped in all", "agent", b.cfg.ID,
 			"updates", e.droppedUpdates, "bytes", e.droppedBytes)
 	}
-}
-
-// keepNote returns a copy of n to keep past the run it came in: the
-// connection reuses a message chunk's notification and update once the
-// run is delivered, but never the strings and byte slices they hold.
-func keepNote(n *acpclient.SessionNotification) *acpclient.SessionNotification {
-	c := *n
-	switch u := n.Update.(type) {
-	case *acpclient.AgentMessageChunk:
-		v := *u
-		v.MessageID = cloneString(u.MessageID)
-		c.Update = &v
-	case *acpclient.AgentThoughtChunk:
-		v := *u
-		v.MessageID = cloneString(u.MessageID)
-		c.Update = &v
-	case *acpclient.UserMessageChunk:
-		v := *u
-		v.MessageID = cloneString(u.MessageID)
-		c.Update = &v
-	}
-	return &c
-}
-
-// cloneString returns a pointer to a copy of *p, or nil.
-func cloneString(p *string) *string {
-	if p == nil {
-		return nil
-	}
-	s := *p
-	return &s
 }

@@ -15,9 +15,9 @@ import (
 // Receiver takes the session/update notifications of a connection in runs
 // that arrived back to back, in the agent's order. N is acpclient's
 // notification type (a type parameter, as acpclient imports this package).
-// A run and the notifications of message chunks in it are the
-// connection's to reuse once the call returns: what is kept past it is a
-// copy.
+// The run (the slice) is the connection's to reuse once the call returns;
+// the notifications, deltas' strings and raw bytes in it are the
+// receiver's to keep.
 type Receiver[N any] interface {
 	Updates(ctx context.Context, run []Update[N])
 }
