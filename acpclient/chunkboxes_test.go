@@ -1,3 +1,5 @@
+//go:build !plainwire
+
 package acpclient
 
 import (
@@ -6,22 +8,9 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/acphost/acphost/internal/waitfor"
 )
-
-// waitUntil polls cond every millisecond, failing t after 20 s.
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 // Before the read goroutine waits on a quiet agent, it puts the boxes it
 // took and did not use back where a collection reaches them: a connection

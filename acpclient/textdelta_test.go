@@ -1,3 +1,5 @@
+//go:build !plainwire
+
 package acpclient
 
 import (

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"testing"
+	"time"
 
 	"github.com/acphost/acphost/internal/wire"
 )
@@ -88,4 +90,16 @@ func splitRun(ctx context.Context, run []wire.Update[*SessionNotification], ns f
 func scanChunkLine(line []byte, owned bool) (*SessionNotification, chunkScanResult) {
 	in, res := scanChunkInbound(line, owned)
 	return noteOf(in), res
+}
+
+// waitUntil polls cond every millisecond, failing t after 20 s.
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
