@@ -329,9 +329,10 @@ func TestNotificationSizeCoversWhatIsHeld(t *testing.T) {
 	if err := json.Unmarshal([]byte(line), &decoded); err != nil {
 		t.Fatal(err)
 	}
-	// The decoded text and the kept copy of the params.
-	if got := notificationSize(&decoded); got < int64(len(text)+len(line)) {
-		t.Errorf("text delta: size %d, want at least %d", got, len(text)+len(line))
+	// The decoded text (the raw update the buffer holds beside it is
+	// counted by add).
+	if got := notificationSize(&decoded); got < int64(len(text)) {
+		t.Errorf("text delta: size %d, want at least %d", got, len(text))
 	}
 	// Empty objects cost far more decoded than on the wire.
 	entries := strings.TrimSuffix(strings.Repeat(`{},`, 1000), ",")
@@ -376,5 +377,15 @@ func TestEarlyChunksKeptWhole(t *testing.T) {
 	}
 	if got.String() != want.String() {
 		t.Fatalf("the held chunks became %.200q…, want %.200q…", got.String(), want.String())
+	}
+}
+
+// The raw update held beside an early notification counts against the
+// buffer's bytes: a small update with large raw bytes does not fit.
+func TestEarlyBufferCountsRawBytes(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	e := newEarlyBuffer(EarlyUpdateLimits{MaxBytes: 4 << 10})
+	if drop := e.add(textUpdate("a", "small"), json.RawMessage(strings.Repeat(" ", 8<<10)), now); drop.updates != 1 || drop.reason != dropOversized {
+		t.Errorf("an update with 8 KiB of raw bytes in a 4 KiB buffer: %+v, want dropped as oversized", drop)
 	}
 }
