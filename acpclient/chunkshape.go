@@ -33,11 +33,6 @@ type chunkShape struct {
 	// literal bytes of the shape.
 	params, paramsMeta, contentMeta shapeSpan
 	hasParamsMeta, hasContentMeta   bool
-
-	// shared says a notification refers to the shape (for RawUpdate), so
-	// its memory is not reused. Only the read goroutine writes it, and the
-	// fields above never change once the shape is made.
-	shared bool
 }
 
 // shapeSpan is a span of a line as positions in the shape.

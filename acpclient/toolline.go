@@ -19,8 +19,8 @@ import (
 // line (and any id, result or error, another update kind, a content type the
 // general path keeps raw) is declined and takes the general path.
 //
-// Measured on the lines of BenchmarkReplay, decoding only (with RawUpdate
-// for the tool lines, as the bridge calls it), medians of 5 runs: with
+// Measured on the lines of BenchmarkReplay, decoding only (with the raw
+// update of the tool lines, as the bridge takes it), medians of 5 runs: with
 // encoding/json in one pass over each tool line instead, the replay took 1.6
 // times as long, and with the level-by-level path 3.2 times. For plain text
 // chunks the hand-written scanner (chunkscan.go) is still the faster.
