@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/acphost/acphost/internal/waitfor"
+
+	"github.com/acphost/acphost/internal/wire"
 )
 
 // batchClient records what reaches it, and how: the text of each chunk and
@@ -93,4 +95,8 @@ func TestSessionUpdatesGetsRunsInOrder(t *testing.T) {
 	if longest < 2 {
 		t.Fatalf("runs %v: the queued chunks were delivered one call each", client.runs)
 	}
+}
+
+func (c *batchClient) Updates(ctx context.Context, run []wire.Update[*SessionNotification]) {
+	splitRun(ctx, run, c.SessionUpdates, nil)
 }

@@ -5,19 +5,12 @@ import (
 	"unsafe"
 )
 
-// boxPool keeps the boxes of delivered messages for the next messages of
-// the connection. Two kinds of box are kept, each in a pool of its own:
-//
-//   - chunkBoxes: the boxes of chunks a SessionUpdateBatcher has been
-//     given. A box is half a kilobyte (most of it the ContentBlock), and
-//     allocating one per streamed chunk was most of a flood's allocation
-//     and so of its collection cost. The batcher keeps no message-chunk
-//     notification past its call (see SessionUpdateBatcher);
-//     SessionUpdate's notifications are never reused.
-//   - deltaBoxes: the entries of text deltas (deltaEntry), which no
-//     client ever holds (a TextDeltaHandler gets copies), so they are
-//     reused once handed on, and emptying one clears only what the decoder
-//     wrote.
+// boxPool keeps the entries of delivered text deltas (deltaEntry) for the
+// next deltas of the connection: no client ever holds one (a
+// wire.Receiver gets copies), so they are reused once handed on, and
+// emptying one clears only what the decoder wrote. Allocating one per
+// streamed chunk was most of a flood's allocation and so of its collection
+// cost. Notifications are never reused: a client keeps what it is given.
 //
 // Boxes go back in runs: the dispatcher gives a delivered run's boxes back
 // together (keep, putFull), and the read goroutine takes a whole given-back run
@@ -38,14 +31,10 @@ type boxKind uint8
 
 const (
 	notBoxed boxKind = iota
-	inChunkBox
 	inDeltaEntry
 )
 
-type (
-	chunkBoxes = boxPool[chunkBox]
-	deltaBoxes = boxPool[deltaEntry]
-)
+type deltaBoxes = boxPool[deltaEntry]
 
 // get returns an empty box: one given back, or a new one. It runs on the
 // read goroutine; p may be nil (a scan without a decoder).

@@ -16,36 +16,27 @@ type chunkDecoder struct {
 	used  [chunkShapes]uint64
 	clock uint64
 	arena byteArena
-	// boxes is shared with the dispatch goroutine, which gives boxes back.
-	// It is made with the first chunk, so an idle connection does not hold
-	// it; the dispatcher reads it only for entries queued after that,
-	// which the queue's lock orders after the write.
-	boxes *chunkBoxes
-	// lean says the Client takes text deltas (TextDeltaHandler): chunk
+	// lean says the Client takes text deltas (a wire.Receiver): chunk
 	// lines that are one become a deltaEntry, not a notification.
-	lean   bool
-	deltas *deltaBoxes // made with the first delta, as boxes is
+	lean bool
+	// deltas is shared with the dispatch goroutine, which gives entries
+	// back. It is made with the first delta, so an idle connection does
+	// not hold it; the dispatcher reads it only for entries queued after
+	// that, which the queue's lock orders after the write.
+	deltas *deltaBoxes
 }
 
-// giveBack keeps the boxes of a delivered run for the next messages: chunk
-// boxes a SessionUpdateBatcher was given and the entries of text deltas
-// (see boxPool). It runs on the dispatch goroutine and reads a pool only
-// once it has seen an entry boxed there, which was queued after the pool
-// was made. No box goes back before the whole run has been read: once
-// back, the read goroutine refills it.
+// giveBack keeps the entries of the text deltas of a delivered run for
+// the next deltas (see boxPool). It runs on the dispatch goroutine and
+// reads the pool only once it has seen an entry boxed there, which was
+// queued after the pool was made. No entry goes back before the whole run
+// has been read: once back, the read goroutine refills it.
 func (d *chunkDecoder) giveBack(run []*inbound) {
-	var chunks *[]*chunkBox
 	var deltas *[]*deltaEntry
 	for _, m := range run {
-		switch m.boxed {
-		case inChunkBox:
-			d.boxes.keep(&chunks, m)
-		case inDeltaEntry:
+		if m.boxed == inDeltaEntry {
 			d.deltas.keep(&deltas, m)
 		}
-	}
-	if chunks != nil {
-		d.boxes.putFull(chunks)
 	}
 	if deltas != nil {
 		d.deltas.putFull(deltas)
@@ -58,10 +49,7 @@ const chunkShapes = 4
 
 // decode is decodeChunkInbound with the decoder's shapes and slabs.
 func (d *chunkDecoder) decode(line []byte, owned bool) *inbound {
-	if d.boxes == nil {
-		d.boxes = &chunkBoxes{kind: inChunkBox}
-	}
-	s := chunkScan{b: line, arena: &d.arena, boxes: d.boxes}
+	s := chunkScan{b: line, arena: &d.arena}
 	for k := range chunkShapes {
 		j := (d.last + k) % chunkShapes
 		if sh := d.shapes[j]; sh != nil && sh.match(&s) {
@@ -74,23 +62,19 @@ func (d *chunkDecoder) decode(line []byte, owned bool) *inbound {
 			return s.build(owned)
 		}
 	}
-	s = chunkScan{b: line, arena: &d.arena, boxes: d.boxes}
+	s = chunkScan{b: line, arena: &d.arena}
 	switch s.scanLine() {
 	case chunkScanOK:
-		// Replace the shape least recently used, reusing its memory unless
-		// a notification refers to it: lines that keep changing shape (a
-		// counter in the notification's _meta) make one shape each.
+		// Replace the shape least recently used, reusing its memory: lines
+		// that keep changing shape (a counter in the notification's _meta)
+		// make one shape each.
 		j := 0
 		for k := range chunkShapes {
 			if d.used[k] < d.used[j] {
 				j = k
 			}
 		}
-		reuse := d.shapes[j]
-		if reuse != nil && reuse.shared {
-			reuse = nil
-		}
-		if sh := newChunkShape(&s, reuse); sh != nil {
+		if sh := newChunkShape(&s, d.shapes[j]); sh != nil {
 			d.clock++
 			d.shapes[j], d.last, d.used[j] = sh, j, d.clock
 		}

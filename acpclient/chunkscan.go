@@ -110,19 +110,7 @@ type chunkScan struct {
 	// shape is the shape the line matched, if it did (chunkShape.match).
 	shape *chunkShape
 
-	arena *byteArena  // where build copies what it keeps; nil: its own allocation
-	boxes *chunkBoxes // where build takes its box from; nil: a new one
-}
-
-// scanChunkLine decodes line if it is a plain message-chunk notification.
-// With chunkScanOK it returns the notification; otherwise nil.
-// owned says the line is the caller's to keep (see build).
-func scanChunkLine(line []byte, owned bool) (*SessionNotification, chunkScanResult) {
-	in, res := scanChunkInbound(line, owned)
-	if in == nil {
-		return nil, res
-	}
-	return in.update, res
+	arena *byteArena // where build copies what it keeps; nil: its own allocation
 }
 
 // scanChunkInbound is scanChunkLine returning the notification as the
@@ -160,12 +148,10 @@ func (s *chunkScan) scanLine() chunkScanResult {
 // chunkBox is everything a decoded chunk line needs besides its bytes, in
 // one allocation: the queue entry, the notification, its update and the
 // message id the update points to. Allocating them apart cost three
-// allocations per streamed chunk where one does; a box delivered in a run
-// to a SessionUpdateBatcher is then reused (chunkBoxes). The three chunk
-// kinds are the same struct (ContentChunk), so one box holds any of them,
-// and a box given back serves the next chunk whatever its kind.
+// allocations per streamed chunk where one does. The three chunk kinds are
+// the same struct (ContentChunk), so one box holds any of them.
 type chunkBox struct {
-	in inbound // first, so the entry's address is the box's (boxPool.keep)
+	in inbound
 	n  SessionNotification
 	u  AgentMessageChunk // or, converted, the thought or user chunk
 	id string
@@ -174,7 +160,7 @@ type chunkBox struct {
 // newChunkBox returns a box whose update is the kind s found, and that
 // update's chunk to fill.
 func (s *chunkScan) newChunkBox() (*inbound, *ContentChunk) {
-	b := s.boxes.get()
+	b := new(chunkBox)
 	var u SessionUpdate = &b.u
 	switch s.kind {
 	case UpdateAgentThoughtChunk:
@@ -182,42 +168,35 @@ func (s *chunkScan) newChunkBox() (*inbound, *ContentChunk) {
 	case UpdateUserMessageChunk:
 		u = (*UserMessageChunk)(&b.u)
 	}
-	b.n.Update, b.n.rawShared = u, true
-	b.in.method, b.in.update, b.in.boxed = methodSessionUpdate, &b.n, inChunkBox
+	b.n.Update = u
+	b.in.method, b.in.update = methodSessionUpdate, &b.n
 	b.u.MessageID = &b.id
 	return &b.in, &b.u.ContentChunk
 }
 
 // build makes the notification from the extracted spans, queued as one
-// inbound message. The notification keeps what RawUpdate needs to return
-// the agent's bytes, in the cheapest of three ways:
+// inbound message. Its strings are taken in the cheapest of three ways:
 //
-//   - the line itself when owned (the caller's to keep, never overwritten);
-//   - for a line that matched a shape (s.shape) with plain strings, the
-//     shape and those strings: the line is the shape's literals with the
-//     strings between them, so only the strings are copied out of the read
-//     buffer, and a session or message id equal to the last one is not
-//     copied at all (a streamed chunk then copies its text alone);
-//   - else a copy of its params.
+//   - referring into the line itself when owned (the caller's to keep,
+//     never overwritten);
+//   - for a line that matched a shape (s.shape) with plain strings, each
+//     string copied alone out of the read buffer, and a session or message
+//     id equal to the last one not copied at all (a streamed chunk then
+//     copies its text alone);
+//   - else referring into a copy of its params.
 //
-// Strings without escapes refer into those kept bytes rather than being
-// copied again, so a plain text chunk costs at most one copy of each of
-// its bytes.
+// No raw bytes are kept: a chunk's event carries none (see wire.Update).
 func (s *chunkScan) build(owned bool) *inbound {
 	in, chunk := s.newChunkBox()
 	n := in.update
 	var str func(sp span, slot int) string
 	switch {
 	case owned:
-		n.raw, n.rawIsLine = s.b, true
 		str = s.referInto(s.b, 0)
 	case s.shape != nil && s.shapeStringsPlain():
-		n.shape, n.rawShared = s.shape, false
-		s.shape.shared = true
 		str = s.arenaString // each string copied alone, the ids interned
 	default:
 		keep, base := s.keep(s.b[s.paramsSpan.start:s.paramsSpan.end]), s.paramsSpan.start
-		n.raw = keep
 		str = s.referInto(keep, base)
 	}
 	chunk.Content.Type = s.ctype
@@ -240,12 +219,6 @@ func (s *chunkScan) build(owned bool) *inbound {
 	}
 	if s.hasParamsMeta {
 		n.Meta = copyRaw(s.b, s.paramsMeta)
-	}
-	if n.shape != nil {
-		n.shapeStrings = [shapeStrings]string{shapeSessionID: n.SessionID, shapeText: chunk.Content.Text}
-		if chunk.MessageID != nil {
-			n.shapeStrings[shapeMessageID] = *chunk.MessageID
-		}
 	}
 	in.size = queuedSize(len(s.b), false) // its strings refer into the kept bytes
 	return in

@@ -33,11 +33,6 @@ type chunkShape struct {
 	// literal bytes of the shape.
 	params, paramsMeta, contentMeta shapeSpan
 	hasParamsMeta, hasContentMeta   bool
-
-	// shared says a notification refers to the shape (for RawUpdate), so
-	// its memory is not reused. Only the read goroutine writes it, and the
-	// fields above never change once the shape is made.
-	shared bool
 }
 
 // shapeSpan is a span of a line as positions in the shape.
@@ -200,22 +195,4 @@ func (sh *chunkShape) match(s *chunkScan) bool {
 		s.contentMeta = sh.contentMeta.at(&starts)
 	}
 	return true
-}
-
-// line returns the line the shape and its strings (by shapeVar) make: the
-// literals with each plain string, quoted, between them. A shape with a
-// _meta variable is never asked (shapeStringsPlain).
-func (sh *chunkShape) line(strs *[shapeStrings]string) []byte {
-	n := len(sh.lits)
-	for k := range sh.nvars {
-		n += len(strs[sh.vars[k]]) + 2
-	}
-	b := make([]byte, 0, n)
-	for k := range sh.nvars {
-		b = append(b, sh.literal(k)...)
-		b = append(b, '"')
-		b = append(b, strs[sh.vars[k]]...)
-		b = append(b, '"')
-	}
-	return append(b, sh.literal(sh.nvars)...)
 }

@@ -30,7 +30,7 @@ func checkDecoder(t *testing.T, d *chunkDecoder, line []byte) (shaped bool) {
 	case (got == nil) != (want == nil):
 		t.Fatalf("line %q: decoder gave %v, full scan %v (shape matched: %v)", line, got != nil, want != nil, shaped)
 	case got != nil && got.delta != nil:
-		n := got.delta.Notification()
+		n := deltaNote(got.delta)
 		if n.SessionID != want.update.SessionID || want.update.Meta != nil || !reflect.DeepEqual(n.Update, want.update.Update) {
 			t.Fatalf("line %q: delta %+v, full scan %+v %#v", line, *got.delta, want.update, want.update.Update)
 		}
@@ -199,9 +199,6 @@ func TestChunkShapeArena(t *testing.T) {
 		if txt := in.update.Update.(*AgentMessageChunk).Content.Text; txt != want[i] {
 			t.Fatalf("chunk %d has text %.40q, want %.40q", i, txt, want[i])
 		}
-		if raw := in.update.RawUpdate(); !bytes.Contains(raw, []byte(want[i])) {
-			t.Fatalf("chunk %d: RawUpdate %.60q lost its text", i, raw)
-		}
 	}
 }
 
@@ -326,12 +323,11 @@ func TestChunkShapeReusesEvictedShapes(t *testing.T) {
 	for range chunkShapes * 2 {
 		decode() // every slot holds a shape
 	}
-	// A line of a learned shape costs 1 allocation here and the full scan
-	// of a new one 2 more; making its shape took 2 more again before the
-	// evicted shape's memory was reused. (The race detector's pools drop
-	// boxes at random.)
-	if allocs := testing.AllocsPerRun(200, decode); !raceEnabled && allocs > 3 {
-		t.Errorf("%.1f allocations per line of a new shape, want at most 3 (the evicted shape's memory reused)", allocs)
+	// A line of a learned shape costs 2 allocations here (its box and its
+	// text) and the full scan of a new one 2 more; making its shape took 2
+	// more again before the evicted shape's memory was reused.
+	if allocs := testing.AllocsPerRun(200, decode); !raceEnabled && allocs > 4 {
+		t.Errorf("%.1f allocations per line of a new shape, want at most 4 (the evicted shape's memory reused)", allocs)
 	}
 }
 
@@ -385,9 +381,6 @@ func TestShapedChunksCopyOnlyTheirText(t *testing.T) {
 		if want := "chunk " + strconv.Itoa(1000+i) + " "; c.Content.Text != want {
 			t.Fatalf("chunk %d: text %q, want %q", i, c.Content.Text, want)
 		}
-		if raw, want := n.RawUpdate(), line(i)[bytes.Index(line(i), []byte(`{"sessionUpdate"`)):len(line(i))-2]; !bytes.Equal(raw, want) {
-			t.Fatalf("chunk %d: RawUpdate %s, want %s", i, raw, want)
-		}
 		if i > 1 {
 			p := ins[i-1].update
 			if unsafe.StringData(n.SessionID) != unsafe.StringData(p.SessionID) ||
@@ -395,31 +388,6 @@ func TestShapedChunksCopyOnlyTheirText(t *testing.T) {
 				t.Fatalf("chunk %d copied the session or message id the chunk before had", i)
 			}
 		}
-	}
-}
-
-// A shape a notification refers to keeps its memory when new shapes
-// replace it: the notification's RawUpdate is rebuilt from it later.
-func TestSharedShapeOutlivesItsSlot(t *testing.T) {
-	var d chunkDecoder
-	first := []byte(chunkLineJSON("s", "learn"))
-	d.decode(bytes.Clone(first), false) // learns the shape
-	line := []byte(chunkLineJSON("s", "kept"))
-	in := d.decode(bytes.Clone(line), false)
-	if in == nil || in.update.shape == nil {
-		t.Fatalf("the second line did not take the shape")
-	}
-	// Shorter lines of new shapes (a reused shape's memory holds them)
-	// take every slot in turn.
-	for i := range chunkShapes * 3 {
-		l := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"x"}},"k` +
-			strconv.Itoa(i) + `":0}}`)
-		if d.decode(l, false) == nil {
-			t.Fatalf("line %s declined", l)
-		}
-	}
-	if got, want := in.update.RawUpdate(), generalDecode(line).RawUpdate(); !bytes.Equal(got, want) {
-		t.Fatalf("RawUpdate after its shape was replaced: %s, want %s", got, want)
 	}
 }
 

@@ -28,25 +28,6 @@ type Client interface {
 	RequestPermission(ctx context.Context, req *RequestPermissionRequest, reply func(*RequestPermissionResponse, error))
 }
 
-// SessionUpdateBatcher is an optional interface of a Client that takes
-// session/update notifications in runs: when several were queued back to
-// back (the agent streams faster than they are delivered), the Conn hands
-// up to 64 of them to SessionUpdates in one call, in order, instead of one
-// SessionUpdate call each, so the host pays its per-delivery costs (locks,
-// reading the clock) once per run. Lone notifications still go to
-// SessionUpdate. ns is the Conn's to reuse once the call returns, and so
-// are the message-chunk notifications in it (AgentMessageChunk,
-// AgentThoughtChunk and UserMessageChunk updates) and their updates: the
-// Conn refills them with later chunks, which spares a flood an allocation
-// per chunk. The strings and byte slices they hold stay valid; a client
-// that keeps such a notification past the call keeps n.Clone(). Other
-// notifications are the Client's to keep. A panic in SessionUpdates is
-// logged like one in SessionUpdate, and the rest of that run is not
-// delivered.
-type SessionUpdateBatcher interface {
-	SessionUpdates(ctx context.Context, ns []*SessionNotification)
-}
-
 // TextFileReader serves fs/read_text_file. Return an *Error with
 // CodeResourceNotFound for a missing file.
 type TextFileReader interface {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/acphost/acphost/internal/wire"
 )
 
 // inboundRequest tracks one request from the agent until it is answered.
@@ -116,18 +118,17 @@ func (c *Conn) failInflight() {
 func (c *Conn) dispatchLoop() {
 	defer c.files.wait()
 	ctx := context.WithValue(c.ctx, dispatchKey{}, true)
-	batcher, _ := c.client.(SessionUpdateBatcher)
-	deltas, _ := c.client.(TextDeltaHandler)
+	recv, _ := c.client.(receiver)
 	var run []*inbound
-	var d updateDelivery
+	var us []wire.Update[*SessionNotification]
 	for {
 		var ok bool
 		if run, ok = c.queue.popRun(run[:0], maxUpdateRun); !ok {
 			return
 		}
 		switch m := run[0]; {
-		case m.isUpdate() && (deltas != nil || (len(run) > 1 && batcher != nil)):
-			c.deliverUpdates(ctx, batcher, deltas, run, &d)
+		case m.isUpdate() && recv != nil:
+			us = c.deliverUpdates(ctx, recv, run, us[:0])
 			c.queue.doneRun(run)
 			c.chunks.giveBack(run) // after doneRun, which reads the entries
 			clear(run)
@@ -146,72 +147,39 @@ func (c *Conn) dispatchLoop() {
 	}
 }
 
+// receiver is the internal receiving side of a Client (the bridge's): it
+// takes runs of updates, text deltas among them, with their raw bytes.
+type receiver = wire.Receiver[*SessionNotification]
+
 // maxUpdateRun bounds a run of notifications delivered in one call, so the
 // bytes of a run are given back to the queue's budget soon.
 const maxUpdateRun = 64
 
-// updateDelivery is the dispatcher's scratch for handing runs on.
-type updateDelivery struct {
-	ns []*SessionNotification
-	ds []TextDelta
-}
-
 // deliverUpdates hands a run of session/update notifications and text
-// deltas to the Client in the agent's order: each stretch of deltas in one
-// TextDeltas call, each stretch of notifications in one SessionUpdates
-// call when there is a batcher and more than one, else one by one. What
-// it leaves boxed is the Conn's again once it returns (giveBack).
-func (c *Conn) deliverUpdates(ctx context.Context, batcher SessionUpdateBatcher, deltas TextDeltaHandler, run []*inbound, d *updateDelivery) {
-	for len(run) > 0 {
-		n, lean := 1, run[0].delta != nil
-		for n < len(run) && (run[n].delta != nil) == lean {
-			n++
+// deltas to a receiver in one call, in the agent's order, turning a panic
+// in it into a log entry as deliver does. A notification carries its raw
+// update unless it is a message chunk. What it leaves boxed is the Conn's
+// again once it returns (giveBack). It returns buf for reuse.
+func (c *Conn) deliverUpdates(ctx context.Context, recv receiver, run []*inbound, buf []wire.Update[*SessionNotification]) []wire.Update[*SessionNotification] {
+	for _, m := range run {
+		if m.delta != nil {
+			buf = append(buf, wire.Update[*SessionNotification]{Delta: *m.delta, IsDelta: true})
+			continue
 		}
-		switch part := run[:n]; {
-		case lean: // TextDeltas gets copies: the entries are reused
-			d.ds = c.deliverDeltas(ctx, deltas, part, d.ds[:0])
-		case n > 1 && batcher != nil: // the batcher keeps no chunk past the call: reused
-			d.ns = c.deliverRun(ctx, batcher, part, d.ns[:0])
+		u := wire.Update[*SessionNotification]{Note: m.update}
+		switch m.update.Update.(type) {
+		case *AgentMessageChunk, *AgentThoughtChunk, *UserMessageChunk:
 		default:
-			for _, m := range part {
-				m.boxed = notBoxed // SessionUpdate may keep what it is given
-				c.deliver(ctx, m)
-			}
+			u.Raw = m.src.update(m.update)
 		}
-		run = run[n:]
-	}
-}
-
-// deliverDeltas hands a run of text deltas to the Client in one call,
-// turning a panic in it into a log entry as deliver does. It returns buf
-// for reuse.
-func (c *Conn) deliverDeltas(ctx context.Context, h TextDeltaHandler, run []*inbound, buf []TextDelta) []TextDelta {
-	for _, m := range run {
-		buf = append(buf, *m.delta)
+		buf = append(buf, u)
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			c.logger.Error("acpclient: client method panicked", "method", methodSessionUpdate, "panic", p, "run", len(run))
 		}
 	}()
-	h.TextDeltas(ctx, buf)
-	clear(buf)
-	return buf
-}
-
-// deliverRun hands a run of session/update notifications to the Client in
-// one call, turning a panic in it into a log entry as deliver does. It
-// returns buf for reuse.
-func (c *Conn) deliverRun(ctx context.Context, batcher SessionUpdateBatcher, run []*inbound, buf []*SessionNotification) []*SessionNotification {
-	for _, m := range run {
-		buf = append(buf, m.update)
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			c.logger.Error("acpclient: client method panicked", "method", methodSessionUpdate, "panic", p, "run", len(run))
-		}
-	}()
-	batcher.SessionUpdates(ctx, buf)
+	recv.Updates(ctx, buf)
 	clear(buf)
 	return buf
 }

@@ -36,31 +36,25 @@
 // a byte budget: a host that falls behind slows the agent down (it blocks on
 // its stdout) and loses nothing.
 //
-// Throughput. A streaming agent sends mostly message chunks; each is
-// decoded in one pass by a hand-written scanner into one allocation, and
-// when chunks arrive faster than the Client takes them, the dispatcher
-// takes the queued ones together and hands a Client that implements
-// SessionUpdateBatcher up to 64 in one call, so per-delivery costs (locks,
-// the clock) are paid per run rather than per chunk. The read loop hands
-// them over the same way: the notifications of lines it already holds in
-// its buffer go into the queue together (up to 16 or 16 KiB), under one
-// lock, one charge to the budgets and one wake-up of the dispatcher; a
-// request or an answer ends such a batch and goes at once, and a batch is
-// handed over before the loop may wait on the agent, so nothing waits for
-// input that may not come. After a batch had to wait for room (the host is
-// behind) messages go one at a time for a while: a batch held back is
-// memory the budgets do not yet count. The chunks' boxes (one allocation each) come
-// back from a batcher in runs and are refilled. A chunk line that keeps the
-// shape of the one before keeps only its strings: the shape gives
-// RawUpdate the line back.
+// Throughput. A Client receives updates one way only, through
+// SessionUpdate, as plain notifications it may keep. Fast decoding is
+// internal: a streaming agent sends mostly message chunks, each decoded in
+// one pass by a hand-written scanner into one allocation, and the read
+// loop hands the notifications of lines it already holds in its buffer to
+// the queue together (up to 16 or 16 KiB), under one lock, one charge to
+// the budgets and one wake-up of the dispatcher; a request or an answer
+// ends such a batch and goes at once, and a batch is handed over before
+// the loop may wait on the agent, so nothing waits for input that may not
+// come. After a batch had to wait for room (the host is behind) messages
+// go one at a time for a while: a batch held back is memory the budgets do
+// not yet count. The bridge package, through an interface of this module's
+// internal/wire that code outside the module cannot implement, also takes
+// queued updates in runs of up to 64, plain text chunks among them as lean
+// deltas of a few strings, and the raw bytes of the other updates.
 //
-// A Client that only wants the text of streamed chunks implements
-// TextDeltaHandler: a chunk that is plain text (with its own _meta, if
-// any, and nothing else) then reaches it as a TextDelta of a few strings
-// instead of a notification of over half a kilobyte, whose entry the Conn
-// reuses at once. The bridge
-// package takes its deltas this way; on the flood benchmark it cut the
-// host's CPU per chunk by about a tenth.
+// Built with the plainwire tag, the package decodes every line with
+// encoding/json instead (no scanner, no shapes, no deltas): the test suite
+// runs both ways, so the fast path cannot change what a host sees.
 //
 // Robustness. A line that is not JSON, is truncated, is not a JSON-RPC
 // message or answers nobody costs that one line: it is reported through
@@ -234,8 +228,7 @@
 // through a Conn faster than a bare json.Unmarshal of the JSON-RPC envelope.
 // Tool calls and their updates, most of a replayed session's bytes, are
 // decoded in one pass with github.com/go-json-experiment/json in its strict
-// mode; a line it refuses takes the general decoder (see toolline.go). The
-// bytes kept for RawUpdate are located in them only when it is called.
+// mode; a line it refuses takes the general decoder (see toolline.go).
 //
 // The JSON-RPC layer is this package's own (read.go, outcalls.go): one read
 // goroutine classifies every line, settles the answers to our calls and

@@ -1,11 +1,24 @@
 package acpclient
 
 import (
-	"bytes"
 	"encoding/json"
 )
 
 const methodSessionUpdate = "session/update"
+
+// fastLine decodes line on the fast path when it is a session/update one
+// of the fast decoders takes, as its queue entry, or returns nil: the
+// general path then decodes it. Built with plainwire, it takes none.
+func (c *Conn) fastLine(line []byte) *inbound {
+	if !fastWire {
+		return nil
+	}
+	owned := c.lines.lineOwned()
+	if m := c.chunks.decode(line, owned); m != nil {
+		return m
+	}
+	return decodeToolLine(line, owned)
+}
 
 // chunkLine is a whole session/update line carrying a message chunk, laid
 // out so that one json.Unmarshal decodes it completely. The scanner in
@@ -29,22 +42,6 @@ type chunkLine struct {
 	Error  json.RawMessage `json:"error"`
 }
 
-// decodeChunkLine decodes line if it is a plain message-chunk notification,
-// and returns nil otherwise (the general path then handles it). The
-// single-pass scanner (chunkscan.go) decodes the common shape; a chunk whose
-// content block has fields the scanner leaves alone (images, annotations…) is
-// decoded here with one json.Unmarshal, the decoded fields deciding.
-func decodeChunkLine(line []byte) *SessionNotification { return decodeChunk(line, false) }
-
-// decodeChunk is decodeChunkLine for a line that is the caller's to keep
-// when owned: the notification then refers to it instead of a copy.
-func decodeChunk(line []byte, owned bool) *SessionNotification {
-	if in := decodeChunkInbound(line, owned); in != nil {
-		return in.update
-	}
-	return nil
-}
-
 // decodeChunkInbound is decodeChunk returning the notification as the
 // queue entry that carries it, or nil.
 func decodeChunkInbound(line []byte, owned bool) *inbound {
@@ -61,14 +58,12 @@ func decodeChunkInbound(line []byte, owned bool) *inbound {
 // chunkFallback decodes a chunk line the scanner handed back, as the queue
 // entry that carries it, or returns nil.
 func chunkFallback(line []byte, owned bool) *inbound {
-	if n := decodeChunkLineJSON(line, owned); n != nil {
-		return &inbound{method: methodSessionUpdate, update: n, size: queuedSize(len(line), true)}
-	}
-	return nil
+	return decodeChunkLineJSON(line, owned)
 }
 
-// decodeChunkLineJSON decodes a chunk line with encoding/json.
-func decodeChunkLineJSON(line []byte, owned bool) *SessionNotification {
+// decodeChunkLineJSON decodes a chunk line with encoding/json, as the
+// queue entry that carries it, or returns nil.
+func decodeChunkLineJSON(line []byte, owned bool) *inbound {
 	var m chunkLine
 	if json.Unmarshal(line, &m) != nil {
 		return nil
@@ -82,10 +77,8 @@ func decodeChunkLineJSON(line []byte, owned bool) *SessionNotification {
 	if update == nil {
 		return nil
 	}
-	if !owned {
-		line = bytes.Clone(line)
-	}
-	return &SessionNotification{SessionID: m.Params.SessionID, Meta: m.Params.Meta, Update: update, raw: line, rawIsLine: true}
+	n := &SessionNotification{SessionID: m.Params.SessionID, Meta: m.Params.Meta, Update: update}
+	return &inbound{method: methodSessionUpdate, update: n, size: queuedSize(len(line), true)}
 }
 
 // chunkUpdate returns the message-chunk update of the given kind holding

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
+
+	"github.com/acphost/acphost/internal/wire"
 )
 
 // inbound is one message from the agent waiting for the dispatch goroutine.
@@ -12,7 +14,8 @@ type inbound struct {
 	id     json.RawMessage // nil for a notification
 	params json.RawMessage
 	update *SessionNotification // session/update, already decoded
-	delta  *TextDelta           // or a text delta, for a TextDeltaHandler
+	delta  *wire.TextDelta      // or a text delta, for a wire.Receiver
+	src    rawSource            // where the update's raw bytes are, for a wire.Receiver
 	size   int
 	req    *inboundRequest // requests only
 	settle func()          // a response marker: run in stream order

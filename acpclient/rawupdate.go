@@ -2,6 +2,46 @@ package acpclient
 
 import "encoding/json"
 
+// rawSource is what a queue entry keeps so that the update object can be
+// handed to a wire.Receiver as the agent sent it without decoding it twice
+// on the hot path: the notification's params as received, or its whole
+// line (inLine). Message chunks keep none: their events carry no raw
+// bytes.
+type rawSource struct {
+	raw    []byte
+	inLine bool
+}
+
+// update returns the update object of n, which src is the source of.
+func (src *rawSource) update(n *SessionNotification) json.RawMessage {
+	raw, inLine := src.raw, src.inLine
+	if raw != nil && fastWire {
+		if upd, ok := locateUpdate(raw, inLine); ok {
+			return upd
+		}
+	}
+	switch {
+	case raw != nil && !inLine:
+		var p struct {
+			Update json.RawMessage `json:"update"`
+		}
+		if json.Unmarshal(raw, &p) == nil {
+			return p.Update
+		}
+	case raw != nil:
+		var l struct {
+			Params struct {
+				Update json.RawMessage `json:"update"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(raw, &l) == nil {
+			return l.Params.Update
+		}
+	}
+	upd, _ := json.Marshal(n.Update)
+	return upd
+}
+
 // locateUpdate finds the update object in already validated JSON: a whole
 // notification line (inLine) or its params. It walks the bytes once with the
 // chunk scanner's lexer, where encoding/json would validate them again and

@@ -29,7 +29,6 @@ func (c *Conn) readLoop() {
 		c.handleLine(line)
 		if !c.lines.lineBuffered() { // the next read may wait on the agent
 			c.flushBatch()
-			c.chunks.boxes.release()
 			c.chunks.deltas.release()
 		}
 	}
@@ -61,12 +60,8 @@ func (c *Conn) endRead(err error) {
 // a message, or reports the line as bad. A malformed request whose id can
 // be recovered is skipped and answered with an error (see salvage).
 func (c *Conn) handleLine(line []byte) {
-	if m := c.chunks.decode(line, c.lines.lineOwned()); m != nil {
+	if m := c.fastLine(line); m != nil {
 		c.enqueue(m)
-		return
-	}
-	if n := decodeToolLine(line, c.lines.lineOwned()); n != nil {
-		c.enqueue(&inbound{method: methodSessionUpdate, update: n, size: queuedSize(len(line), true)})
 		return
 	}
 	var env envelope
@@ -122,7 +117,7 @@ func (c *Conn) inboundMessage(method string, id, params json.RawMessage, size in
 			c.badLine("session/update params: "+err.Error(), params)
 			return
 		}
-		m.update, m.params, m.size = &n, nil, queuedSize(size, true)
+		m.update, m.params, m.size, m.src = &n, nil, queuedSize(size, true), rawSource{raw: params}
 	}
 	c.enqueue(m)
 }

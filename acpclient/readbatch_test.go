@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/internal/waitfor"
+
+	"github.com/acphost/acphost/internal/wire"
 )
 
 // orderClient logs, in delivery order, each chunk's text and "perm" for
@@ -333,4 +335,8 @@ func TestReadBatchSingleAfterAWait(t *testing.T) {
 	if len(c.batch.run) != 2 {
 		t.Errorf("after %d flushes without a wait the batch holds %d messages, want 2", tightFlushes, len(c.batch.run))
 	}
+}
+
+func (c *orderClient) Updates(ctx context.Context, run []wire.Update[*SessionNotification]) {
+	splitRun(ctx, run, c.SessionUpdates, nil)
 }

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/acphost/acphost/internal/wire"
 )
 
 // replayMiB is the size of the benchmark replay: ACPHOST_BENCH_MIB, else 50.
@@ -100,25 +102,33 @@ func replayAgent(in io.Reader, out io.Writer, replay []byte) {
 	})
 }
 
-// replayClient counts what a replay delivers.
+// replayClient counts what a replay delivers. It takes runs as the bridge
+// does (wire.Receiver): text deltas, and the raw bytes of the updates that
+// are not message chunks.
 type replayClient struct {
 	n     atomic.Int64
 	bytes int
 }
 
-func (c *replayClient) SessionUpdate(_ context.Context, n *SessionNotification) {
-	c.n.Add(1)
-	switch n.Update.(type) {
-	case *AgentMessageChunk, *AgentThoughtChunk, *UserMessageChunk:
-	default:
-		c.bytes += len(n.RawUpdate()) // as the bridge does
-	}
-	switch u := n.Update.(type) {
-	case *AgentMessageChunk:
-		c.bytes += len(u.Content.Text)
-	case *ToolCallProgress:
-		for _, tc := range u.Content {
-			c.bytes += len(tc.NewText)
+func (c *replayClient) SessionUpdate(ctx context.Context, n *SessionNotification) {
+	c.Updates(ctx, []wire.Update[*SessionNotification]{{Note: n}})
+}
+
+func (c *replayClient) Updates(_ context.Context, run []wire.Update[*SessionNotification]) {
+	c.n.Add(int64(len(run)))
+	for i := range run {
+		if run[i].IsDelta {
+			c.bytes += len(run[i].Delta.Text)
+			continue
+		}
+		c.bytes += len(run[i].Raw)
+		switch u := run[i].Note.Update.(type) {
+		case *AgentMessageChunk:
+			c.bytes += len(u.Content.Text)
+		case *ToolCallProgress:
+			for _, tc := range u.Content {
+				c.bytes += len(tc.NewText)
+			}
 		}
 	}
 }

@@ -1,3 +1,5 @@
+//go:build !plainwire
+
 package acpclient
 
 import (
@@ -8,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/acphost/acphost/internal/wire"
 )
 
 // deltaClient takes text deltas and batches of notifications, and logs
@@ -32,7 +36,11 @@ func (c *deltaClient) add(entries ...string) {
 	}
 }
 
-func (c *deltaClient) TextDeltas(ctx context.Context, ds []TextDelta) {
+func (c *deltaClient) Updates(ctx context.Context, run []wire.Update[*SessionNotification]) {
+	splitRun(ctx, run, c.SessionUpdates, c.TextDeltas)
+}
+
+func (c *deltaClient) TextDeltas(ctx context.Context, ds []wire.TextDelta) {
 	var entries []string
 	for _, d := range ds {
 		if c.panicc != "" && d.Text == c.panicc {
@@ -183,7 +191,7 @@ func TestTextDeltaNotification(t *testing.T) {
 		if in == nil || in.delta == nil {
 			t.Fatalf("line %s: no delta", l.line)
 		}
-		got, want := in.delta.Notification(), generalDecode([]byte(l.line))
+		got, want := deltaNote(in.delta), generalDecode([]byte(l.line))
 		if got.SessionID != want.SessionID || !reflect.DeepEqual(got.Update, want.Update) {
 			t.Fatalf("line %s: notification %+v %#v, want %+v %#v", l.line, got, got.Update, want, want.Update)
 		}

@@ -19,8 +19,8 @@ import (
 // line (and any id, result or error, another update kind, a content type the
 // general path keeps raw) is declined and takes the general path.
 //
-// Measured on the lines of BenchmarkReplay, decoding only (with RawUpdate
-// for the tool lines, as the bridge calls it), medians of 5 runs: with
+// Measured on the lines of BenchmarkReplay, decoding only (with the raw
+// update of the tool lines, as the bridge takes it), medians of 5 runs: with
 // encoding/json in one pass over each tool line instead, the replay took 1.6
 // times as long, and with the level-by-level path 3.2 times. For plain text
 // chunks the hand-written scanner (chunkscan.go) is still the faster.
@@ -79,7 +79,7 @@ var toolLineStrict = jsonv2.RejectUnknownMembers(true)
 // decodeToolLine decodes line if it is a tool_call or tool_call_update
 // notification the single pass decodes exactly, and returns nil otherwise.
 // owned says the line is the caller's to keep, so it need not be copied.
-func decodeToolLine(line []byte, owned bool) *SessionNotification {
+func decodeToolLine(line []byte, owned bool) *inbound {
 	if !bytes.Contains(line, toolCallMark) {
 		return nil
 	}
@@ -111,7 +111,8 @@ func decodeToolLine(line []byte, owned bool) *SessionNotification {
 	if !owned {
 		line = bytes.Clone(line)
 	}
-	return &SessionNotification{SessionID: m.Params.SessionID, Meta: m.Params.Meta, Update: update, raw: line, rawIsLine: true}
+	n := &SessionNotification{SessionID: m.Params.SessionID, Meta: m.Params.Meta, Update: update}
+	return &inbound{method: methodSessionUpdate, update: n, size: queuedSize(len(line), true), src: rawSource{raw: line, inLine: true}}
 }
 
 // toolContent converts decoded content items, refusing any of a type the

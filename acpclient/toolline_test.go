@@ -18,6 +18,7 @@ func generalNotification(t *testing.T, line []byte) *SessionNotification {
 	if err := n.UnmarshalJSON(env.Params); err != nil {
 		t.Fatalf("general path: %v", err)
 	}
+	testRaw.Store(&n, &rawSource{raw: env.Params})
 	return &n
 }
 
@@ -26,7 +27,7 @@ func generalNotification(t *testing.T, line []byte) *SessionNotification {
 // update.
 func checkToolLine(t *testing.T, line []byte) bool {
 	t.Helper()
-	n := decodeToolLine(line, false)
+	n := noteOf(decodeToolLine(line, false))
 	if n == nil {
 		return false
 	}
@@ -36,7 +37,7 @@ func checkToolLine(t *testing.T, line []byte) bool {
 	if err1 != nil || err2 != nil || !bytes.Equal(fj, gj) {
 		t.Fatalf("line %s:\ntool path %s (%v)\ngeneral   %s (%v)", line, fj, err1, gj, err2)
 	}
-	if a, b := n.RawUpdate(), g.RawUpdate(); !bytes.Equal(a, b) {
+	if a, b := rawUpdate(n), rawUpdate(g); !bytes.Equal(a, b) {
 		t.Fatalf("line %s: raw update %s, general %s", line, a, b)
 	}
 	return true

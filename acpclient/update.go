@@ -3,7 +3,6 @@ package acpclient
 import (
 	"bytes"
 	"encoding/json"
-	"sync"
 )
 
 // Session update kinds (the "sessionUpdate" discriminator).
@@ -32,62 +31,6 @@ type SessionNotification struct {
 	SessionID string
 	Update    SessionUpdate
 	Meta      json.RawMessage
-
-	// raw is the notification's params as received, or its whole line
-	// (rawIsLine), kept so RawUpdate can return the agent's own bytes
-	// without decoding them twice on the hot path.
-	raw       []byte
-	rawIsLine bool
-	// rawShared says decoded strings refer into raw, so RawUpdate hands
-	// out a copy: the caller may change what it gets.
-	rawShared bool
-	// shape is, for a chunk line that matched a shape with plain strings,
-	// that shape: with shapeStrings (by shapeVar) it gives back the line.
-	shape        *chunkShape
-	shapeStrings [shapeStrings]string
-	rawOnce      sync.Once
-	rawUpd       json.RawMessage
-}
-
-// RawUpdate returns the update object exactly as the agent sent it.
-func (n *SessionNotification) RawUpdate() json.RawMessage {
-	n.rawOnce.Do(func() {
-		raw, inLine, shared := n.raw, n.rawIsLine, n.rawShared
-		if raw == nil && n.shape != nil {
-			raw, inLine, shared = n.shape.line(&n.shapeStrings), true, false // a new copy: nothing shares it
-		}
-		var ok bool
-		if raw != nil {
-			n.rawUpd, ok = locateUpdate(raw, inLine)
-		}
-		if ok {
-			if shared {
-				n.rawUpd = bytes.Clone(n.rawUpd)
-			}
-			return
-		}
-		switch {
-		case raw != nil && !inLine:
-			var p struct {
-				Update json.RawMessage `json:"update"`
-			}
-			if json.Unmarshal(raw, &p) == nil {
-				n.rawUpd = p.Update
-			}
-		case raw != nil:
-			var l struct {
-				Params struct {
-					Update json.RawMessage `json:"update"`
-				} `json:"params"`
-			}
-			if json.Unmarshal(raw, &l) == nil {
-				n.rawUpd = l.Params.Update
-			}
-		default:
-			n.rawUpd, _ = json.Marshal(n.Update)
-		}
-	})
-	return n.rawUpd
 }
 
 // UnmarshalJSON decodes a session/update's params. It never fails on an
@@ -103,7 +46,6 @@ func (n *SessionNotification) UnmarshalJSON(data []byte) error {
 	}
 	n.SessionID, n.Meta = p.SessionID, p.Meta
 	n.Update = DecodeUpdate(p.Update)
-	n.raw = append([]byte(nil), data...)
 	return nil
 }
 
@@ -432,36 +374,4 @@ func decodeVariant(raw []byte, u SessionUpdate) error {
 	// The remaining variants have no UnmarshalJSON of their own, so decoding
 	// into them directly uses the plain struct fields.
 	return lenientUnmarshal(raw, u)
-}
-
-// Clone returns a copy of n for a SessionUpdateBatcher to keep past its
-// call: a copy of the notification and, for a message chunk, of its update,
-// sharing only the strings and byte slices, which the Conn never reuses.
-func (n *SessionNotification) Clone() *SessionNotification {
-	c := &SessionNotification{SessionID: n.SessionID, Update: n.Update, Meta: n.Meta,
-		raw: n.raw, rawIsLine: n.rawIsLine, rawShared: n.rawShared, shape: n.shape, shapeStrings: n.shapeStrings}
-	switch u := n.Update.(type) {
-	case *AgentMessageChunk:
-		v := *u
-		v.MessageID = cloneString(u.MessageID)
-		c.Update = &v
-	case *AgentThoughtChunk:
-		v := *u
-		v.MessageID = cloneString(u.MessageID)
-		c.Update = &v
-	case *UserMessageChunk:
-		v := *u
-		v.MessageID = cloneString(u.MessageID)
-		c.Update = &v
-	}
-	return c
-}
-
-// cloneString returns a pointer to a copy of *p, or nil.
-func cloneString(p *string) *string {
-	if p == nil {
-		return nil
-	}
-	s := *p
-	return &s
 }

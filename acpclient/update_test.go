@@ -153,9 +153,6 @@ func TestFastPathMatchesGeneralDecoder(t *testing.T) {
 		if string(fj) != string(sj) {
 			t.Errorf("fast %s != general %s", fj, sj)
 		}
-		if string(fast.RawUpdate()) != string(slow.RawUpdate()) {
-			t.Errorf("raw update differs: %s vs %s", fast.RawUpdate(), slow.RawUpdate())
-		}
 	}
 	for _, l := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}}}`,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/bridge/terminal"
+	"github.com/acphost/acphost/internal/wire"
 )
 
 // Errors a caller can branch on.
@@ -39,7 +40,7 @@ type Bridge struct {
 	routeMu sync.Mutex // orders update delivery against session registration
 	// deltaScratch is routeRun's, under routeMu: the deltas of a run of
 	// notifications, for emitDeltas.
-	deltaScratch []acpclient.TextDelta
+	deltaScratch []wire.TextDelta
 
 	mu       sync.Mutex
 	conn     *acpclient.Conn
@@ -336,8 +337,8 @@ func (b *Bridge) register(s *Session) {
 	b.sessions[s.id] = s
 	early := b.claimEarlyLocked(s.id)
 	b.mu.Unlock()
-	for _, n := range early {
-		s.handleUpdate(n, b.clock.Now())
+	for _, u := range early {
+		s.handleUpdate(u.Note, u.Raw, b.clock.Now())
 	}
 }
 
@@ -354,45 +355,40 @@ type agentClient struct {
 	conn *acpclient.Conn
 }
 
+// SessionUpdate delivers one update as a run of one (see Updates). The
+// connection hands the bridge runs; this serves the Client interface.
 func (c *agentClient) SessionUpdate(ctx context.Context, n *acpclient.SessionNotification) {
-	b := c.b
-	// routeMu, not mu, is held while the update is delivered (which may
-	// wait on a slow consumer): register's replay of early updates cannot
-	// interleave with it, and the app can still query the bridge meanwhile.
-	b.routeMu.Lock()
-	defer b.routeMu.Unlock()
-	b.route(n, b.clock.Now())
+	u := runUpdate{Note: n}
+	if unk, ok := n.Update.(*acpclient.UnknownUpdate); ok {
+		u.Raw = unk.Raw
+	}
+	c.Updates(ctx, []runUpdate{u})
 }
 
-// SessionUpdates delivers a run of updates that arrived back to back as
-// SessionUpdate does, reading the clock once for the run: its text events
-// share the run's time, which is also the watchdog's sign of life. A run
-// is what the connection had queued, so the time is that of its delivery.
-// Consecutive text deltas of one session in it are emitted together
-// (routeRun), under one lock of the session and one of the queue.
-func (c *agentClient) SessionUpdates(ctx context.Context, ns []*acpclient.SessionNotification) {
+// Updates delivers a run of updates that arrived back to back, reading
+// the clock once for the run: its text events share the run's time, which
+// is also the watchdog's sign of life. A run is what the connection had
+// queued, so the time is that of its delivery. Consecutive text deltas of
+// one session in it are emitted together (routeRun), under one lock of the
+// session and one of the queue. routeMu, not mu, is held while the run is
+// delivered (which may wait on a slow consumer): register's replay of
+// early updates cannot interleave with it, and the app can still query the
+// bridge meanwhile.
+func (c *agentClient) Updates(ctx context.Context, run []runUpdate) {
 	b := c.b
 	b.routeMu.Lock()
 	defer b.routeMu.Unlock()
-	b.routeRun(ns, b.clock.Now())
-}
-
-// TextDeltas delivers a run of text deltas that arrived back to back as
-// SessionUpdates does, reading the clock once for the run (routeDeltas).
-func (c *agentClient) TextDeltas(ctx context.Context, ds []acpclient.TextDelta) {
-	b := c.b
-	b.routeMu.Lock()
-	defer b.routeMu.Unlock()
-	b.routeDeltas(ds, b.clock.Now())
+	b.routeRun(run, b.clock.Now())
 }
 
 // route hands an update received at now to its session, or holds it until
 // the session is known. Called with routeMu held.
-func (b *Bridge) route(n *acpclient.SessionNotification, now time.Time) {
+func (b *Bridge) route(u *runUpdate, now time.Time) {
+	n := u.Note
 	b.mu.Lock()
 	s := b.sessions[n.SessionID]
 	if s == nil {
-		err := b.holdEarlyLocked(n)
+		err := b.holdEarlyLocked(u)
 		b.mu.Unlock()
 		if err != nil {
 			b.reportEarlyDrop(err)
@@ -400,7 +396,7 @@ func (b *Bridge) route(n *acpclient.SessionNotification, now time.Time) {
 		return
 	}
 	b.mu.Unlock()
-	s.handleUpdate(n, now)
+	s.handleUpdate(n, u.Raw, now)
 }
 
 func (c *agentClient) RequestPermission(ctx context.Context, req *acpclient.RequestPermissionRequest, reply func(*acpclient.RequestPermissionResponse, error)) {

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"container/list"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -76,6 +77,7 @@ func (l EarlyUpdateLimits) withDefaults() EarlyUpdateLimits {
 // earlyUpdate is one held notification.
 type earlyUpdate struct {
 	n    *acpclient.SessionNotification
+	raw  json.RawMessage // the update as sent, for its event's Raw
 	size int64
 	at   time.Time
 }
@@ -127,10 +129,10 @@ func newEarlyBuffer(limits EarlyUpdateLimits) *earlyBuffer {
 
 // add holds n, first purging what expired, then evicting the oldest updates
 // until the caps hold again.
-func (e *earlyBuffer) add(n *acpclient.SessionNotification, now time.Time) earlyDrop {
+func (e *earlyBuffer) add(n *acpclient.SessionNotification, raw json.RawMessage, now time.Time) earlyDrop {
 	var drop earlyDrop
 	e.purgeExpired(now, &drop)
-	u := &earlyUpdate{n: n, size: notificationSize(n), at: now}
+	u := &earlyUpdate{n: n, raw: raw, size: notificationSize(n) + int64(len(raw)), at: now}
 	if u.size > e.limits.MaxBytes {
 		drop.add(u, dropOversized)
 		e.count(drop)
@@ -146,14 +148,14 @@ func (e *earlyBuffer) add(n *acpclient.SessionNotification, now time.Time) early
 }
 
 // claim removes and returns the updates held for id, oldest first.
-func (e *earlyBuffer) claim(id string) []*acpclient.SessionNotification {
+func (e *earlyBuffer) claim(id string) []runUpdate {
 	elems := e.byID[id]
 	delete(e.byID, id)
-	out := make([]*acpclient.SessionNotification, 0, len(elems))
+	out := make([]runUpdate, 0, len(elems))
 	for _, el := range elems {
 		u := e.order.Remove(el).(*earlyUpdate)
 		e.bytes -= u.size
-		out = append(out, u.n)
+		out = append(out, runUpdate{Note: u.n, Raw: u.raw})
 	}
 	return out
 }
@@ -236,19 +238,17 @@ func (e *earlyBuffer) clear() {
 
 // holdEarlyLocked buffers an update for a session id not (yet) known and
 // returns the error to report when that dropped updates. b.mu is held.
-func (b *Bridge) holdEarlyLocked(n *acpclient.SessionNotification) error {
+func (b *Bridge) holdEarlyLocked(u *runUpdate) error {
 	if b.closed {
 		return nil // nothing will ever claim it
 	}
-	// A chunk delivered in a run is the Conn's to reuse after the call:
-	// what is held past it is a copy.
-	drop := b.early.add(n.Clone(), b.clock.Now())
+	drop := b.early.add(u.Note, u.Raw, b.clock.Now())
 	b.armEarlyTimerLocked()
 	return b.early.report(drop)
 }
 
 // claimEarlyLocked returns the updates held for id. b.mu is held.
-func (b *Bridge) claimEarlyLocked(id string) []*acpclient.SessionNotification {
+func (b *Bridge) claimEarlyLocked(id string) []runUpdate {
 	held := b.early.claim(id)
 	if b.early.order.Len() == 0 {
 		b.stopEarlyTimerLocked()

@@ -263,11 +263,11 @@ func TestEarlyBufferEvictsOldestFirst(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	e := newEarlyBuffer(EarlyUpdateLimits{MaxUpdates: 3})
 	for i, id := range []string{"a", "b", "a", "b", "a"} {
-		e.add(textUpdate(id, fmt.Sprint(i)), now)
+		e.add(textUpdate(id, fmt.Sprint(i)), nil, now)
 	}
-	texts := func(ns []*acpclient.SessionNotification) (out []string) {
-		for _, n := range ns {
-			out = append(out, n.Update.(*acpclient.AgentMessageChunk).Content.Text)
+	texts := func(us []runUpdate) (out []string) {
+		for _, u := range us {
+			out = append(out, u.Note.Update.(*acpclient.AgentMessageChunk).Content.Text)
 		}
 		return out
 	}
@@ -286,8 +286,8 @@ func TestEarlyBufferEvictsOldestFirst(t *testing.T) {
 
 	// An update larger than the whole buffer goes alone.
 	e = newEarlyBuffer(EarlyUpdateLimits{MaxBytes: 4 << 10})
-	e.add(textUpdate("a", "small"), now)
-	if drop := e.add(textUpdate("a", strings.Repeat("x", 8<<10)), now); drop.updates != 1 {
+	e.add(textUpdate("a", "small"), nil, now)
+	if drop := e.add(textUpdate("a", strings.Repeat("x", 8<<10)), nil, now); drop.updates != 1 {
 		t.Errorf("oversized update: %+v", drop)
 	}
 	if got := texts(e.claim("a")); strings.Join(got, ",") != "small" {
@@ -300,8 +300,8 @@ func TestEarlyBufferAgeCountsFromTheLastOpen(t *testing.T) {
 	ttl := 10 * time.Second
 	e := newEarlyBuffer(EarlyUpdateLimits{TTL: ttl})
 	e.opening = 1
-	e.add(textUpdate("a", "1"), t0)
-	if drop := e.add(textUpdate("a", "2"), t0.Add(time.Hour)); drop.updates != 0 {
+	e.add(textUpdate("a", "1"), nil, t0)
+	if drop := e.add(textUpdate("a", "2"), nil, t0.Add(time.Hour)); drop.updates != 0 {
 		t.Fatalf("purged while an open is in flight: %+v", drop)
 	}
 	if _, ok := e.nextExpiry(t0.Add(time.Hour)); ok {
@@ -329,9 +329,10 @@ func TestNotificationSizeCoversWhatIsHeld(t *testing.T) {
 	if err := json.Unmarshal([]byte(line), &decoded); err != nil {
 		t.Fatal(err)
 	}
-	// The decoded text and the kept copy of the params.
-	if got := notificationSize(&decoded); got < int64(len(text)+len(line)) {
-		t.Errorf("text delta: size %d, want at least %d", got, len(text)+len(line))
+	// The decoded text (the raw update the buffer holds beside it is
+	// counted by add).
+	if got := notificationSize(&decoded); got < int64(len(text)) {
+		t.Errorf("text delta: size %d, want at least %d", got, len(text))
 	}
 	// Empty objects cost far more decoded than on the wire.
 	entries := strings.TrimSuffix(strings.Repeat(`{},`, 1000), ",")
@@ -376,5 +377,15 @@ func TestEarlyChunksKeptWhole(t *testing.T) {
 	}
 	if got.String() != want.String() {
 		t.Fatalf("the held chunks became %.200q…, want %.200q…", got.String(), want.String())
+	}
+}
+
+// The raw update held beside an early notification counts against the
+// buffer's bytes: a small update with large raw bytes does not fit.
+func TestEarlyBufferCountsRawBytes(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	e := newEarlyBuffer(EarlyUpdateLimits{MaxBytes: 4 << 10})
+	if drop := e.add(textUpdate("a", "small"), json.RawMessage(strings.Repeat(" ", 8<<10)), now); drop.updates != 1 || drop.reason != dropOversized {
+		t.Errorf("an update with 8 KiB of raw bytes in a 4 KiB buffer: %+v, want dropped as oversized", drop)
 	}
 }

@@ -11,9 +11,8 @@ import (
 // not always at hand (text deltas are decoded on a fast path), and the
 // decoded form can be much larger than its JSON (an array of empty objects
 // becomes an array of structs), so the estimate walks the decoded value
-// rather than trusting either. Unexported fields are walked too, so the copy
-// of the wire bytes acpclient keeps for RawUpdate is counted with the
-// decoded content. Shared backing arrays are counted once per reference and
+// rather than trusting either (the raw update held beside it is counted by
+// earlyBuffer.add). Shared backing arrays are counted once per reference and
 // allocator rounding is ignored: an upper bound up to that rounding.
 func notificationSize(n *acpclient.SessionNotification) int64 {
 	v := reflect.ValueOf(n).Elem()

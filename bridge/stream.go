@@ -4,7 +4,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/internal/wire"
 )
 
 // DefaultMaxPendingEvents is how many undelivered events a Host holds before
@@ -82,7 +82,7 @@ func (q *eventQueue) pushPtr(ev *Event) bool {
 // pushDeltas pushes the text deltas ds as events that are tmpl but for
 // their kind, text and message id, under one lock for the whole run; tmpl
 // is not kept. It reports false when the queue is closed.
-func (q *eventQueue) pushDeltas(tmpl *Event, ds []acpclient.TextDelta) bool {
+func (q *eventQueue) pushDeltas(tmpl *Event, ds []wire.TextDelta) bool {
 	ev := *tmpl // a local: filling it in needs no write barriers
 	q.mu.Lock()
 	defer q.mu.Unlock()

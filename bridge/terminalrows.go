@@ -1,6 +1,8 @@
 package bridge
 
 import (
+	"encoding/json"
+
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/bridge/terminal"
 )
@@ -81,10 +83,10 @@ func (s *Session) emitToolTerminals(ev Event, snap *ToolCall, kinds []Kind, term
 
 // emitTerminals reports the events of a terminal update; one whose output
 // could not be decoded is passed on whole as ext.
-func (s *Session) emitTerminals(ev Event, terms []*terminal.Output, err error, n *acpclient.SessionNotification) {
+func (s *Session) emitTerminals(ev Event, terms []*terminal.Output, err error, raw json.RawMessage) {
 	if err != nil {
 		s.b.logger.Warn("bridge: terminal update not understood", "session", s.id, "err", err)
-		ev.Kind, ev.Raw = KindExt, n.RawUpdate()
+		ev.Kind, ev.Raw = KindExt, raw
 		s.emitFromAgent(ev)
 		return
 	}

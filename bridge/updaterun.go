@@ -5,31 +5,40 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/internal/wire"
 )
 
+// runUpdate is one element of a run the connection delivers: a notification
+// with its raw update, or a text delta.
+type runUpdate = wire.Update[*acpclient.SessionNotification]
+
 // routeRun hands a run of updates received at now to their sessions, in
-// the agent's order. Consecutive text deltas of one session, the bulk of a
-// streaming agent's output, go together through emitDeltas: one session
-// look-up, one session lock and one queue lock for all of them, where each
-// alone would take all three. Called with routeMu held.
-func (b *Bridge) routeRun(ns []*acpclient.SessionNotification, now time.Time) {
-	for i := 0; i < len(ns); {
+// the agent's order: the one routing path of updates. Consecutive text
+// deltas of one session, the bulk of a streaming agent's output, go
+// together through emitDeltas: one session look-up, one session lock and
+// one queue lock for all of them, where each alone would take all three. A
+// delta for a session not known yet is held as the notification it stands
+// for. Called with routeMu held.
+func (b *Bridge) routeRun(run []runUpdate, now time.Time) {
+	for i := 0; i < len(run); {
+		sid := runSession(&run[i])
 		ds, j := b.deltaScratch[:0], i
-		for j < len(ns) && ns[j].SessionID == ns[i].SessionID {
-			d, ok := deltaOf(ns[j])
+		for j < len(run) && runSession(&run[j]) == sid {
+			d, ok := deltaOf(&run[j])
 			if !ok {
 				break
 			}
 			ds, j = append(ds, d), j+1
 		}
-		if j-i <= 1 { // not a delta, or a lone one
-			b.route(ns[i], now)
+		if j == i || (j-i == 1 && !run[i].IsDelta) { // not a delta, or a lone chunk
+			b.route(&run[i], now)
 			j = i + 1
-		} else if s := b.session(ns[i].SessionID); s != nil {
+		} else if s := b.session(sid); s != nil {
 			s.emitDeltas(ds, now)
 		} else {
-			for _, n := range ns[i:j] {
-				b.route(n, now) // held until the session is known
+			for k := i; k < j; k++ {
+				u := runUpdate{Note: noteOf(&run[k]), Raw: run[k].Raw}
+				b.route(&u, now) // held until the session is known
 			}
 		}
 		clear(ds)
@@ -38,32 +47,46 @@ func (b *Bridge) routeRun(ns []*acpclient.SessionNotification, now time.Time) {
 	}
 }
 
-// routeDeltas hands a run of text deltas received at now to their
-// sessions, in the agent's order, as routeRun does. A delta for a session
-// not known yet is held as the notification it stands for. Called with
-// routeMu held.
-func (b *Bridge) routeDeltas(ds []acpclient.TextDelta, now time.Time) {
-	for i := 0; i < len(ds); {
-		j := i + 1
-		for j < len(ds) && ds[j].SessionID == ds[i].SessionID {
-			j++
-		}
-		if s := b.session(ds[i].SessionID); s != nil {
-			s.emitDeltas(ds[i:j], now)
-		} else {
-			for k := i; k < j; k++ {
-				b.route(ds[k].Notification(), now) // held until the session is known
-			}
-		}
-		i = j
+// runSession is the session id of u.
+func runSession(u *runUpdate) string {
+	if u.IsDelta {
+		return u.Delta.SessionID
 	}
+	return u.Note.SessionID
+}
+
+// noteOf returns u as a notification: a delta as the chunk it stands for.
+func noteOf(u *runUpdate) *acpclient.SessionNotification {
+	if !u.IsDelta {
+		return u.Note
+	}
+	d := &u.Delta
+	c := acpclient.ContentChunk{Content: acpclient.TextBlock(d.Text), Meta: d.Meta}
+	if d.HasMessageID {
+		id := d.MessageID
+		c.MessageID = &id
+	}
+	var cu acpclient.SessionUpdate
+	switch d.Kind {
+	case acpclient.UpdateAgentThoughtChunk:
+		cu = &acpclient.AgentThoughtChunk{ContentChunk: c}
+	case acpclient.UpdateUserMessageChunk:
+		cu = &acpclient.UserMessageChunk{ContentChunk: c}
+	default:
+		cu = &acpclient.AgentMessageChunk{ContentChunk: c}
+	}
+	return &acpclient.SessionNotification{SessionID: d.SessionID, Update: cu}
 }
 
 // deltaOf returns a text delta (a text chunk of the agent's message, its
-// thoughts or a user message) as the TextDelta it is, for emitDeltas; ok is
-// false for any other update. A chunk's _meta is not carried, as no
+// thoughts or a user message) as the wire.TextDelta it is, for emitDeltas;
+// ok is false for any other update. A chunk's _meta is not carried, as no
 // delta event carries it.
-func deltaOf(n *acpclient.SessionNotification) (d acpclient.TextDelta, ok bool) {
+func deltaOf(u *runUpdate) (d wire.TextDelta, ok bool) {
+	if u.IsDelta {
+		return u.Delta, true
+	}
+	n := u.Note
 	var c *acpclient.ContentChunk
 	switch u := n.Update.(type) {
 	case *acpclient.AgentMessageChunk:
@@ -100,7 +123,7 @@ func deltaKind(updateKind string) Kind {
 // emitChunk and emitFromAgentAt would one by one: the session's state is
 // read once for all of them, which is what one by one would see too, since
 // no other message of the agent comes between them.
-func (s *Session) emitDeltas(ds []acpclient.TextDelta, now time.Time) {
+func (s *Session) emitDeltas(ds []wire.TextDelta, now time.Time) {
 	tmpl := Event{Time: now}
 	s.mu.Lock()
 	if s.replaying && s.skipReplay { // deltas are all history
@@ -138,8 +161,8 @@ func (s *Session) emitDeltas(ds []acpclient.TextDelta, now time.Time) {
 
 // withoutEmpty returns ds without its empty deltas, which say nothing (see
 // emitChunk): ds itself when it has none, the common case.
-func withoutEmpty(ds []acpclient.TextDelta) []acpclient.TextDelta {
-	i := slices.IndexFunc(ds, func(d acpclient.TextDelta) bool { return d.Text == "" })
+func withoutEmpty(ds []wire.TextDelta) []wire.TextDelta {
+	i := slices.IndexFunc(ds, func(d wire.TextDelta) bool { return d.Text == "" })
 	if i < 0 {
 		return ds
 	}

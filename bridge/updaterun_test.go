@@ -11,6 +11,7 @@ import (
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/internal/fakeclock"
+	"github.com/acphost/acphost/internal/wire"
 )
 
 // countingClock counts the reads of a fake clock.
@@ -46,7 +47,7 @@ func TestUpdateRunReadsTheClockOnce(t *testing.T) {
 	clock.Advance(time.Minute) // the run's time differs from the handshake's
 	at := clock.fakeClock.Now()
 	clock.reads.Store(0)
-	(&agentClient{b: b}).SessionUpdates(context.Background(), run)
+	(&agentClient{b: b}).Updates(context.Background(), asRun(run))
 	if n := clock.reads.Load(); n != 1 {
 		t.Errorf("a run of %d chunks read the clock %d times, want once", chunks, n)
 	}
@@ -63,7 +64,7 @@ func TestUpdateRunReadsTheClockOnce(t *testing.T) {
 }
 
 // deliverRun opens a session, prepares it with setup, delivers run (built
-// for its id) in one SessionUpdates call or one SessionUpdate per update,
+// for its id) in one Updates call or one SessionUpdate per update,
 // and returns the session's events from the run, consecutive deltas that
 // may have merged folded together (merging depends on the pump's timing),
 // and how many replayed updates the session skipped.
@@ -88,7 +89,7 @@ func deliverRun(t *testing.T, oneByOne bool, setup func(*Session), run func(id s
 			c.SessionUpdate(context.Background(), n)
 		}
 	} else {
-		c.SessionUpdates(context.Background(), ns)
+		c.Updates(context.Background(), asRun(ns))
 	}
 	s.mu.Lock()
 	s.replaying = false // the end marker below is not history to skip
@@ -194,9 +195,9 @@ func TestPushDeltasMergesAsPushDoes(t *testing.T) {
 	for _, q := range []*eventQueue{oneByOne, together} {
 		q.push(Event{Kind: KindText, Key: "other", Text: "o"}) // waiting, of another session
 	}
-	var ds []acpclient.TextDelta
+	var ds []wire.TextDelta
 	for _, n := range run {
-		d, _ := deltaOf(n)
+		d, _ := deltaOf(&runUpdate{Note: n})
 		ds = append(ds, d)
 		ev := tmpl
 		ev.Kind, ev.Text, ev.MessageID = deltaKind(d.Kind), d.Text, d.MessageID
@@ -212,4 +213,13 @@ func TestPushDeltasMergesAsPushDoes(t *testing.T) {
 	if len(want) != 8 { // o, ab, cc2, de, f, g, h, ij
 		t.Errorf("one by one queued %d events, want 8: %s", len(want), strings.Join(want, " "))
 	}
+}
+
+// asRun is ns as the run the connection delivers.
+func asRun(ns []*acpclient.SessionNotification) []runUpdate {
+	run := make([]runUpdate, len(ns))
+	for i, n := range ns {
+		run[i].Note = n
+	}
+	return run
 }

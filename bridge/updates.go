@@ -10,14 +10,14 @@ import (
 
 // handleUpdate maps one session/update, received at now, to events. It
 // runs on the connection's dispatch goroutine, in the agent's order.
-func (s *Session) handleUpdate(n *acpclient.SessionNotification, now time.Time) {
+func (s *Session) handleUpdate(n *acpclient.SessionNotification, raw json.RawMessage, now time.Time) {
 	var ev Event
 	switch n.Update.(type) {
 	case *acpclient.AgentMessageChunk, *acpclient.AgentThoughtChunk, *acpclient.UserMessageChunk:
 		// Deltas carry no Raw: they may be merged, and extracting the raw
 		// bytes would double the cost of the hottest path.
 	default:
-		ev.Raw = rawBeyondEvent(n.Update, n.RawUpdate())
+		ev.Raw = rawBeyondEvent(n.Update, raw)
 	}
 	switch u := n.Update.(type) {
 	case *acpclient.AgentMessageChunk:
@@ -39,12 +39,12 @@ func (s *Session) handleUpdate(n *acpclient.SessionNotification, now time.Time) 
 		s.mu.Lock()
 		terms, err := s.tools.terms.fromChunk(u)
 		s.mu.Unlock()
-		s.emitTerminals(ev, terms, err, n)
+		s.emitTerminals(ev, terms, err, raw)
 	case *acpclient.TerminalUpdate:
 		s.mu.Lock()
 		terms, err := s.tools.terms.fromUpdate(u)
 		s.mu.Unlock()
-		s.emitTerminals(ev, terms, err, n)
+		s.emitTerminals(ev, terms, err, raw)
 	case *acpclient.PlanUpdate:
 		ev.Kind, ev.Plan = KindPlan, u.Entries
 		s.emitFromAgent(ev)
