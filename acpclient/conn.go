@@ -81,8 +81,8 @@ type Conn struct {
 	err        error
 	initResp   *InitializeResponse
 
-	// answerLine is the answer readObject last handed to jsonrpc2;
-	// onAnswer reads it on the same goroutine before the next read.
+	// answerLine is the answer readObject last handed to jsonrpc2, a line
+	// of its own; onAnswer reads it on the same goroutine.
 	answerLine []byte
 
 	closeOnce sync.Once

@@ -29,20 +29,20 @@ func (c *Conn) readObject(v any) error {
 			c.trace.line(WireTraceIn, line)
 		}
 		answer := c.handleLine(line)
+		if answer != nil {
+			if err := json.Unmarshal(answer, v); err != nil {
+				c.badLine("malformed response: "+err.Error(), c.answerLine)
+				answer = nil
+			}
+		}
 		if !c.lines.lineBuffered() { // the next read may wait on the agent
 			c.flushBatch()
 			c.chunks.boxes.release()
 			c.chunks.deltas.release()
 		}
-		if answer == nil {
-			continue
+		if answer != nil {
+			return nil
 		}
-		if err := json.Unmarshal(answer, v); err != nil {
-			c.badLine("malformed response: "+err.Error(), line)
-			continue
-		}
-		c.answerLine = line
-		return nil
 	}
 }
 
@@ -148,6 +148,11 @@ func (c *Conn) inboundResponse(env *envelope, line []byte) []byte {
 		c.badLine("response to no pending request (id "+string(env.ID)+")", line)
 		return nil
 	}
+	if !c.lines.lineOwned() {
+		// A flush that waits for room may give the buffer away (park).
+		line = bytes.Clone(line)
+	}
+	c.answerLine = line
 	c.flushBatch() // the barrier counts what came before the answer
 	if env.Error == nil {
 		return line
