@@ -10,7 +10,10 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	runSFTPClientIfAsked()
+	goleak.VerifyTestMain(m)
+}
 
 // rootKind builds one kind of Root over a local directory, so a table of
 // cases runs against Local and against SFTP (through the in-process server,

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkEventsFloodProcess is the acceptance measurement of the acprun
+// row, whole processes as a user runs them: the acprun command with
+// --events, its agent the flood agent (this test binary again) flooding
+// eventsFloodChunks chunks, its lines read by a newline counter, timed from
+// acprun's start to its exit with its journal, the agent's start and the
+// handshake included; against the floor, the same agent process started
+// with the same three requests on its stdin and its output read by the
+// same newline counter (the pipe limit), alternately in the same run:
+//
+//	go test -run '^$' -bench EventsFloodProcess -benchtime 9x ./examples/acprun
+//
+// "x-pipe" is the floor's time over acprun's per round, min/median/max
+// over the rounds; "peak-MiB" is acprun's peak resident size (median,
+// from /usr/bin/time when installed).
+func BenchmarkEventsFloodProcess(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	agentEnv := fmt.Sprintf("ACPHOST_FLOODAGENT=%d,0,false", eventsFloodChunks)
+	timeBin, _ := exec.LookPath("/usr/bin/time")
+	rssFile := filepath.Join(dir, "rss")
+	// run times cmd whole, its stdout read by a newline counter, and
+	// returns its peak RSS in MiB when /usr/bin/time is there.
+	run := func(cmd *exec.Cmd) (time.Duration, float64) {
+		if timeBin != "" {
+			// A child's own ru_maxrss starts from the peak of the process
+			// it was forked from, this one; /usr/bin/time's child does not.
+			cmd.Args = append([]string{timeBin, "-f", "%M", "-o", rssFile}, cmd.Args...)
+			cmd.Path = timeBin
+		}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		lines, err := countLines(out)
+		if err := cmd.Wait(); err != nil {
+			b.Fatalf("%s: %v: %s", cmd.Args, err, stderr.Bytes())
+		}
+		wall := time.Since(start)
+		if err != nil || lines < 3 {
+			b.Fatalf("%s: %d lines, %v", cmd.Args, lines, err)
+		}
+		kib, _ := os.ReadFile(rssFile)
+		n, _ := strconv.ParseFloat(strings.TrimSpace(string(kib)), 64)
+		return wall, n / 1024
+	}
+	round := 0
+	acprun := func() (time.Duration, float64) {
+		round++
+		cmd := exec.Command(acprunBinary, "--events", "--agent", exe, "--env", agentEnv,
+			"--journal", filepath.Join(dir, fmt.Sprintf("j%d.db", round)), "--cwd", dir, "flood")
+		cmd.Env = []string{"HOME=" + dir, "PATH=" + os.Getenv("PATH")}
+		return run(cmd)
+	}
+	floor := func() (time.Duration, float64) {
+		cmd := exec.Command(exe)
+		cmd.Env = []string{agentEnv}
+		cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}` + "\n" +
+			`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{}}` + "\n" +
+			`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"flood-1"}}` + "\n")
+		return run(cmd)
+	}
+	acprun() // the first run of a binary is slower: warm up
+	var ratios, rss []float64
+	for b.Loop() {
+		var tA, tF time.Duration
+		var m float64
+		if len(ratios)%2 == 0 {
+			tA, m = acprun()
+			tF, _ = floor()
+		} else {
+			tF, _ = floor()
+			tA, m = acprun()
+		}
+		ratios, rss = append(ratios, tF.Seconds()/tA.Seconds()), append(rss, m)
+		b.Logf("round %d: acprun %.3fs %.1f MiB, pipe %.3fs, x-pipe %.3f", len(ratios), tA.Seconds(), m, tF.Seconds(), ratios[len(ratios)-1])
+	}
+	slices.Sort(ratios)
+	slices.Sort(rss)
+	b.ReportMetric(ratios[0], "x-pipe-min")
+	b.ReportMetric(ratios[len(ratios)/2], "x-pipe")
+	b.ReportMetric(ratios[len(ratios)-1], "x-pipe-max")
+	b.ReportMetric(rss[len(rss)/2], "peak-MiB")
+}
+
+// countLines reads r to its end and counts its newlines.
+func countLines(r io.Reader) (int, error) {
+	buf := make([]byte, 64<<10)
+	lines := 0
+	for {
+		n, err := r.Read(buf)
+		lines += bytes.Count(buf[:n], []byte{'\n'})
+		if err == io.EOF {
+			return lines, nil
+		}
+		if err != nil {
+			return lines, err
+		}
+	}
+}
