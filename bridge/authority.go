@@ -57,11 +57,11 @@ type ModeTable struct {
 	// asks; options not listed do not.
 	Options []OptionRule
 	// LaunchEscalation reports the launch flag, if any, with which the
-	// launch options start the agent acting without asking (CrewCoder's
-	// --approval full-access); "" means none. Nil means the profile has no
+	// launch options start the agent acting without asking (an approval
+	// flag such as --approval full-access); "" means none. Nil means the profile has no
 	// such flags. When it reports one for the vendor options alone
 	// (LaunchOptions{Vendor: o.Vendor}), the app chose the escalation
-	// explicitly (crewcoder.Options{Approval: FullAccess}), which counts
+	// explicitly (through its profile's typed options), which counts
 	// as its consent in host Build; extra arguments, an agent mode or
 	// anything defaulted never do.
 	LaunchEscalation func(o LaunchOptions) (flag string)
@@ -70,7 +70,7 @@ type ModeTable struct {
 	// session's), and returns the table it makes of the agent's modes
 	// (the session reports them; modes is what the agent offers), or nil
 	// to keep this one. Where that configuration decides whether the
-	// agent asks (kiro-cli's agent specs, OpenCode's permissions), an
+	// agent asks (per-mode agent specs, a permissions file), an
 	// agent configured to ask is protected. It runs when a session opens
 	// (a profile's launch gives fsys and home, LaunchOptions.HostFS and
 	// HostHome; a bridge started without one reads this machine); an

@@ -34,19 +34,18 @@ type Config struct {
 	// sent as clientCapabilities._meta and clientCapabilities.auth._meta
 	// in initialize, merged with the bridge's own keys (which win): agents
 	// offer some features only to clients that declare them there, such as
-	// the gateway sign-in of codex-acp and claude-agent-acp
-	// (AuthCapabilitiesMeta {"gateway": true}).
+	// a gateway sign-in (AuthCapabilitiesMeta {"gateway": true}).
 	ClientCapabilitiesMeta json.RawMessage
 	AuthCapabilitiesMeta   json.RawMessage
 	// AgentTerminalOutput asks agents to report the output of the commands
 	// they run themselves while they run: it declares
-	// clientCapabilities._meta.terminal_output, the terminal extension of
-	// claude-agent-acp and codex-acp, whose reports arrive as terminal
-	// events (KindTerminal, Source "meta"). Set it only if the app shows
-	// terminal events: claude-agent-acp then sends a Bash call's output
-	// there instead of in the tool call's content. (codex-acp reports
-	// output as _meta.terminal_output_delta without it; that is mapped
-	// the same way.)
+	// clientCapabilities._meta.terminal_output, a terminal extension
+	// several agents share, whose reports arrive as terminal events
+	// (KindTerminal, Source "meta"). Set it only if the app shows terminal
+	// events: an agent that honours it may then send a shell call's output
+	// there instead of in the tool call's content. (Some agents report
+	// output as _meta.terminal_output_delta without it; that is mapped the
+	// same way.)
 	AgentTerminalOutput bool
 	// InactivityTimeout is the turn watchdog (default 10 minutes);
 	// CancelGrace how long a cancelled turn (by the app or the watchdog)

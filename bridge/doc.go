@@ -35,8 +35,8 @@
 // command that runs for a tool call, piece by piece, and its exit, whatever
 // runs it: the bridge (Source "client"), the agent reporting in tool call
 // _meta (Source "meta": terminal_info, terminal_output,
-// terminal_output_delta and terminal_exit, the extension of
-// claude-agent-acp and codex-acp, declared with Config.AgentTerminalOutput)
+// terminal_output_delta and terminal_exit, a vendor extension several
+// agents share, declared with Config.AgentTerminalOutput)
 // or the draft protocol's terminal_update and terminal_output_chunk
 // (Source "update"; a snapshot that does not extend the output is sent
 // whole, marked Reset). A tool_call_update that carries only output is a
@@ -69,8 +69,8 @@
 // ModeTable (Profile.Modes, Config.AgentModes; without one the agent is
 // unknown, never protected), and from the agent's own configuration where
 // that decides whether it asks (ModeTable.Learn reads it on the agent's
-// host, over SFTP for a remote one: kiro-cli's agent specs, OpenCode's
-// permissions). Outside ModeFull the bridge keeps a tabled agent asking:
+// host, over SFTP for a remote one: per-mode agent specs or a permissions
+// file, as the profiles in bridge/profiles read them). Outside ModeFull the bridge keeps a tabled agent asking:
 // when the session opens (before its session event), when the agent
 // reports a mode or config change, and on SetPolicy, an agent mode or
 // option value that acts unasked, or that the table does not list, is
@@ -372,7 +372,7 @@
 //	policy and permissions      policy.go (the rule and its name), asks.go, permission.go, regovern.go, elicitation.go
 //	authority                   authority.go, authority_judge.go (judging), authority_enforce.go (sessionAuthority: moving the agent), authority_refuse.go, mirror.go
 //	files                       files.go (sessionFiles: fs/* calls, the write gate, grants), filesdefault.go, filelimit.go
-//	terminals                   terminal.go, terminal_set.go, terminal_runner.go, terminal_ssh.go, terminal_sftp.go, terminal_output.go, terminalmeta.go
+//	terminals                   package bridge/terminal (runners, the set serving terminal/*, output windows); here terminal.go (the glue: policy, cwd, the owner), terminalrows.go (which row shows a terminal's output), terminalmeta.go (terminals the agent reports)
 //	events and their JSON       event.go, eventjson.go, eventjsondelta.go, jsonstring.go
 //
 // # Lock order
@@ -415,7 +415,8 @@
 // change under it, and must not call back into the session).
 //
 // Bridge.permSeq and authSeq are atomic counters, not locks. The
-// terminals' own locks (terminal_set.go, terminal_output.go) are taken
-// after Session.closeMu (Close ends the session's commands), and terminal
-// code reads a session's tool rows under that session's Session.mu.
+// terminals' locks (bridge/terminal: the Set's, then one terminal's) come
+// after Session.closeMu (Close ends the session's commands) and before
+// Session.mu: under them the set asks its Owner (terminalrows.go reads the
+// session's rows under Session.mu) and emits the terminal's events.
 package bridge
