@@ -6,14 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/sourcegraph/jsonrpc2"
 )
 
 // ConnOptions configures a Conn. The zero value is ready to use.
@@ -61,7 +58,6 @@ type Conn struct {
 	chunks  chunkDecoder // the read goroutine's
 	batch   readBatch    // the read goroutine's
 	out     *writer
-	rpc     *jsonrpc2.Conn // correlates our calls with their answers
 	queue   *queue
 	files   fileCalls
 	trace   *tracer // nil without WireTrace
@@ -80,10 +76,6 @@ type Conn struct {
 	inflight   map[string]*inboundRequest
 	err        error
 	initResp   *InitializeResponse
-
-	// answerLine is the answer readObject last handed to jsonrpc2, a line
-	// of its own; onAnswer reads it on the same goroutine.
-	answerLine []byte
 
 	closeOnce sync.Once
 }
@@ -123,9 +115,7 @@ func NewConn(rwc io.ReadWriteCloser, client Client, opts *ConnOptions) *Conn {
 	c.queue = newQueue(c.opts.MaxQueuedBytes, c.opts.Budget)
 	c.queue.onWait = c.lines.park // only the read loop pushes what may wait
 	_, c.chunks.lean = client.(receiver)
-	// jsonrpc2 reads through readObject on a goroutine of its own; it is
-	// handed only the answers to our calls.
-	c.rpc = jsonrpc2.NewConn(c.ctx, rpcStream{c}, noHandler{}, jsonrpc2.SetLogger(log.New(io.Discard, "", 0)), jsonrpc2.OnRecv(c.onAnswer))
+	go c.readLoop()
 	go func() {
 		c.dispatchLoop()
 		// The dispatcher, once drained, is also what waits for the rest of
@@ -173,10 +163,7 @@ func (c *Conn) Err() error {
 // from a Client method.
 func (c *Conn) Close() error {
 	c.setErr(nil)
-	err := c.rpc.Close() // closes the stream: shutdown
-	if errors.Is(err, jsonrpc2.ErrClosed) {
-		err = nil
-	}
+	err := c.shutdown()
 	<-c.readEnd
 	<-c.rwcClosed
 	return err
@@ -194,21 +181,6 @@ func (c *Conn) shutdown() error {
 	})
 	return err
 }
-
-// rpcStream is jsonrpc2's view of the agent's stdio: it reads only the
-// answers to our calls (readObject queues everything else) and closing it
-// is the Conn's shutdown.
-type rpcStream struct{ c *Conn }
-
-func (s rpcStream) WriteObject(obj any) error { return s.c.out.writeJSON(obj) }
-func (s rpcStream) ReadObject(v any) error    { return s.c.readObject(v) }
-func (s rpcStream) Close() error              { return s.c.shutdown() }
-
-// noHandler is jsonrpc2's handler: it is never handed a request, since the
-// agent's requests go through the ordered queue.
-type noHandler struct{}
-
-func (noHandler) Handle(context.Context, *jsonrpc2.Conn, *jsonrpc2.Request) {}
 
 // closedError is the error of an ended connection: it is ErrClosed, and
 // unwraps to the cause when there is one.
@@ -271,15 +243,12 @@ func (c *Conn) send(method string, params any, hook func(json.RawMessage, *Error
 	id := c.nextID.Add(1)
 	oc, err := c.register(id, hook)
 	if err == nil {
-		oc.w, err = c.rpc.DispatchCall(c.ctx, method, params, jsonrpc2.PickID(jsonrpc2.ID{Num: id}))
+		err = c.out.writeJSON(&wireRequest{JSONRPC: "2.0", ID: &id, Method: method, Params: params})
 		if err != nil {
 			c.unregister(id)
 		}
 	}
 	if err != nil {
-		if errors.Is(err, jsonrpc2.ErrClosed) {
-			err = errCallsEnded
-		}
 		return nil, id, c.callError(method, err)
 	}
 	return oc, id, nil
@@ -367,11 +336,13 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 
 // notify writes a notification, unless the connection has ended.
 func (c *Conn) notify(method string, params any) error {
-	err := c.rpc.Notify(c.ctx, method, params)
-	if errors.Is(err, jsonrpc2.ErrClosed) {
+	c.mu.Lock()
+	ended := c.callsEnded
+	c.mu.Unlock()
+	if ended {
 		return errCallsEnded
 	}
-	return err
+	return c.out.writeJSON(&wireRequest{JSONRPC: "2.0", Method: method, Params: params})
 }
 
 // idKey is the map key of an agent's request id: its JSON text.

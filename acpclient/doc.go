@@ -230,23 +230,11 @@
 // decoded in one pass with github.com/go-json-experiment/json in its strict
 // mode; a line it refuses takes the general decoder (see toolline.go).
 //
-// JSON-RPC correlation is github.com/sourcegraph/jsonrpc2's (outcalls.go):
-// it numbers our requests, holds them until answered, hands back the
-// answer or the agent's error, and fails the waiting calls when the
-// connection ends; no exported name mentions it. It reads through our own
-// ObjectStream, whose ReadObject is the read loop (read.go): every line is
-// framed, traced and classified there, the agent's requests and
-// notifications are queued in arrival order, bad lines are reported and
-// skipped, and only the answers to our calls reach jsonrpc2. Its generic
-// request decoding would cost a write_text_file about four times its line
-// (params decoded to a map and encoded again) where ours keeps it near two,
-// and its handler model cannot keep notifications and requests in one
-// order. Beside each call the Conn keeps what the library has no slot for:
-// the PromptThen hook and the barrier the caller waits for. The library
-// costs about 10 µs, 59 allocations and 3 kB more per call
-// (BenchmarkPromptRoundTrip: 17–20 µs against 8–10 µs with the call table
-// of our own it replaced), a few milliseconds over a session of hundreds of
-// calls, and one more goroutine per connection; the agent's requests
-// (BenchmarkPermissionRoundTrip) and the notification flood do not go
-// through it.
+// The JSON-RPC layer is this package's own (read.go, outcalls.go): one read
+// goroutine classifies every line, settles the answers to our calls and
+// queues the rest in arrival order. It replaced github.com/sourcegraph/jsonrpc2,
+// which in the end only matched answers to calls: its generic decoding was
+// bypassed for the agent's messages long before, and matching through it
+// cost three encodings of every request and four parses of every answer,
+// plus a goroutine per connection.
 package acpclient

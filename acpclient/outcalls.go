@@ -4,27 +4,25 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-
-	"github.com/sourcegraph/jsonrpc2"
 )
 
-// outCall is one of our requests to the agent. github.com/sourcegraph/jsonrpc2
-// correlates it (id, pending answer, error, the connection's end); the Conn
-// keeps beside it only what that library has no place for: the hook run at
-// the answer's place in the stream and the queue mark the caller waits for.
-// The call is in c.calls from before it is written until its answer is
-// read (or the connection ends), so that onAnswer finds it.
+// outCall is one of our requests to the agent, from the moment it is
+// registered (before it is written, so that no answer can beat it) until its
+// answer arrives or the connection ends.
+//
+// The read goroutine fills in the answer and then closes done; the caller
+// reads the answer only after done is closed, so the fields need no lock.
 type outCall struct {
-	w jsonrpc2.Waiter
+	done chan struct{}
 	// hook, when set, runs on the dispatch goroutine at the answer's place
 	// in the stream (see PromptThen).
 	hook func(json.RawMessage, *Error)
 
-	result json.RawMessage // the answer's result, once wait returned nil
-	err    *Error          // or the answer's error
+	answered bool            // false: the connection ended first
+	result   json.RawMessage // the answer's result (a copy, the caller's to keep)
+	err      *Error          // the answer's error
 	// barrier is the queue mark when the answer arrived: the caller returns
-	// only once the dispatcher has delivered every message before it. The
-	// read goroutine sets it before jsonrpc2 wakes the caller.
+	// only once the dispatcher has delivered every message before it.
 	barrier uint64
 }
 
@@ -33,10 +31,19 @@ type outCall struct {
 // the connection's own reason (see callError).
 var errCallsEnded = errors.New("the connection ended before the answer")
 
+// wireRequest is a request (with an ID) or a notification we send. One
+// json.Marshal writes the whole line: params are encoded once, in place.
+type wireRequest struct {
+	JSONRPC string  `json:"jsonrpc"`
+	ID      *uint64 `json:"id,omitempty"`
+	Method  string  `json:"method"`
+	Params  any     `json:"params,omitempty"`
+}
+
 // register adds a call awaiting the answer to id, or reports that the
 // connection has ended.
 func (c *Conn) register(id uint64, hook func(json.RawMessage, *Error)) (*outCall, error) {
-	oc := &outCall{hook: hook}
+	oc := &outCall{done: make(chan struct{}), hook: hook}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.callsEnded {
@@ -53,9 +60,10 @@ func (c *Conn) unregister(id uint64) {
 	c.mu.Unlock()
 }
 
-// takeCall removes and returns the call awaiting the answer with this id.
-// A call whose caller gave up stays registered (in jsonrpc2 too), so its
-// late answer is taken and absorbed rather than reported as a bad line.
+// takeCall removes and returns the call awaiting the answer with this id,
+// or nil when there is none (an answer nobody asked for, or a second one).
+// A call whose caller gave up stays registered, so its late answer is
+// taken here and absorbed rather than reported as a bad line.
 func (c *Conn) takeCall(id uint64) *outCall {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -64,70 +72,38 @@ func (c *Conn) takeCall(id uint64) *outCall {
 	return oc
 }
 
-// endCalls forgets every call still awaiting an answer and refuses later
-// ones; jsonrpc2 fails their waits. It runs once the connection has ended
-// or is closing.
+// endCalls fails every call still awaiting an answer, and every later one,
+// with errCallsEnded. It runs once the connection has ended or is closing.
 func (c *Conn) endCalls() {
 	c.mu.Lock()
+	calls := c.calls
 	c.calls, c.callsEnded = nil, true
 	c.mu.Unlock()
+	for _, oc := range calls {
+		close(oc.done)
+	}
 }
 
-// onAnswer runs on the read goroutine for each answer jsonrpc2 read, before
-// it wakes the caller: req is nil for an answer nobody asked for (or a
-// second one), a bad line; else the call learns its barrier, and a hook is
-// queued at the answer's place in the stream.
-func (c *Conn) onAnswer(req *jsonrpc2.Request, resp *jsonrpc2.Response) {
-	if resp == nil {
-		return
-	}
-	if req == nil {
-		c.badLine("response to no pending request (id "+resp.ID.String()+")", c.answerLine)
-		return
-	}
-	oc := c.takeCall(req.ID.Num)
-	if oc == nil {
-		return
-	}
-	if oc.hook != nil {
-		var result json.RawMessage
-		if resp.Result != nil {
-			result = *resp.Result
-		}
-		hook, errObj := oc.hook, wireError(resp.Error)
-		c.enqueue(&inbound{settle: func() { hook(result, errObj) }}) // goes at once
-	}
-	oc.barrier = c.queue.mark()
-}
-
-// wireError turns jsonrpc2's error object into ours (nil for nil).
-func wireError(e *jsonrpc2.Error) *Error {
-	if e == nil {
-		return nil
-	}
-	out := &Error{Code: int(e.Code), Message: e.Message}
-	if e.Data != nil {
-		out.Data = *e.Data
-	}
-	return out
-}
-
-// wait waits for the call's answer: nil once it has one (result or error
-// answer), errCallsEnded when the connection ended first, or the context's
-// error.
+// wait waits for the call's answer: nil once it has one, errCallsEnded when
+// the connection ended first, or the context's error.
 func (oc *outCall) wait(ctx context.Context) error {
-	var raw json.RawMessage
-	err := oc.w.Wait(ctx, &raw)
-	var rpcErr *jsonrpc2.Error
-	switch {
-	case err == nil:
-		oc.result = raw
-		return nil
-	case errors.As(err, &rpcErr):
-		oc.err = wireError(rpcErr)
-		return nil
-	case errors.Is(err, jsonrpc2.ErrClosed):
+	select {
+	case <-oc.done:
+	case <-ctx.Done():
+		select {
+		case <-oc.done: // answered too: the answer wins
+		default:
+			return ctx.Err()
+		}
+	}
+	if !oc.answered {
 		return errCallsEnded
 	}
-	return err
+	return nil
+}
+
+// settle records the answer and wakes the caller.
+func (oc *outCall) settle(result json.RawMessage, err *Error, barrier uint64) {
+	oc.answered, oc.result, oc.err, oc.barrier = true, result, err, barrier
+	close(oc.done)
 }

@@ -13,14 +13,14 @@ import (
 	"github.com/acphost/acphost/internal/waitfor"
 )
 
-// A request is one line, its params left out when there are none (the
-// field order is jsonrpc2's).
+// A request is one line, encoded once: the envelope's fields first, params
+// in place and left out when there are none.
 func TestRequestIsOneLine(t *testing.T) {
 	c, p := newPair(t, newRecorder(), nil)
 	errc := make(chan error, 2)
 	go func() { errc <- c.Call(context.Background(), "x/ping", nil, nil) }()
 	m := p.recv()
-	if got, want := string(m.line), `{"id":1,"jsonrpc":"2.0","method":"x/ping"}`+"\n"; got != want {
+	if got, want := string(m.line), `{"jsonrpc":"2.0","id":1,"method":"x/ping"}`+"\n"; got != want {
 		t.Errorf("request without params is\n%s want\n%s", got, want)
 	}
 	p.sendf(`{"jsonrpc":"2.0","id":%s,"result":{}}`, m.ID)
@@ -29,7 +29,7 @@ func TestRequestIsOneLine(t *testing.T) {
 	}
 	go func() { errc <- c.Call(context.Background(), "x/echo", map[string]int{"n": 7}, nil) }()
 	m = p.recv()
-	if got, want := string(m.line), `{"id":2,"jsonrpc":"2.0","method":"x/echo","params":{"n":7}}`+"\n"; got != want {
+	if got, want := string(m.line), `{"jsonrpc":"2.0","id":2,"method":"x/echo","params":{"n":7}}`+"\n"; got != want {
 		t.Errorf("request with params is\n%s want\n%s", got, want)
 	}
 	p.sendf(`{"jsonrpc":"2.0","id":%s,"result":{}}`, m.ID)
@@ -120,8 +120,8 @@ func FuzzAnswers(f *testing.F) {
 		rec := newRecorder()
 		c := NewConn(scriptedStream{io.MultiReader(gate{open}, bytes.NewReader(input))}, rec, &ConnOptions{MaxLineBytes: 1 << 20, ExitWait: 1})
 		var calls []*outCall
-		for range 3 {
-			oc, _, err := c.send("x/call", nil, nil)
+		for id := uint64(1); id <= 3; id++ {
+			oc, err := c.register(id, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,11 +130,10 @@ func FuzzAnswers(f *testing.F) {
 		close(open)
 		<-c.Done()
 		for i, oc := range calls {
-			err := oc.wait(context.Background())
-			if err != nil && !errors.Is(err, errCallsEnded) {
+			if err := oc.wait(context.Background()); err != nil && !errors.Is(err, errCallsEnded) {
 				t.Fatalf("call %d: %v", i+1, err)
 			}
-			if err == nil && oc.err == nil && !json.Valid(oc.result) {
+			if oc.answered && oc.err == nil && !json.Valid(oc.result) {
 				t.Fatalf("call %d answered with invalid JSON %q", i+1, oc.result)
 			}
 		}

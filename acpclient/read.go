@@ -10,37 +10,26 @@ import (
 	"time"
 )
 
-// readObject is the read loop, run by jsonrpc2 for its next message. It
-// reads the agent's lines until one answers one of our calls, which it
-// decodes into v for jsonrpc2 to settle; requests and notifications from
-// the agent are queued for the dispatch goroutine on the way
-// (notifications in batches while more lines are buffered, see readBatch),
-// bad lines are reported and skipped. It returns an error only when the
-// stream has ended; jsonrpc2 then fails the calls still waiting and closes
-// the transport.
-func (c *Conn) readObject(v any) error {
+// readLoop reads the agent's lines until its output ends. An answer to one
+// of our calls settles it; requests and notifications from the agent are
+// queued for the dispatch goroutine (notifications in batches while more
+// lines are buffered, see readBatch); bad lines are reported and skipped.
+// At the end it fails the calls still waiting and closes the transport.
+func (c *Conn) readLoop() {
 	for {
 		line, err := c.lines.next()
 		if err != nil {
 			c.endRead(err)
-			return err
+			c.shutdown()
+			return
 		}
 		if c.trace != nil {
 			c.trace.line(WireTraceIn, line)
 		}
-		answer := c.handleLine(line)
-		if answer != nil {
-			if err := json.Unmarshal(answer, v); err != nil {
-				c.badLine("malformed response: "+err.Error(), c.answerLine)
-				answer = nil
-			}
-		}
+		c.handleLine(line)
 		if !c.lines.lineBuffered() { // the next read may wait on the agent
 			c.flushBatch()
 			c.chunks.deltas.release()
-		}
-		if answer != nil {
-			return nil
 		}
 	}
 }
@@ -67,14 +56,13 @@ func (c *Conn) endRead(err error) {
 	close(c.readEnd)
 }
 
-// handleLine classifies one line and acts on it: it queues a message or
-// reports the line as bad, or returns an answer to one of our calls for
-// jsonrpc2. A malformed request whose id can be recovered is skipped and
-// answered with an error (see salvage).
-func (c *Conn) handleLine(line []byte) []byte {
+// handleLine classifies one line and acts on it: it settles a call, queues
+// a message, or reports the line as bad. A malformed request whose id can
+// be recovered is skipped and answered with an error (see salvage).
+func (c *Conn) handleLine(line []byte) {
 	if m := c.fastLine(line); m != nil {
 		c.enqueue(m)
-		return nil
+		return
 	}
 	var env envelope
 	if err := json.Unmarshal(line, &env); err != nil {
@@ -86,11 +74,11 @@ func (c *Conn) handleLine(line []byte) []byte {
 		if s := salvage(line); s.answerable() {
 			c.answerMalformed(s, err, len(line))
 		}
-		return nil
+		return
 	}
 	if env.JSONRPC != nil && *env.JSONRPC != "2.0" {
 		c.badLine(fmt.Sprintf("jsonrpc version %q", *env.JSONRPC), line)
-		return nil
+		return
 	}
 	params := json.RawMessage(env.Params)
 	if !c.lines.lineOwned() {
@@ -99,12 +87,12 @@ func (c *Conn) handleLine(line []byte) []byte {
 	switch {
 	case env.Method != nil && env.Result == nil && env.Error == nil:
 		c.inboundMessage(*env.Method, env.ID, params, len(line))
-		return nil
+		return
 	case env.Method == nil && (env.Result != nil) != (env.Error != nil):
-		return c.inboundResponse(&env, line)
+		c.inboundResponse(&env, line)
+		return
 	}
 	c.badLine("neither a request nor a response", line)
-	return nil
 }
 
 // inboundMessage queues a request or notification from the agent.
@@ -134,33 +122,29 @@ func (c *Conn) inboundMessage(method string, id, params json.RawMessage, size in
 	c.enqueue(m)
 }
 
-// inboundResponse returns an answer for jsonrpc2, in a form it cannot
-// choke on: an id that cannot be one of ours is a bad line, and an error
-// object is read leniently. What came before the answer is queued first,
-// so onAnswer's barrier counts it.
-func (c *Conn) inboundResponse(env *envelope, line []byte) []byte {
-	if _, ok := parseOurID(env.ID); !ok {
+// inboundResponse settles the call the answer is for. The hook of a call
+// that has one runs at the answer's place in the stream; the caller returns
+// once everything before the answer has been delivered.
+func (c *Conn) inboundResponse(env *envelope, line []byte) {
+	id, ok := parseOurID(env.ID)
+	var oc *outCall
+	if ok {
+		oc = c.takeCall(id)
+	}
+	if oc == nil {
 		c.badLine("response to no pending request (id "+string(env.ID)+")", line)
-		return nil
+		return
 	}
-	if !c.lines.lineOwned() {
-		// A flush that waits for room may give the buffer away (park).
-		line = bytes.Clone(line)
+	c.flushBatch() // the barrier below counts what came before the answer
+	var errObj *Error
+	if env.Error != nil {
+		errObj = decodeWireError(env.Error)
 	}
-	c.answerLine = line
-	c.flushBatch() // the barrier counts what came before the answer
-	if env.Error == nil {
-		return line
+	if oc.hook != nil {
+		result, hook := env.Result, oc.hook
+		c.enqueue(&inbound{settle: func() { hook(result, errObj) }})
 	}
-	b, err := json.Marshal(struct {
-		ID    json.RawMessage `json:"id"`
-		Error *Error          `json:"error"`
-	}{env.ID, decodeWireError(env.Error)})
-	if err != nil {
-		c.badLine("malformed error: "+err.Error(), line)
-		return nil
-	}
-	return b
+	oc.settle(env.Result, errObj, c.queue.mark())
 }
 
 // decodeWireError reads an error object leniently: a malformed one still

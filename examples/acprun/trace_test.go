@@ -34,7 +34,7 @@ func TestVerboseShowsTheWireTrace(t *testing.T) {
 			if r.code != exitOK {
 				t.Fatalf("exit status %d; stderr:\n%s", r.code, r.stderr)
 			}
-			for _, want := range []string{`-> {"id":1,"jsonrpc":"2.0","method":"initialize"`, `<- {"jsonrpc":"2.0","id":1,"result":`,
+			for _, want := range []string{`-> {"jsonrpc":"2.0","id":1,"method":"initialize"`, `<- {"jsonrpc":"2.0","id":1,"result":`,
 				`"method":"session/prompt"`, `<- {"jsonrpc":"2.0","method":"session/update"`} {
 				if !strings.Contains(r.stderr, want) {
 					t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
