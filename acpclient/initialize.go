@@ -118,6 +118,12 @@ type SessionCapabilities struct {
 	AdditionalDirectories *Marker         `json:"additionalDirectories,omitempty"`
 	Fork                  *Marker         `json:"fork,omitempty"` // unstable
 	Meta                  json.RawMessage `json:"_meta,omitempty"`
+	// Inject is the draft protocol's capability for session/inject
+	// (unstable, proposed for v2): the agent takes user messages into a
+	// session whose turn runs; its "modes" list the deliveries it offers
+	// ("steer" into the running turn, "queue" after it). Kept raw while
+	// the draft settles.
+	Inject json.RawMessage `json:"inject,omitempty"`
 }
 
 // AgentAuthCapabilities are the agent's optional auth methods.

@@ -341,6 +341,7 @@
 //	auth_required  "auth":{"id":"auth-3","call":"session/new","methods":[{"id":"key","name":"API key","type":"env_var","vars":[{"name":"OPENAI_API_KEY","secret":true}]}]}
 //	notice         "text":"Recovered from a backend failure"
 //	authority      "authority":{"state":"protected","reason":"agent mode \"default\" asks before acting","hostMode":"build","agentMode":"default"}
+//	queue          "queue":{"change":"queued","id":"q-7x2k","prompts":[{"id":"q-7x2k","content":[{"type":"text","text":"Now the docs"}],"text":"Now the docs","queued":"2026-03-01T10:00:00Z"}]}
 //
 // # Remote workspaces
 //

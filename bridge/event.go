@@ -61,6 +61,9 @@ const (
 	// KindAuthority: whether the host can interpose on what the agent
 	// does changed (Authority); the first comes when the session opens.
 	KindAuthority Kind = "authority"
+	// KindQueue: the session's prompt queue changed (Queue says how, and
+	// lists the queue after the change).
+	KindQueue Kind = "queue"
 )
 
 // Event is everything a host shows about its agents, in one type. Events of
@@ -126,6 +129,12 @@ type Event struct {
 	// Authority is the session's new authority state, in an authority
 	// event.
 	Authority *AuthorityState `json:"authority,omitempty"`
+	// Queue is the change and the queue after it, in a queue event.
+	Queue *QueueUpdate `json:"queue,omitempty"`
+	// Steer marks a user_text event as an instruction steered into the
+	// running turn (Turn is the turn it joined) and says how it went
+	// there (see Session.Steer).
+	Steer SteerVia `json:"steer,omitempty"`
 	// Err is the failure of an error, turn_end or exited event. In JSON it
 	// is the object {"message", "code"} (see EventError), and decodes as an
 	// *EventError.

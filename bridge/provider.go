@@ -51,7 +51,8 @@ type Provider struct {
 	// session instead (e.g. when the agent's transcript is gone).
 	CanResume func(ctx context.Context, sessionID string) bool
 	// FollowUp sends text into a running turn, for agents with a vendor
-	// method for it.
+	// method for it: Session.Steer uses it (SteerProvider) when the agent
+	// advertises no standard way.
 	FollowUp func(ctx context.Context, conn *acpclient.Conn, sessionID, text string) error
 	// Compact compacts the session's context natively and returns the
 	// summary, for agents that advertise a method for it.

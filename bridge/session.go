@@ -72,6 +72,9 @@ type SessionConfig struct {
 	// title, usage) is always delivered, and a replay is always delivered
 	// when the journal holds nothing of the key.
 	KeepJournaledReplay bool
+	// QueueLimit caps the prompts waiting in the session's queue
+	// (Enqueue); past it Enqueue fails with ErrQueueFull. 0 means 32.
+	QueueLimit int
 }
 
 // Reasons a session was replaced by a new native session
@@ -105,6 +108,7 @@ type Session struct {
 	auth   sessionAuthority // the agent's authority
 	files  sessionFiles     // the agent's file calls and their gate
 	rec    sessionRecords   // the session's record
+	queue  sessionQueue     // prompts waiting to run (queue.go)
 
 	closeMu sync.Mutex // one Close at a time
 
@@ -208,6 +212,7 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	s := &Session{b: b, cfg: cfg, key: cfg.Key, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider),
 		grants: slices.Clone(cfg.ExternalDirectories), created: b.clock.Now()}
 	s.native.s, s.auth.s, s.rec.s, s.turns.s, s.ctl.s, s.files.s = s, s, s, s, s, s
+	s.queue.s = s
 	if err := b.host.reserveKey(b, s); err != nil {
 		return nil, err
 	}
@@ -243,6 +248,7 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	s.native.emitReady(ready)
 	s.rec.save()
 	s.restoreRecorded(ctx, s.recorded)
+	s.queue.announceRestored()
 	return s, nil
 }
 

@@ -54,6 +54,8 @@ func (s *Session) close(ctx context.Context, announce bool) error {
 	}
 	s.closing = true
 	s.mu.Unlock()
+	// A bridge shutting down keeps the queue in the record; Close drops it.
+	s.queue.close(announce)
 	s.auth.stopAuthority() // no agent mode is moved once closing is set
 	// Its commands first: an agent waiting on one (wait_for_exit) can then
 	// end its turn. No new one starts once closing is set.
@@ -62,6 +64,7 @@ func (s *Session) close(ctx context.Context, announce bool) error {
 		return fmt.Errorf("bridge %s: closing session %s: waiting for its turn to end: %w", s.b.cfg.ID, s.key, err)
 	}
 	defer s.turns.mu.Unlock()
+	s.queue.wait() // its turn has ended and it runs no other
 	s.native.mu.Lock()
 	conn := s.native.conn
 	s.native.conn = nil

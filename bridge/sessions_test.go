@@ -82,8 +82,11 @@ func TestCloseEndsTheTurnAndFreesTheSession(t *testing.T) {
 	if _, err := s.Compact(ctxT(t)); !errors.Is(err, ErrSessionClosed) {
 		t.Errorf("Compact after Close: %v, want ErrSessionClosed", err)
 	}
-	if err := s.FollowUp(ctxT(t), "more"); !errors.Is(err, ErrSessionClosed) {
-		t.Errorf("FollowUp after Close: %v, want ErrSessionClosed", err)
+	if _, err := s.Steer(ctxT(t), "more", SteerQueue); !errors.Is(err, ErrSessionClosed) {
+		t.Errorf("Steer after Close: %v, want ErrSessionClosed", err)
+	}
+	if _, err := s.Enqueue(acpclient.TextBlock("more")); !errors.Is(err, ErrSessionClosed) {
+		t.Errorf("Enqueue after Close: %v, want ErrSessionClosed", err)
 	}
 	if err := s.Close(ctxT(t)); err != nil {
 		t.Errorf("second Close: %v", err)

@@ -48,6 +48,9 @@ type Record struct {
 	Turns     uint64    `json:"turns,omitempty"`
 	CreatedAt time.Time `json:"createdAt,omitzero"`
 	UpdatedAt time.Time `json:"updatedAt"`
+	// Queue is the session's prompt queue (Session.Enqueue), first to run
+	// first: a resumed session has it back, paused.
+	Queue []QueuedPrompt `json:"queue,omitempty"`
 }
 
 // ApprovalPolicyOption is implemented by the Vendor options of profiles
@@ -172,6 +175,7 @@ func (r *sessionRecords) record() Record {
 		SessionMode: s.agentMode, ConfigValues: configValues(s.configOptions)}
 	s.mu.Unlock()
 	rec.Provider, rec.Cwd = s.b.provider.Name, s.cfg.Cwd
+	rec.Queue = s.queue.persisted()
 	rec.Mode, rec.ReadOnly, rec.ExternalDirectories = string(p.Mode), p.ReadOnly, s.Grants()
 	if l := s.b.Launch(); l != nil {
 		o := l.Options()
@@ -214,6 +218,7 @@ func (r *sessionRecords) saveProgress() {
 	// What the agent changed by itself in the turn (a mode it left, say).
 	rec.SessionMode, rec.ConfigValues = s.agentMode, configValues(s.configOptions)
 	s.mu.Unlock()
+	rec.Queue = s.queue.persisted()
 	rec.UpdatedAt = s.b.clock.Now()
 	r.last = &rec
 	r.writeRecord(rec)
@@ -255,6 +260,7 @@ func (r *sessionRecords) recall(ctx context.Context) (string, error) {
 	s.title = rec.Title
 	// Turn numbers go on from the recorded ones.
 	s.turns.started = rec.Turns
+	s.queue.restore(rec.Queue) // paused: nothing runs unasked after a restart
 	// The model and effort chosen last, unless the app chooses now; the
 	// agent mode and config values are set back once the session is open.
 	s.cfg.Model = cmp.Or(s.cfg.Model, rec.Model)

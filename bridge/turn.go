@@ -98,6 +98,13 @@ func (tr *sessionTurns) release() { tr.mu.Unlock() }
 // is emitted, so an app may prompt again from its turn_end handler. A
 // Prompt made while the session compacts waits for the compaction.
 func (s *Session) Prompt(ctx context.Context, content ...acpclient.ContentBlock) (string, error) {
+	return s.prompt(ctx, content, nil)
+}
+
+// prompt is Prompt; began, when set, is called with the turn's number once
+// the turn has begun (after turn_start), so the queue knows its prompt
+// left it.
+func (s *Session) prompt(ctx context.Context, content []acpclient.ContentBlock, began func(turn uint64)) (string, error) {
 	if err := s.turns.claimTurn(ctx); err != nil {
 		return "", err
 	}
@@ -113,6 +120,9 @@ func (s *Session) Prompt(ctx context.Context, content ...acpclient.ContentBlock)
 		return "", err
 	}
 	conn := turn.conn
+	if began != nil {
+		began(turn.number)
+	}
 
 	settled := make(chan struct{})
 	go func() {
@@ -249,6 +259,7 @@ func (tr *sessionTurns) finishTurn(turn *turnState, resp *acpclient.PromptRespon
 		s.curTurn.Store(0)
 		tr.releaseTurn()
 		s.emit(end)
+		s.queue.turnEnded(turn.number, end.StopReason, err)
 	})
 }
 
@@ -352,24 +363,6 @@ func (tr *sessionTurns) expire(turn *turnState) {
 	turn.timedOut = true
 	s.mu.Unlock()
 	tr.cancelTurn(turn)
-}
-
-// FollowUp sends more instructions into the running turn, for agents whose
-// provider supports it.
-func (s *Session) FollowUp(ctx context.Context, text string) error {
-	if err := s.closedErr(); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	turn := s.turn
-	s.mu.Unlock()
-	if turn == nil {
-		return errors.New("bridge: no turn is running to follow up")
-	}
-	if s.b.provider.FollowUp == nil {
-		return fmt.Errorf("bridge: follow-up: %w", acpclient.ErrUnsupported)
-	}
-	return s.b.provider.FollowUp(ctx, turn.conn, s.id, text)
 }
 
 // promptText is the text of a prompt, for the turn_start event.

@@ -47,6 +47,11 @@ type SessionView struct {
 	// Closed: the session was closed (session_closed) and not opened
 	// again; the Host's Snapshot leaves closed sessions out.
 	Closed bool `json:"closed,omitempty"`
+	// Queue is the session's prompt queue, first to run first, and
+	// QueuePaused whether it waits for Session.ResumeQueue (see
+	// QueueUpdate).
+	Queue       []QueuedPrompt `json:"queue,omitempty"`
+	QueuePaused bool           `json:"queuePaused,omitempty"`
 
 	// rows finds Tools by call id; it is a cache Apply keeps, rebuilt
 	// when Tools is not the slice it indexed.
@@ -167,6 +172,10 @@ func (v *SessionView) Apply(ev Event) {
 	case KindDecision:
 		if ev.Decision != nil {
 			v.Pending = settle(v.Pending, ev.Decision)
+		}
+	case KindQueue:
+		if ev.Queue != nil {
+			v.Queue, v.QueuePaused = ev.Queue.Prompts, ev.Queue.Paused
 		}
 	default:
 		v.applyState(&ev)
@@ -313,6 +322,7 @@ func (v *SessionView) clone() SessionView {
 	c := *v
 	c.Tools = append([]ToolRow(nil), v.Tools...)
 	c.Pending = append([]PendingRequest(nil), v.Pending...)
+	c.Queue = append([]QueuedPrompt(nil), v.Queue...)
 	c.rows = nil
 	return c
 }

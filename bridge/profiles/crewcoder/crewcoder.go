@@ -74,7 +74,7 @@ func AgentProfile(v string) string {
 // update kind, and a notification in older builds) as the only source of
 // compaction events, directory grants through
 // session/set_external_directories, effort through
-// session/set_reasoning_effort, bridge.Session.FollowUp through session/follow_up,
+// session/set_reasoning_effort, bridge.Session.Steer through session/follow_up,
 // bridge.Session.Compact through session/compact when initialize advertises it
 // (the session keeps its id), and Task* tool results as todos events.
 var Profile = &bridge.Profile{

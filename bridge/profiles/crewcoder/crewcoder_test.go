@@ -290,8 +290,11 @@ func TestCrewCoderFollowUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FollowUp(bridgetest.Context(t), "too early"); err == nil {
-		t.Fatal("FollowUp without a running turn succeeded")
+	if s.SteerMode() != bridge.SteerProvider {
+		t.Errorf("SteerMode %q, want %q", s.SteerMode(), bridge.SteerProvider)
+	}
+	if _, err := s.Steer(bridgetest.Context(t), "too early", ""); !errors.Is(err, bridge.ErrNoTurn) {
+		t.Fatalf("Steer without a running turn: %v, want ErrNoTurn", err)
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -299,8 +302,8 @@ func TestCrewCoderFollowUp(t *testing.T) {
 		done <- err
 	}()
 	rec.WaitFor("turn output", func(ev bridge.Event) bool { return ev.Kind == bridge.KindText && ev.Text == "working" })
-	if err := s.FollowUp(bridgetest.Context(t), "also update the docs"); err != nil {
-		t.Fatal(err)
+	if via, err := s.Steer(bridgetest.Context(t), "also update the docs", ""); err != nil || via != bridge.SteerProvider {
+		t.Fatalf("Steer: %q, %v; want %q", via, err, bridge.SteerProvider)
 	}
 	// The exact shape of CrewCoder's source: the text as one string.
 	var sent []string
@@ -312,7 +315,7 @@ func TestCrewCoderFollowUp(t *testing.T) {
 	if want := []string{`{"sessionId":"cc_1","message":"also update the docs"}`}; !reflect.DeepEqual(sent, want) {
 		t.Errorf("follow_up params %q, want %q", sent, want)
 	}
-	if err := s.FollowUp(bridgetest.Context(t), "  "); err == nil || !strings.Contains(err.Error(), "empty") {
+	if _, err := s.Steer(bridgetest.Context(t), "  ", ""); err == nil || !strings.Contains(err.Error(), "empty") {
 		t.Errorf("an empty follow-up: %v", err)
 	}
 	s.Cancel()

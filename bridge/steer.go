@@ -1,0 +1,196 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/acphost/acphost/acpclient"
+)
+
+// This file is steering: an instruction put into the turn that runs, by
+// whichever way the agent offers, or by the fallback the app chose.
+
+// ErrNoTurn is Steer's error when no turn runs and the app chose no
+// fallback: send the text as a prompt instead.
+var ErrNoTurn = errors.New("bridge: no turn is running")
+
+// SteerVia says how steered text reaches the agent: a way the agent
+// offers (SteerMode), or the fallback an app chooses for agents without
+// one (Steer's fallback). The zero value, as a fallback, fails.
+type SteerVia string
+
+// Ways to steer and fallbacks.
+const (
+	// SteerInject: the draft protocol's session/inject in "steer" mode,
+	// for agents that advertise sessionCapabilities.inject with it.
+	SteerInject SteerVia = "inject"
+	// SteerExtension: the _session/steering extension request, for agents
+	// that advertise _meta.steering.supported in their initialize result.
+	SteerExtension SteerVia = "extension"
+	// SteerProvider: the agent's profile sends it (Provider.FollowUp), for
+	// agents with a vendor method.
+	SteerProvider SteerVia = "provider"
+	// SteerQueue, as a fallback: the text is queued as the next prompt
+	// (first in the queue), to run as its own turn when this one ends.
+	SteerQueue SteerVia = "queue"
+	// SteerInterrupt, as a fallback: the running turn is cancelled and the
+	// text sent at once as the next turn (first in the queue, which is
+	// resumed if it was paused).
+	SteerInterrupt SteerVia = "interrupt"
+)
+
+// SteerMode says how Steer would put text into a running turn of this
+// session, so a UI can label its button before the user presses it: one
+// of SteerInject, SteerExtension and SteerProvider (preferred in that
+// order), or "" when the agent offers no way, and Steer then applies its
+// fallback. It reads the capabilities of the agent process that runs now
+// (or of the profile alone, when none does).
+func (s *Session) SteerMode() SteerVia {
+	return steerModeOf(s.b.liveConn(), s.b.provider.FollowUp != nil)
+}
+
+func steerModeOf(conn *acpclient.Conn, providerHook bool) SteerVia {
+	if conn != nil {
+		init := conn.Agent()
+		if injectSteers(init.AgentCapabilities.SessionCapabilities.Inject) {
+			return SteerInject
+		}
+		if steeringSupported(init.Meta) {
+			return SteerExtension
+		}
+	}
+	if providerHook {
+		return SteerProvider
+	}
+	return ""
+}
+
+// injectSteers reads the draft's inject capability: an object whose
+// "modes", when listed, include "steer".
+func injectSteers(capability json.RawMessage) bool {
+	var c *struct {
+		Modes []string `json:"modes"`
+	}
+	if len(capability) == 0 || json.Unmarshal(capability, &c) != nil || c == nil {
+		return false
+	}
+	return c.Modes == nil || slices.Contains(c.Modes, "steer")
+}
+
+// steeringSupported reads _meta.steering.supported of an initialize
+// result.
+func steeringSupported(meta json.RawMessage) bool {
+	var m struct {
+		Steering struct {
+			Supported bool `json:"supported"`
+		} `json:"steering"`
+	}
+	return len(meta) > 0 && json.Unmarshal(meta, &m) == nil && m.Steering.Supported
+}
+
+// Steer puts text into the running turn as a further instruction from the
+// user, by the way SteerMode names, and returns how it went: that way, or
+// the fallback applied. The text is reported (and journaled) as a
+// user_text event marked Steer, carrying the turn it joined.
+//
+// When the session cannot steer, because the agent offers no way, no turn
+// runs (also a turn that ended just before the agent took the text), or
+// the agent failed to take it, the fallback decides: SteerQueue queues the
+// text as the next prompt, SteerInterrupt cancels the running turn and
+// sends it as the next, and "" fails: with ErrNoTurn when no turn runs,
+// acpclient.ErrUnsupported when the agent offers no way, the agent's error
+// when it failed. The text is never dropped without an error: an agent
+// that fails to take it is reported (an error event) before the fallback
+// applies.
+func (s *Session) Steer(ctx context.Context, text string, fallback SteerVia) (SteerVia, error) {
+	if err := s.closedErr(); err != nil {
+		return "", err
+	}
+	switch fallback {
+	case "", SteerQueue, SteerInterrupt:
+	default:
+		return "", fmt.Errorf("bridge %s: steer: %q is not a fallback (SteerQueue, SteerInterrupt or \"\")", s.b.cfg.ID, fallback)
+	}
+	if text == "" {
+		return "", fmt.Errorf("bridge %s: steer: the text is empty", s.b.cfg.ID)
+	}
+	s.mu.Lock()
+	turn := s.turn
+	s.mu.Unlock()
+	if turn == nil {
+		return s.steerFallback(text, fallback, nil, ErrNoTurn)
+	}
+	via := steerModeOf(turn.conn, s.b.provider.FollowUp != nil)
+	if via == "" {
+		return s.steerFallback(text, fallback, turn, fmt.Errorf("the agent offers no way to steer a turn: %w", acpclient.ErrUnsupported))
+	}
+	err := s.steerNative(ctx, turn.conn, via, text)
+	if err == nil {
+		s.emit(Event{Kind: KindUserText, Text: text, Turn: turn.number, Steer: via})
+		return via, nil
+	}
+	if fallback != "" && !errors.Is(err, ErrNoTurn) {
+		s.emit(Event{Kind: KindError, Turn: turn.number, Err: fmt.Errorf("steering turn %d (%s): %w; applying the fallback, %s", turn.number, via, err, fallback)})
+	}
+	return s.steerFallback(text, fallback, turn, err)
+}
+
+// steerNative sends text by way via; ErrNoTurn means the agent said its
+// turn had ended.
+func (s *Session) steerNative(ctx context.Context, conn *acpclient.Conn, via SteerVia, text string) error {
+	blocks := []acpclient.ContentBlock{acpclient.TextBlock(text)}
+	switch via {
+	case SteerInject:
+		params := struct {
+			SessionID string                   `json:"sessionId"`
+			Mode      string                   `json:"mode"`
+			Content   []acpclient.ContentBlock `json:"content"`
+		}{s.id, "steer", blocks}
+		return conn.Call(ctx, "session/inject", params, nil)
+	case SteerExtension:
+		params := map[string]any{"sessionId": s.id, "prompt": blocks,
+			// The agent leaves text for a turn that has ended to us, rather
+			// than starting a turn of its own that no prompt owns.
+			"_meta": map[string]any{"steering": map[string]string{"idleBehavior": "promptRequired"}}}
+		var result struct {
+			Outcome string `json:"outcome"`
+			Reason  string `json:"reason"`
+		}
+		if err := conn.Call(ctx, "_session/steering", params, &result); err != nil {
+			return err
+		}
+		switch result.Outcome {
+		case "injected":
+			return nil
+		case "promptRequired":
+			return fmt.Errorf("the agent's turn had ended (%s): %w", result.Reason, ErrNoTurn)
+		}
+		return fmt.Errorf("_session/steering: the agent answered outcome %q, not \"injected\"", result.Outcome)
+	default:
+		return s.b.provider.FollowUp(ctx, conn, s.id, text)
+	}
+}
+
+// steerFallback applies the fallback for text that could not be steered
+// into turn (nil: none ran) because of why: it goes first in the queue,
+// and for SteerInterrupt the queue resumes and turn is cancelled.
+func (s *Session) steerFallback(text string, fallback SteerVia, turn *turnState, why error) (SteerVia, error) {
+	if fallback == "" {
+		return "", fmt.Errorf("bridge %s: session %s: steer: %w", s.b.cfg.ID, s.key, why)
+	}
+	p := QueuedPrompt{ID: newQueuedID(), Content: []acpclient.ContentBlock{acpclient.TextBlock(text)}, Text: text, Queued: s.b.clock.Now()}
+	if err := s.queue.insert(p, 0); err != nil {
+		return "", fmt.Errorf("bridge %s: session %s: steer (%s fallback, since %v): %w", s.b.cfg.ID, s.key, fallback, why, err)
+	}
+	if fallback == SteerInterrupt {
+		s.queue.resume()
+		if turn != nil {
+			s.turns.cancelTurn(turn) // the queue runs the text once it has ended
+		}
+	}
+	s.queue.kick()
+	return fallback, nil
+}
