@@ -20,7 +20,7 @@ type migration func(ctx context.Context, tx *sql.Tx) error
 // migrations[i] migrates version i to version i+1; the schema version of
 // this package is len(migrations). A new version appends a step, never
 // edits one: files in the field are at every version.
-var migrations = []migration{createV1, addSessionState}
+var migrations = []migration{createV1, addSessionState, addQueue}
 
 // migrate runs the steps a file still needs, all in one transaction, so a
 // crash during a migration leaves the file at its old version.
@@ -138,5 +138,12 @@ func addSessionState(ctx context.Context, tx *sql.Tx) error {
 	_, err := tx.ExecContext(ctx, `
 ALTER TABLE sessions ADD COLUMN session_mode TEXT NOT NULL DEFAULT '';
 ALTER TABLE sessions ADD COLUMN config_values TEXT NOT NULL DEFAULT '{}';`)
+	return err
+}
+
+// addQueue (version 3) keeps the session's prompt queue, which a resumed
+// session has back.
+func addQueue(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `ALTER TABLE sessions ADD COLUMN queue TEXT NOT NULL DEFAULT '[]';`)
 	return err
 }

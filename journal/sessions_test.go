@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/bridge"
 )
 
@@ -36,6 +37,11 @@ func fullRecord(t *testing.T, key string) bridge.Record {
 			f.Set(reflect.ValueOf([]bridge.NativeSession{
 				{ID: "first-" + key, Since: baseTime},
 				{ID: "second-" + key, Reason: "agent crashed; could not resume", Since: baseTime.Add(time.Minute)},
+			}))
+		case []bridge.QueuedPrompt:
+			f.Set(reflect.ValueOf([]bridge.QueuedPrompt{
+				{ID: "q-1-" + key, Content: []acpclient.ContentBlock{acpclient.TextBlock("next " + key)}, Text: "next " + key, Queued: baseTime},
+				{ID: "q-2-" + key, Content: []acpclient.ContentBlock{acpclient.TextBlock("then")}, Text: "then", Queued: baseTime.Add(time.Second)},
 			}))
 		default:
 			t.Fatalf("Record.%s is a %s this test does not fill: give it a column and fill it here", name, f.Type())
