@@ -35,6 +35,7 @@ type conn struct {
 	created  int                     // session/new calls so far
 	authed   map[string]bool         // auth methods that succeeded
 	options  []map[string]any        // current config options, once set
+	injected int                     // texts steered in by session/inject, for their ids
 	exitCode *int
 }
 
@@ -44,9 +45,10 @@ type call struct {
 	cancelled    chan struct{}
 	once         sync.Once
 	ignoreCancel bool
+	steered      chan string // texts steered into a prompt turn (steering.go)
 }
 
-func newCall() *call { return &call{cancelled: make(chan struct{})} }
+func newCall() *call { return &call{cancelled: make(chan struct{}), steered: make(chan string, 16)} }
 
 func (c *call) cancel() { c.once.Do(func() { close(c.cancelled) }) }
 

@@ -54,6 +54,9 @@ func (c *conn) handleRequest(m Message) {
 		return func() (any, *Error) { return result, rpcErr }
 	}
 
+	if c.handleSteer(m, key, cl) {
+		return
+	}
 	if canned, ok := c.script.Methods[m.Method]; ok {
 		var result any
 		if len(canned.Result) > 0 {
@@ -164,6 +167,7 @@ func (c *conn) initializeResult() initializeResult {
 	if len(r.AgentInfo) == 0 {
 		r.AgentInfo = DefaultAgentInfo
 	}
+	c.script.Steering.advertise(&r)
 	return r
 }
 

@@ -26,6 +26,9 @@ type Script struct {
 	SessionList SessionListScript `json:"sessionList,omitzero"`
 	// SetMode shapes session/set_mode.
 	SetMode SetModeScript `json:"setMode,omitzero"`
+	// Steering makes the agent offer and perform steering of a running
+	// turn in one wire form (see SteeringScript).
+	Steering SteeringScript `json:"steering,omitzero"`
 	// Methods gives canned replies by method name. An entry here replaces
 	// the built-in handling of any method except session/prompt: use it for
 	// vendor methods (session/compact, _vendor/thing) or to make a standard
@@ -236,6 +239,9 @@ type Step struct {
 	// running request) arrives; the turn then answers "cancelled" unless it
 	// ignores cancel.
 	WaitCancel bool `json:"waitCancel,omitempty"`
+	// WaitSteer blocks a turn until text is steered into it (see
+	// SteeringScript) or session/cancel arrives.
+	WaitSteer bool `json:"waitSteer,omitempty"`
 }
 
 // Notification is a notification the agent sends verbatim.

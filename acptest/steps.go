@@ -118,6 +118,18 @@ func (c *conn) step(rn runner, s *Step) error {
 	case s.Hang:
 		<-c.ctx.Done()
 		return errClosed
+	case s.WaitSteer:
+		if rn.call == nil {
+			return fmt.Errorf("waitSteer outside a turn: nothing to wait for")
+		}
+		select {
+		case <-rn.call.steered:
+			return nil
+		case <-rn.cancelled():
+			return errCancelled
+		case <-c.ctx.Done():
+			return errClosed
+		}
 	case s.WaitCancel:
 		if rn.call == nil {
 			return fmt.Errorf("waitCancel outside a request: nothing to wait for")
