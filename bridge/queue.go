@@ -130,11 +130,13 @@ func (s *Session) Queue() (prompts []QueuedPrompt, paused bool) {
 	q := &s.queue
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return slices.Clone(q.items), q.paused
+	return q.listLocked(), q.paused
 }
 
 // RemoveQueued removes a prompt from the queue before it runs. A prompt
-// that has started is a turn: cancel it with Cancel.
+// that has started is a turn: cancel it with Cancel; one whose turn is
+// beginning (first in Queue, about to be reported started) is no longer
+// removed or moved (ErrNotQueued).
 func (s *Session) RemoveQueued(id string) error {
 	return s.queue.change(0, func(q *sessionQueue) (QueueUpdate, error) {
 		i := q.indexLocked(id)
@@ -201,7 +203,7 @@ func (q *sessionQueue) change(turn uint64, f func(*sessionQueue) (QueueUpdate, e
 		q.mu.Unlock()
 		return err
 	}
-	u.Prompts, u.Paused = slices.Clone(q.items), q.paused
+	u.Prompts, u.Paused = q.listLocked(), q.paused
 	q.mu.Unlock()
 	q.s.rec.saveProgress()
 	q.s.emit(Event{Kind: KindQueue, Turn: turn, Queue: &u})
@@ -296,7 +298,7 @@ func (q *sessionQueue) kick() {
 func (q *sessionQueue) drain() {
 	defer q.wg.Done()
 	for {
-		p, ok := q.take()
+		p, ok := q.take(q.s.Busy())
 		if !ok {
 			return
 		}
@@ -317,11 +319,20 @@ func (q *sessionQueue) drain() {
 	}
 }
 
-// take removes the next prompt to run, or ends drain's run.
-func (q *sessionQueue) take() (QueuedPrompt, bool) {
-	q.mu.Lock()
+// take removes the next prompt to run, or ends drain's run: also while a
+// turn runs (busy), unless one has ended since drain last looked.
+func (q *sessionQueue) take(busy bool) (QueuedPrompt, bool) {
+	for {
+		q.mu.Lock()
+		if !busy || !q.rekick {
+			break
+		}
+		q.rekick = false
+		q.mu.Unlock()
+		busy = q.s.Busy()
+	}
 	defer q.mu.Unlock()
-	if q.closed || q.paused || len(q.items) == 0 {
+	if q.closed || q.paused || len(q.items) == 0 || busy {
 		q.running = false
 		return QueuedPrompt{}, false
 	}
@@ -352,11 +363,17 @@ func (q *sessionQueue) putBack(p QueuedPrompt, err error) bool {
 	return again
 }
 
-// persisted is the queue as the record keeps it: a prompt whose turn is
-// about to begin first, then the queue.
+// persisted is the queue as the record keeps it (see listLocked).
 func (q *sessionQueue) persisted() []QueuedPrompt {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	return q.listLocked()
+}
+
+// listLocked is the queue as the app sees it: a prompt whose turn is
+// about to begin first (it is still queued until its turn has begun),
+// then the others.
+func (q *sessionQueue) listLocked() []QueuedPrompt {
 	if q.inflight == nil {
 		return slices.Clone(q.items)
 	}
