@@ -208,11 +208,17 @@ func (c *Conn) setErr(cause error) {
 // leniently into result (which may be nil). On return, every message the
 // agent sent before the response has been delivered to the Client.
 func (c *Conn) call(ctx context.Context, method string, params, result any) error {
+	return c.callHook(ctx, method, params, result, nil)
+}
+
+// callHook is call with a hook run in stream order when the answer arrives
+// (see send).
+func (c *Conn) callHook(ctx context.Context, method string, params, result any, hook func(json.RawMessage, *Error)) error {
 	if ctx.Value(dispatchKey{}) != nil {
 		c.queue.setExempt(1)
 		defer c.queue.setExempt(-1)
 	}
-	oc, id, err := c.send(method, params, nil)
+	oc, id, err := c.send(method, params, hook)
 	if err != nil {
 		return c.drainOnClose(ctx, err)
 	}
@@ -324,6 +330,24 @@ func (c *Conn) awaitBarrier(ctx context.Context, target uint64) {
 // decodes the result into result (a pointer, or nil to discard it).
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
 	return c.call(ctx, method, params, result)
+}
+
+// CallThen is Call with a hook in stream order, for a request whose
+// answer must be reported where it sits among the agent's messages (text
+// steered into a running turn, say): then runs on the dispatch goroutine
+// exactly where the answer arrives, after every message the agent sent
+// before it and before any it sent after, with the raw result or the
+// error answer as a *CallError. It runs for an answer that arrives after
+// ctx gave up too (the agent did answer); it is not called when no answer
+// arrives (the connection ended).
+func (c *Conn) CallThen(ctx context.Context, method string, params, result any, then func(json.RawMessage, error)) error {
+	return c.callHook(ctx, method, params, result, func(raw json.RawMessage, e *Error) {
+		if e != nil {
+			then(nil, &CallError{Method: method, Err: e})
+			return
+		}
+		then(raw, nil)
+	})
 }
 
 // Notify sends a notification, such as a vendor one.

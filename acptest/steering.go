@@ -113,35 +113,42 @@ func (c *conn) handleSteer(m Message, key string, cl *call) bool {
 	go func() {
 		defer c.handlers.Done()
 		defer c.forget(key, cl)
-		result, rpcErr := c.steer(st, p.SessionID, text)
+		result, rpcErr, resume := c.steer(st, p.SessionID, text)
+		// The answer goes out before the turn carries on, as an agent
+		// answers once it has taken the text.
 		c.respond(m.ID, result, rpcErr)
+		resume()
 	}()
 	return true
 }
 
-// steer puts text into the session's running turn and returns the answer.
-func (c *conn) steer(st SteeringScript, session, text string) (any, *Error) {
+// steer puts text into the session's running turn and returns the answer,
+// and resume, which lets a WaitSteer step of the turn go on.
+func (c *conn) steer(st SteeringScript, session, text string) (any, *Error, func()) {
+	nothing := func() {}
 	if st.Error != nil {
-		return nil, st.Error
+		return nil, st.Error, nothing
 	}
 	if strings.TrimSpace(text) == "" {
-		return nil, &Error{Code: -32602, Message: "Invalid params: empty message"}
+		return nil, &Error{Code: -32602, Message: "Invalid params: empty message"}, nothing
 	}
 	c.mu.Lock()
 	turn := c.turns[session]
 	c.mu.Unlock()
 	if turn == nil || turn.isCancelled() {
 		if st.Wire == SteerWireExtension {
-			return map[string]string{"outcome": "promptRequired", "reason": "noRunningTurn"}, nil
+			return map[string]string{"outcome": "promptRequired", "reason": "noRunningTurn"}, nil, nothing
 		}
-		return nil, &Error{Code: -32602, Message: "Invalid params: no running turn in session " + session}
+		return nil, &Error{Code: -32602, Message: "Invalid params: no running turn in session " + session}, nothing
 	}
 	if err := c.sendText(session, "steered: "+text); err != nil {
-		return nil, &Error{Code: -32603, Message: err.Error()}
+		return nil, &Error{Code: -32603, Message: err.Error()}, nothing
 	}
-	select {
-	case turn.steered <- text:
-	default: // nobody waits for it: the text was still taken
+	resume := func() {
+		select {
+		case turn.steered <- text:
+		default: // nobody waits for it: the text was still taken
+		}
 	}
 	switch st.Wire {
 	case SteerWireInject:
@@ -149,9 +156,9 @@ func (c *conn) steer(st SteeringScript, session, text string) (any, *Error) {
 		c.injected++
 		n := c.injected
 		c.mu.Unlock()
-		return map[string]string{"messageId": "inj_" + strconv.Itoa(n)}, nil
+		return map[string]string{"messageId": "inj_" + strconv.Itoa(n)}, nil, resume
 	case SteerWireExtension:
-		return map[string]string{"outcome": "injected"}, nil
+		return map[string]string{"outcome": "injected"}, nil, resume
 	}
-	return nil, nil
+	return nil, nil, resume
 }

@@ -55,7 +55,6 @@ func filledEvents() map[Kind]Event {
 		KindText:     with(KindText, func(e *Event) { e.Text, e.MessageID = "Hello", "m1" }),
 		KindThinking: with(KindThinking, func(e *Event) { e.Text, e.MessageID = "The user wants", "m0" }),
 		KindUserText: with(KindUserText, func(e *Event) { e.Text, e.Replay, e.Turn = "Fix the bug", true, 0 }),
-		"user_text (steer)": with(KindUserText, func(e *Event) { e.Text, e.Steer = "Use the other API", SteerExtension }),
 		KindToolStart: with(KindToolStart, func(e *Event) {
 			e.Tool = &ToolCall{ID: "call_1", Title: "Edit a.go", Kind: "edit", Status: "pending"}
 		}),
@@ -133,6 +132,7 @@ func filledEvents() map[Kind]Event {
 			e.Queue = &QueueUpdate{Change: "paused", ID: "q-1", Reason: "turn 2 failed: overloaded", Paused: true,
 				Prompts: []QueuedPrompt{{ID: "q-1", Content: []acpclient.ContentBlock{acpclient.TextBlock("and the docs")}, Text: "and the docs", Queued: at}}}
 		}),
+		"user_text (steer)": with(KindUserText, func(e *Event) { e.Text, e.Steer = "Use the other API", SteerExtension }),
 		KindAuthority: with(KindAuthority, func(e *Event) {
 			e.Turn = 0
 			e.Authority = &AuthorityState{State: AuthorityAgentAutonomous, Reason: `launch flag "--approval full-access" acts without asking`,

@@ -50,10 +50,12 @@ type Provider struct {
 	// CanResume is asked before loading a saved session; false starts a new
 	// session instead (e.g. when the agent's transcript is gone).
 	CanResume func(ctx context.Context, sessionID string) bool
-	// FollowUp sends text into a running turn, for agents with a vendor
-	// method for it: Session.Steer uses it (SteerProvider) when the agent
-	// advertises no standard way.
-	FollowUp func(ctx context.Context, conn *acpclient.Conn, sessionID, text string) error
+	// SteerRequest names the request that puts text into a running turn,
+	// for agents with a vendor method for it: Session.Steer sends it
+	// (SteerProvider) when the agent advertises no standard way, and
+	// reports the steered text where the agent's answer arrives among its
+	// updates. An error refuses the text before anything is sent.
+	SteerRequest func(sessionID, text string) (method string, params any, err error)
 	// Compact compacts the session's context natively and returns the
 	// summary, for agents that advertise a method for it.
 	Compact func(ctx context.Context, conn *acpclient.Conn, sessionID string) (summary string, err error)

@@ -86,6 +86,7 @@ type sessionQueue struct {
 	paused   bool
 	running  bool // drain runs
 	rekick   bool // a turn ended while drain ran: look again before stopping
+	heard    int  // turns whose end turnEnded has handled (see idle)
 	closed   bool
 	dropped  bool // closed and emptied: nothing goes back in
 	ctx      context.Context
@@ -267,9 +268,24 @@ func (q *sessionQueue) turnEnded(turn uint64, stopReason string, err error) {
 		q.pause(turn, fmt.Sprintf("turn %d failed: %v", turn, err))
 	case stopReason == acpclient.StopRefusal:
 		q.pause(turn, fmt.Sprintf("the agent refused turn %d", turn))
-	default:
-		q.kick()
 	}
+	q.mu.Lock()
+	q.heard++
+	q.mu.Unlock()
+	q.kick()
+}
+
+// idle reports whether a queued prompt may start: no turn runs, and every
+// turn that ended has been heard of, so its end has paused the queue if it
+// must (the session takes the next prompt before turn_end is emitted).
+func (q *sessionQueue) idle() bool {
+	s := q.s
+	s.mu.Lock()
+	busy, ended := s.ctl.busy, s.turnsEnded
+	s.mu.Unlock()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return !busy && ended == q.heard
 }
 
 // kick starts drain when the queue has a prompt to run; a drain that runs
@@ -298,7 +314,7 @@ func (q *sessionQueue) kick() {
 func (q *sessionQueue) drain() {
 	defer q.wg.Done()
 	for {
-		p, ok := q.take(q.s.Busy())
+		p, ok := q.take(q.idle())
 		if !ok {
 			return
 		}
@@ -319,20 +335,20 @@ func (q *sessionQueue) drain() {
 	}
 }
 
-// take removes the next prompt to run, or ends drain's run: also while a
-// turn runs (busy), unless one has ended since drain last looked.
-func (q *sessionQueue) take(busy bool) (QueuedPrompt, bool) {
+// take removes the next prompt to run, or ends drain's run: also when the
+// session is not idle, unless a turn has ended since drain last looked.
+func (q *sessionQueue) take(idle bool) (QueuedPrompt, bool) {
 	for {
 		q.mu.Lock()
-		if !busy || !q.rekick {
+		if idle || !q.rekick {
 			break
 		}
 		q.rekick = false
 		q.mu.Unlock()
-		busy = q.s.Busy()
+		idle = q.idle()
 	}
 	defer q.mu.Unlock()
-	if q.closed || q.paused || len(q.items) == 0 || busy {
+	if q.closed || q.paused || len(q.items) == 0 || !idle {
 		q.running = false
 		return QueuedPrompt{}, false
 	}

@@ -30,8 +30,8 @@ const (
 	// SteerExtension: the _session/steering extension request, for agents
 	// that advertise _meta.steering.supported in their initialize result.
 	SteerExtension SteerVia = "extension"
-	// SteerProvider: the agent's profile sends it (Provider.FollowUp), for
-	// agents with a vendor method.
+	// SteerProvider: the vendor request the agent's profile names
+	// (Provider.SteerRequest), for agents with a method of their own.
 	SteerProvider SteerVia = "provider"
 	// SteerQueue, as a fallback: the text is queued as the next prompt
 	// (first in the queue), to run as its own turn when this one ends.
@@ -49,7 +49,7 @@ const (
 // fallback. It reads the capabilities of the agent process that runs now
 // (or of the profile alone, when none does).
 func (s *Session) SteerMode() SteerVia {
-	return steerModeOf(s.b.liveConn(), s.b.provider.FollowUp != nil)
+	return steerModeOf(s.b.liveConn(), s.b.provider.SteerRequest != nil)
 }
 
 func steerModeOf(conn *acpclient.Conn, providerHook bool) SteerVia {
@@ -123,13 +123,13 @@ func (s *Session) Steer(ctx context.Context, text string, fallback SteerVia) (St
 	if turn == nil {
 		return s.steerFallback(text, fallback, nil, ErrNoTurn)
 	}
-	via := steerModeOf(turn.conn, s.b.provider.FollowUp != nil)
+	via := steerModeOf(turn.conn, s.b.provider.SteerRequest != nil)
 	if via == "" {
 		return s.steerFallback(text, fallback, turn, fmt.Errorf("the agent offers no way to steer a turn: %w", acpclient.ErrUnsupported))
 	}
-	err := s.steerNative(ctx, turn.conn, via, text)
+	taken := func() { s.emit(Event{Kind: KindUserText, Text: text, Turn: turn.number, Steer: via}) }
+	err := s.steerNative(ctx, turn.conn, via, text, taken)
 	if err == nil {
-		s.emit(Event{Kind: KindUserText, Text: text, Turn: turn.number, Steer: via})
 		return via, nil
 	}
 	if fallback != "" && !errors.Is(err, ErrNoTurn) {
@@ -138,9 +138,11 @@ func (s *Session) Steer(ctx context.Context, text string, fallback SteerVia) (St
 	return s.steerFallback(text, fallback, turn, err)
 }
 
-// steerNative sends text by way via; ErrNoTurn means the agent said its
-// turn had ended.
-func (s *Session) steerNative(ctx context.Context, conn *acpclient.Conn, via SteerVia, text string) error {
+// steerNative sends text by way via and calls taken once the agent has
+// taken it, in stream order (where its answer sits among the agent's
+// updates).
+// ErrNoTurn means the agent said its turn had ended.
+func (s *Session) steerNative(ctx context.Context, conn *acpclient.Conn, via SteerVia, text string, taken func()) error {
 	blocks := []acpclient.ContentBlock{acpclient.TextBlock(text)}
 	switch via {
 	case SteerInject:
@@ -149,29 +151,56 @@ func (s *Session) steerNative(ctx context.Context, conn *acpclient.Conn, via Ste
 			Mode      string                   `json:"mode"`
 			Content   []acpclient.ContentBlock `json:"content"`
 		}{s.id, "steer", blocks}
-		return conn.Call(ctx, "session/inject", params, nil)
+		return conn.CallThen(ctx, "session/inject", params, nil, func(_ json.RawMessage, err error) {
+			if err == nil {
+				taken()
+			}
+		})
 	case SteerExtension:
 		params := map[string]any{"sessionId": s.id, "prompt": blocks,
 			// The agent leaves text for a turn that has ended to us, rather
 			// than starting a turn of its own that no prompt owns.
 			"_meta": map[string]any{"steering": map[string]string{"idleBehavior": "promptRequired"}}}
-		var result struct {
-			Outcome string `json:"outcome"`
-			Reason  string `json:"reason"`
-		}
-		if err := conn.Call(ctx, "_session/steering", params, &result); err != nil {
+		var raw json.RawMessage
+		err := conn.CallThen(ctx, "_session/steering", params, &raw, func(result json.RawMessage, err error) {
+			if err == nil && steeringOutcome(result) == nil {
+				taken()
+			}
+		})
+		if err != nil {
 			return err
 		}
-		switch result.Outcome {
-		case "injected":
-			return nil
-		case "promptRequired":
-			return fmt.Errorf("the agent's turn had ended (%s): %w", result.Reason, ErrNoTurn)
-		}
-		return fmt.Errorf("_session/steering: the agent answered outcome %q, not \"injected\"", result.Outcome)
+		return steeringOutcome(raw)
 	default:
-		return s.b.provider.FollowUp(ctx, conn, s.id, text)
+		method, params, err := s.b.provider.SteerRequest(s.id, text)
+		if err != nil {
+			return err
+		}
+		return conn.CallThen(ctx, method, params, nil, func(_ json.RawMessage, err error) {
+			if err == nil {
+				taken()
+			}
+		})
 	}
+}
+
+// steeringOutcome reads a _session/steering answer: nil when the text was
+// injected, ErrNoTurn when the agent's turn had ended.
+func steeringOutcome(raw json.RawMessage) error {
+	var result struct {
+		Outcome string `json:"outcome"`
+		Reason  string `json:"reason"`
+	}
+	if err := json.Unmarshal(raw, &result); err != nil {
+		return fmt.Errorf("_session/steering: reading the answer %s: %w", raw, err)
+	}
+	switch result.Outcome {
+	case "injected":
+		return nil
+	case "promptRequired":
+		return fmt.Errorf("the agent's turn had ended (%s): %w", result.Reason, ErrNoTurn)
+	}
+	return fmt.Errorf("_session/steering: the agent answered outcome %q, not \"injected\"", result.Outcome)
 }
 
 // steerFallback applies the fallback for text that could not be steered

@@ -23,8 +23,8 @@ const root = "../.."
 // constants, variables, types and functions, and the methods of its
 // exported types. A new name must be worth raising the cap for.
 var budgets = map[string]int{
-	"acpclient":       322,
-	"bridge":          273,
+	"acpclient":       323,
+	"bridge":          292,
 	"bridge/terminal": 25,
 	"fsroot":          42,
 	"journal":         24,

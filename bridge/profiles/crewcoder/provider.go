@@ -30,7 +30,7 @@ func newProvider(l *bridge.Launch) *bridge.Provider {
 		Update:                 mapUpdate,
 		SetExternalDirectories: setExternalDirectories,
 		SetEffort:              setEffort,
-		FollowUp:               followUp,
+		SteerRequest:           followUp,
 		Compact:                compact,
 		CompactAvailable:       AdvertisesCompact,
 		ReportsCompaction:      true,
@@ -174,20 +174,18 @@ func setEffort(ctx context.Context, conn *acpclient.Conn, sessionID, effort stri
 	return nil
 }
 
-// followUp queues text into the running turn. CrewCoder takes the
-// instruction as one string, {sessionId, message}, not as content blocks.
-func followUp(ctx context.Context, conn *acpclient.Conn, sessionID, text string) error {
+// followUp is the request that queues text into the running turn.
+// CrewCoder takes the instruction as one string, {sessionId, message}, not
+// as content blocks.
+func followUp(sessionID, text string) (string, any, error) {
 	if strings.TrimSpace(text) == "" {
-		return errors.New("crewcoder: session/follow_up: the message is empty")
+		return "", nil, errors.New("crewcoder: session/follow_up: the message is empty")
 	}
 	params := struct {
 		SessionID string `json:"sessionId"`
 		Message   string `json:"message"`
 	}{sessionID, text}
-	if err := conn.Call(ctx, "session/follow_up", params, nil); err != nil {
-		return fmt.Errorf("crewcoder: %w", err) // acpclient names the method
-	}
-	return nil
+	return "session/follow_up", params, nil
 }
 
 // compact calls the advertised session/compact. CrewCoder rewrites
