@@ -178,6 +178,33 @@
 // Vendor differences live in Provider values (hooks and data), never in
 // forks of the bridge.
 //
+// # Queue and steering
+//
+// Prompt during a turn is ErrBusy; Enqueue is the app's other choice, per
+// call: the prompt waits in the session's queue and runs, in order, as a
+// turn of its own once no turn runs (at once on an idle session). Every
+// change of the queue is a queue event listing the whole queue
+// (QueueUpdate), the SessionView keeps it, and the record keeps it, so a
+// session resumed after an app restart (or a Host shutdown) has its queue
+// back, paused: nothing runs until ResumeQueue. A turn that ends in an
+// error or a refusal pauses a queue that holds prompts; Cancel keeps the
+// queue (ClearQueue first drops it); Close drops it, with an event. The
+// queue is bounded (SessionConfig.QueueLimit, ErrQueueFull).
+//
+// Steer puts an instruction into the running turn by the way the agent
+// offers, which SteerMode names before the app asks: the draft protocol's
+// session/inject, the _session/steering extension (advertised in the
+// initialize result's _meta.steering.supported), or a profile's vendor
+// request (Provider.SteerRequest). The steered text is a user_text event
+// marked Steer with the turn it joined, emitted where the agent's answer
+// arrives among its updates. Without a way, with no turn running (one
+// that has just ended included), or when the agent fails to take it (an
+// error event reports that first), the fallback chosen per call applies:
+// SteerQueue puts the text first in the queue, SteerInterrupt cancels the
+// turn and runs it next, and none fails (ErrNoTurn,
+// acpclient.ErrUnsupported, the agent's error). Steered text is never
+// dropped without an error.
+//
 // # Subscribers and snapshots
 //
 // Events is the one stream that holds the agents back. Any number of other
@@ -367,6 +394,7 @@
 //	health check                doctor.go, doctor_status.go
 //	Session and opening one     session.go (state, OpenSession, emitting), attach.go (sessionNative: load or create, replay, reattach), restore.go, sessions.go (Close, the session list)
 //	turns                       turn.go (sessionTurns), watchdog.go, profile_hooks.go (retries)
+//	the prompt queue, steering  queue.go (sessionQueue: queued turns, their events and record), steer.go
 //	control calls               control.go (sessionControl: mode, model, options, compaction), effort.go
 //	the agent's updates         updates.go, updaterun.go, early.go (before the session is known), rawkeys.go, memsize.go
 //	tool rows                   tools.go (the one merge of tool calls into rows), tooltitle.go, todo.go
@@ -398,6 +426,9 @@
 //	                           while an update is handled, so the locks below
 //	                           are taken under it
 //	Session.auth.settleMu      judging against reporting the authority state
+//	Session.queue.emitMu       one queue change, its record and its event at
+//	                           a time (a turn's end takes it under the turn
+//	                           lock and while an update is handled)
 //	Session.rec.mu             record writes
 //	Host.mu                    the Host's bridges and its closing
 //	Bridge.mu                  the bridge's process, maps and early updates
@@ -409,6 +440,7 @@
 //	                           and the live views' locks, the waiting
 //	                           requests' (pendingRequests.mu), a request's own
 //	                           lock (userRequest.mu), the watchdog's, the
+//	                           queue's (sessionQueue.mu), the
 //	                           FileStore's, the launch's and SSHHosts'
 //
 // Session.mu is the last lock before the leaves: nothing of the package
