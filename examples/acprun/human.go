@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -52,6 +53,7 @@ type human struct {
 	resumable   bool   // the agent can load or resume sessions: the hint says --resume
 	messageID   string // of the last text or thinking piece, to tell messages apart
 	history     bool   // showing a journaled session, not a live turn
+	echo        bool   // show each turn's prompt, as a conversation (chat) does
 	pendingErr  string // an error event not yet shown: dropped if the turn ends with it
 
 	// The spinner, drawn after the last output on a terminal.
@@ -157,7 +159,7 @@ func (h *human) event(ev bridge.Event) {
 	switch ev.Kind {
 	case bridge.KindTurnStart:
 		h.spinning = !h.history
-		if h.history {
+		if h.history || h.echo {
 			h.newline()
 			h.write(h.colors.bold("> "+ev.Text) + "\n")
 			h.block = ""
@@ -198,6 +200,14 @@ func (h *human) event(ev bridge.Event) {
 		h.line("", h.colors.dim("agent mode: "+ev.AgentMode))
 	case bridge.KindNotice:
 		h.line("", h.colors.yellow("note: ")+ev.Text)
+	case bridge.KindQueue:
+		if q := ev.Queue; q != nil {
+			h.line("", h.colors.dim(fmt.Sprintf("queue: %s%s, %d waiting%s", q.Change, suffix(" ", q.ID), len(q.Prompts), suffix(": ", q.Reason))))
+		}
+	case bridge.KindUserText:
+		if ev.Steer != "" {
+			h.line("", h.colors.bold("» ")+ev.Text+h.colors.dim(" (steered into turn "+strconv.FormatUint(ev.Turn, 10)+")"))
+		}
 	case bridge.KindSession:
 		if r := ev.SessionReady; r != nil {
 			switch {

@@ -60,7 +60,9 @@
 // or resume sessions (loadSession, sessionCapabilities.resume), else with
 // the history command that shows it. "acprun sessions" lists the journaled sessions, most
 // recent first, with their keys whole; "acprun history SESSION" prints one
-// (--events: as JSON lines); --resume SESSION continues one, loading the
+// (--events: as JSON lines); "acprun chat" holds a conversation, every line
+// of stdin a prompt, queued while a turn runs, with /steer, /queue,
+// /cancel, /clear and /resume ("acprun chat -h"); --resume SESSION continues one, loading the
 // agent's own session where it can, in the directory it was recorded in
 // (a different --cwd is refused unless --move-cwd moves it) and in the
 // agent mode, model, effort and options it was left in. SESSION is the
@@ -229,6 +231,8 @@ func run(args []string) int {
 		err = runSessions(opts, os.Stdout)
 	case "history":
 		err = runHistory(opts, os.Stdout, os.Stderr, palette{on: useColor(isTerminal(os.Stdout)) && !opts.events})
+	case "chat":
+		err = runChat(opts)
 	default:
 		err = runTurn(opts)
 	}
@@ -248,6 +252,7 @@ const usageText = `usage: acprun [flags] "prompt"
        acprun doctor [flags] [PROVIDER…]
        acprun sessions [--journal FILE] [--events]
        acprun history [--journal FILE] [--events] SESSION
+       acprun chat [flags] (prompts on stdin, one a line; see acprun chat -h)
 
 Runs one turn of an ACP agent (the built-in demo agent unless --provider or
 --agent is given) in the workspace --cwd and shows it. The prompt may also
@@ -314,7 +319,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 		// Flags before the word would be the turn's, which doctor ignores.
 		return nil, &usageError{err: errors.New("doctor's flags come after it: acprun doctor [flags] [PROVIDER…]"), help: "acprun doctor -h"}
 	}
-	if len(words) > 0 && slices.Contains([]string{"sessions", "history"}, words[0]) {
+	if len(words) > 0 && slices.Contains([]string{"sessions", "history", "chat"}, words[0]) {
 		o.command, words = words[0], words[1:]
 	}
 	o.args = append(words, rest...)

@@ -55,6 +55,8 @@ Lists the journaled sessions, most recent first, with their keys whole.
 
 flags:
 `, []subFlag{{"journal", "", ""}, {"events", "print JSON lines instead of text", ""}}, true
+	case "chat":
+		return chatHelp, chatFlags, true
 	case "history":
 		return `usage: acprun history [flags] SESSION
 
