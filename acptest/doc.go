@@ -29,7 +29,10 @@
 // and prompts with a list of steps: updates, notifications, requests to the
 // client (permission with branches, fs, terminal), sleeps, junk and raw
 // lines, huge lines, stderr, stray responses, exit, hang, and waiting for
-// session/cancel. Steps that ask the client something report the answer as
+// session/cancel; and steering of a running turn in each wire form
+// (SteeringScript: the draft's session/inject, the _session/steering
+// extension, a session/follow_up vendor method), advertised, performed
+// and, if the script says so, failed. Steps that ask the client something report the answer as
 // an agent_message_chunk ("permission: selected allow"), so tests see the
 // outcome in the update stream.
 //
