@@ -184,7 +184,9 @@ func isQueuedLine(text string) func(bridge.Event) bool {
 }
 
 func isQueue(change string) func(bridge.Event) bool {
-	return func(ev bridge.Event) bool { return ev.Kind == bridge.KindQueue && ev.Queue != nil && ev.Queue.Change == change }
+	return func(ev bridge.Event) bool {
+		return ev.Kind == bridge.KindQueue && ev.Queue != nil && ev.Queue.Change == change
+	}
 }
 
 // prompts lists the prompts of the turns seen, in order.
