@@ -16,7 +16,7 @@ type Kind string
 const (
 	KindText        Kind = "text"         // a piece of the agent's reply (Text)
 	KindThinking    Kind = "thinking"     // a piece of its reasoning (Text)
-	KindUserText    Kind = "user_text"    // a piece of a user message, mostly from load replay (Text)
+	KindUserText    Kind = "user_text"    // a piece of a user message, from load replay, or text steered into a turn (Text, Steer)
 	KindToolStart   Kind = "tool_start"   // a new tool call (Tool)
 	KindToolUpdate  Kind = "tool_update"  // a tool call changed (Tool)
 	KindToolEnd     Kind = "tool_end"     // a tool call completed, failed or was cancelled (Tool)
