@@ -45,9 +45,12 @@ type Record struct {
 	ConfigValues map[string]string `json:"configValues,omitempty"`
 	// Turns is how many turns the session has started (a turn is counted
 	// when it starts, so one a crash interrupted is counted too).
-	Turns     uint64    `json:"turns,omitempty"`
-	CreatedAt time.Time `json:"createdAt,omitzero"`
-	UpdatedAt time.Time `json:"updatedAt"`
+	Turns uint64 `json:"turns,omitempty"`
+	// Fork links a session made by Session.Fork to the session it was
+	// forked from and the turn it branched after.
+	Fork      *ForkOrigin `json:"fork,omitempty"`
+	CreatedAt time.Time   `json:"createdAt,omitzero"`
+	UpdatedAt time.Time   `json:"updatedAt"`
 }
 
 // ApprovalPolicyOption is implemented by the Vendor options of profiles
@@ -169,7 +172,7 @@ func (r *sessionRecords) record() Record {
 	rec := Record{Key: s.key, Bridge: s.b.cfg.ID, NativeSessionID: s.id, NativeHistory: slices.Clone(s.natives),
 		Title: s.title, Turns: s.turns.started, CreatedAt: s.created,
 		Model: s.cfg.Model, Effort: s.cfg.Effort, // set mid-turn by control calls, under mu
-		SessionMode: s.agentMode, ConfigValues: configValues(s.configOptions)}
+		SessionMode: s.agentMode, ConfigValues: configValues(s.configOptions), Fork: s.fork}
 	s.mu.Unlock()
 	rec.Provider, rec.Cwd = s.b.provider.Name, s.cfg.Cwd
 	rec.Mode, rec.ReadOnly, rec.ExternalDirectories = string(p.Mode), p.ReadOnly, s.Grants()
@@ -253,6 +256,7 @@ func (r *sessionRecords) recall(ctx context.Context) (string, error) {
 		s.created = rec.CreatedAt
 	}
 	s.title = rec.Title
+	s.fork = rec.Fork
 	// Turn numbers go on from the recorded ones.
 	s.turns.started = rec.Turns
 	// The model and effort chosen last, unless the app chooses now; the

@@ -20,7 +20,7 @@ type migration func(ctx context.Context, tx *sql.Tx) error
 // migrations[i] migrates version i to version i+1; the schema version of
 // this package is len(migrations). A new version appends a step, never
 // edits one: files in the field are at every version.
-var migrations = []migration{createV1, addSessionState}
+var migrations = []migration{createV1, addSessionState, addForkOrigin}
 
 // migrate runs the steps a file still needs, all in one transaction, so a
 // crash during a migration leaves the file at its old version.
@@ -138,5 +138,16 @@ func addSessionState(ctx context.Context, tx *sql.Tx) error {
 	_, err := tx.ExecContext(ctx, `
 ALTER TABLE sessions ADD COLUMN session_mode TEXT NOT NULL DEFAULT '';
 ALTER TABLE sessions ADD COLUMN config_values TEXT NOT NULL DEFAULT '{}';`)
+	return err
+}
+
+// addForkOrigin (version 3) links a forked session to the session it was
+// forked from (bridge.ForkOrigin); a session that is no fork keeps the
+// empty parent.
+func addForkOrigin(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `
+ALTER TABLE sessions ADD COLUMN fork_parent TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN fork_parent_session TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN fork_after_turn INTEGER NOT NULL DEFAULT 0;`)
 	return err
 }

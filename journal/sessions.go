@@ -21,8 +21,8 @@ var ErrNoKey = errors.New("empty session key")
 const saveSessionSQL = `INSERT INTO sessions
 	(key, bridge, provider, native_id, cwd, model, effort, mode, read_only,
 	 approval_policy, agent_mode, grants, title, turns, created_at, updated_at,
-	 session_mode, config_values)
-	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, COALESCE(?15, ?16), ?16, ?17, ?18)
+	 session_mode, config_values, fork_parent, fork_parent_session, fork_after_turn)
+	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, COALESCE(?15, ?16), ?16, ?17, ?18, ?19, ?20, ?21)
 	ON CONFLICT (key) DO UPDATE SET
 	bridge = CASE WHEN ?2 = '' THEN bridge ELSE ?2 END,
 	provider = ?3,
@@ -31,6 +31,7 @@ const saveSessionSQL = `INSERT INTO sessions
 	approval_policy = ?10, agent_mode = ?11, grants = ?12,
 	title = CASE WHEN ?13 = '' THEN title ELSE ?13 END,
 	turns = ?14, session_mode = ?17, config_values = ?18,
+	fork_parent = ?19, fork_parent_session = ?20, fork_after_turn = ?21,
 	created_at = COALESCE(?15, created_at, ?16),
 	updated_at = CASE WHEN updated_at IS NULL OR ?16 > updated_at THEN ?16 ELSE updated_at END`
 
@@ -68,6 +69,10 @@ func (db *DB) saveTx(ctx context.Context, key string, rec bridge.Record) error {
 	if rec.ConfigValues == nil {
 		values = []byte("{}")
 	}
+	var fork bridge.ForkOrigin
+	if rec.Fork != nil {
+		fork = *rec.Fork
+	}
 	updated := rec.UpdatedAt
 	if updated.IsZero() {
 		updated = time.Now()
@@ -80,7 +85,7 @@ func (db *DB) saveTx(ctx context.Context, key string, rec bridge.Record) error {
 	if _, err := tx.ExecContext(ctx, saveSessionSQL, key, rec.Bridge, rec.Provider, rec.NativeSessionID,
 		rec.Cwd, rec.Model, rec.Effort, rec.Mode, boolInt(rec.ReadOnly), rec.ApprovalPolicy, rec.AgentMode,
 		string(grants), rec.Title, rec.Turns, timeText(rec.CreatedAt), timeText(updated),
-		rec.SessionMode, string(values)); err != nil {
+		rec.SessionMode, string(values), fork.Parent, fork.ParentSession, fork.AfterTurn); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, "DELETE FROM native_sessions WHERE key = ?", key); err != nil {
@@ -97,7 +102,8 @@ func (db *DB) saveTx(ctx context.Context, key string, rec bridge.Record) error {
 }
 
 const recordColumns = `key, bridge, provider, native_id, cwd, model, effort, mode, read_only,
-	approval_policy, agent_mode, grants, title, turns, created_at, updated_at, session_mode, config_values`
+	approval_policy, agent_mode, grants, title, turns, created_at, updated_at, session_mode, config_values,
+	fork_parent, fork_parent_session, fork_after_turn`
 
 // LoadSession returns the record of session key, with its native history.
 func (db *DB) LoadSession(ctx context.Context, key string) (bridge.Record, bool, error) {
@@ -168,10 +174,15 @@ func scanRecord(rows *sql.Rows) (bridge.Record, error) {
 	var readOnly int
 	var grants, values string
 	var created, updated sql.NullString
+	var fork bridge.ForkOrigin
 	if err := rows.Scan(&rec.Key, &rec.Bridge, &rec.Provider, &rec.NativeSessionID, &rec.Cwd, &rec.Model,
 		&rec.Effort, &rec.Mode, &readOnly, &rec.ApprovalPolicy, &rec.AgentMode, &grants, &rec.Title,
-		&rec.Turns, &created, &updated, &rec.SessionMode, &values); err != nil {
+		&rec.Turns, &created, &updated, &rec.SessionMode, &values,
+		&fork.Parent, &fork.ParentSession, &fork.AfterTurn); err != nil {
 		return rec, err
+	}
+	if fork.Parent != "" {
+		rec.Fork = &fork
 	}
 	if err := json.Unmarshal([]byte(values), &rec.ConfigValues); err != nil {
 		return rec, fmt.Errorf("config values of session %q: %w", rec.Key, err)

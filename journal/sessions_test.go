@@ -37,6 +37,8 @@ func fullRecord(t *testing.T, key string) bridge.Record {
 				{ID: "first-" + key, Since: baseTime},
 				{ID: "second-" + key, Reason: "agent crashed; could not resume", Since: baseTime.Add(time.Minute)},
 			}))
+		case *bridge.ForkOrigin:
+			f.Set(reflect.ValueOf(&bridge.ForkOrigin{Parent: "parent-" + key, ParentSession: "native-" + key, AfterTurn: uint64(i)}))
 		default:
 			t.Fatalf("Record.%s is a %s this test does not fill: give it a column and fill it here", name, f.Type())
 		}
