@@ -37,7 +37,7 @@ func TestForkSession(t *testing.T) {
 
 	for params, code := range map[string]int64{
 		`{"sessionId":"nope","cwd":"/tmp"}`: -32002,
-		`{"sessionId":"` + parent + `"}`:   -32602,
+		`{"sessionId":"` + parent + `"}`:    -32602,
 	} {
 		if _, resp := c.until(c.call("session/fork", params)); resp.Error == nil || resp.Error.Code != code {
 			t.Errorf("session/fork %s answered %s, want error %d", params, resp.line, code)
