@@ -58,7 +58,10 @@
 // session has a host key that never changes, printed after every turn: in
 // the resume hint ("continue it with --resume KEY") when the agent can load
 // or resume sessions (loadSession, sessionCapabilities.resume), else with
-// the history command that shows it. "acprun sessions" lists the journaled sessions, most
+// the history command that shows it. "acprun fork SESSION [--turn N]" forks
+// a session through an agent that advertises session/fork and prints the
+// fork's key, whose history shows the session's up to the fork, then its
+// own. "acprun sessions" lists the journaled sessions, most
 // recent first, with their keys whole; "acprun history SESSION" prints one
 // (--events: as JSON lines); --resume SESSION continues one, loading the
 // agent's own session where it can, in the directory it was recorded in
@@ -187,8 +190,9 @@ type options struct {
 	env                                    envFlags // --env, repeated
 	envAll                                 bool     // --env-all
 	allowAutonomous                        bool     // --allow-autonomous
+	turn                                   uint64   // --turn: fork from the state before this turn
 
-	command string   // "", or the subcommand: doctor, sessions, history
+	command string   // "", or the subcommand: doctor, sessions, history, fork
 	args    []string // the prompt words, or the subcommand's arguments
 }
 
@@ -229,6 +233,8 @@ func run(args []string) int {
 		err = runSessions(opts, os.Stdout)
 	case "history":
 		err = runHistory(opts, os.Stdout, os.Stderr, palette{on: useColor(isTerminal(os.Stdout)) && !opts.events})
+	case "fork":
+		err = runFork(opts, os.Stdout, os.Stderr)
 	default:
 		err = runTurn(opts)
 	}
@@ -248,6 +254,7 @@ const usageText = `usage: acprun [flags] "prompt"
        acprun doctor [flags] [PROVIDER…]
        acprun sessions [--journal FILE] [--events]
        acprun history [--journal FILE] [--events] SESSION
+       acprun fork [flags] SESSION [--turn N]
 
 Runs one turn of an ACP agent (the built-in demo agent unless --provider or
 --agent is given) in the workspace --cwd and shows it. The prompt may also
@@ -293,6 +300,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.terminals, "terminals", false, "let the agent run commands through acprun (terminal/*, Build and Full mode) and show every command's output live under its tool row")
 	fs.Var(&o.env, "env", "pass the agent `NAME` from this environment (or every NAME* of a prefix), or set NAME=VALUE; repeat it (the agent gets a minimal environment otherwise: see acprun -h)")
 	fs.BoolVar(&o.envAll, "env-all", false, "pass a local agent acprun's whole environment instead of the minimal one")
+	fs.Uint64Var(&o.turn, "turn", 0, "fork: fork from the state before turn `N` (default: the end of the session)")
 	fs.BoolVar(&o.verbose, "v", false, "log diagnostics of the library and every JSON-RPC line in (<-) and out (->) on stderr")
 
 	// Flags may come before and after the prompt words; "--" ends them.
@@ -314,7 +322,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 		// Flags before the word would be the turn's, which doctor ignores.
 		return nil, &usageError{err: errors.New("doctor's flags come after it: acprun doctor [flags] [PROVIDER…]"), help: "acprun doctor -h"}
 	}
-	if len(words) > 0 && slices.Contains([]string{"sessions", "history"}, words[0]) {
+	if len(words) > 0 && slices.Contains([]string{"sessions", "history", "fork"}, words[0]) {
 		o.command, words = words[0], words[1:]
 	}
 	o.args = append(words, rest...)
