@@ -69,7 +69,7 @@ func (sn *sessionNative) attach(ctx context.Context, conn *acpclient.Conn, resum
 	}
 	sn.conn = conn
 	sn.noteNative(ready)
-	ready.Fork = s.fork
+	ready.Fork = s.origin()
 	ready.AgentModes, ready.Models, ready.ConfigOptions = setup.Modes, setup.Models, setup.ConfigOptions
 	if ready.Models == nil && b.provider.ModelsFromInitialize != nil {
 		ready.Models = b.provider.ModelsFromInitialize(conn.Agent())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/acphost/acphost/acpclient"
 )
@@ -121,11 +122,21 @@ func (s *Session) Fork(ctx context.Context, opts ForkOptions) (*Session, error) 
 	return withControl(s, ctx, func(*acpclient.Conn) (*Session, error) {
 		s.mu.Lock()
 		origin := &ForkOrigin{Parent: s.key, ParentSession: s.id, AfterTurn: s.turns.started}
-		cfg := SessionConfig{Key: opts.Key, Cwd: s.cfg.Cwd, ExternalDirectories: s.grants, Model: s.cfg.Model,
+		cfg := SessionConfig{Key: opts.Key, Cwd: s.cfg.Cwd, ExternalDirectories: slices.Clone(s.grants), Model: s.cfg.Model,
 			Effort: s.cfg.Effort, MCPServers: s.cfg.MCPServers, Policy: s.policy, Files: opts.Files, Store: opts.Store}
 		s.mu.Unlock()
 		return s.b.openSession(ctx, cfg, origin)
 	})
+}
+
+// origin returns a copy of the session's fork origin, nil for a session
+// that is no fork: records and events get their own.
+func (s *Session) origin() *ForkOrigin {
+	if s.fork == nil {
+		return nil
+	}
+	o := *s.fork
+	return &o
 }
 
 // errForkKeyTaken refuses a fork under a key that names a session.

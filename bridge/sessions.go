@@ -435,5 +435,5 @@ func (s *Session) listEntry() (*SessionEntry, []NativeSession) {
 	title, natives := s.title, slices.Clone(s.natives)
 	s.mu.Unlock()
 	return &SessionEntry{Key: s.key, Bridge: s.b.cfg.ID, NativeID: s.ID(), Cwd: s.cfg.Cwd, Title: title,
-		UpdatedAt: updated, Open: true, Session: s, Fork: s.fork}, natives
+		UpdatedAt: updated, Open: true, Session: s, Fork: s.origin()}, natives
 }

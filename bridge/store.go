@@ -172,7 +172,7 @@ func (r *sessionRecords) record() Record {
 	rec := Record{Key: s.key, Bridge: s.b.cfg.ID, NativeSessionID: s.id, NativeHistory: slices.Clone(s.natives),
 		Title: s.title, Turns: s.turns.started, CreatedAt: s.created,
 		Model: s.cfg.Model, Effort: s.cfg.Effort, // set mid-turn by control calls, under mu
-		SessionMode: s.agentMode, ConfigValues: configValues(s.configOptions), Fork: s.fork}
+		SessionMode: s.agentMode, ConfigValues: configValues(s.configOptions), Fork: s.origin()}
 	s.mu.Unlock()
 	rec.Provider, rec.Cwd = s.b.provider.Name, s.cfg.Cwd
 	rec.Mode, rec.ReadOnly, rec.ExternalDirectories = string(p.Mode), p.ReadOnly, s.Grants()

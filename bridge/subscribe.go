@@ -35,7 +35,9 @@ type Cursor struct {
 	// After is the Pos of the last event already seen: the subscription
 	// yields events with a greater Pos (0: from the beginning).
 	After uint64
-	// Key, when set, selects the events of one session (its host key).
+	// Key, when set, selects the events of one session (its host key);
+	// for a fork, with the events of the session it was forked from up to
+	// the fork first (see History).
 	Key string
 	// Bridge, when set, selects the events of one bridge.
 	Bridge string

@@ -54,6 +54,10 @@ func TestForkCommand(t *testing.T) {
 		t.Fatalf("fork printed %q, want the new session's key alone", forked.stdout)
 	}
 
+	if list := runAcprunIn(t, home, "sessions").stdout; !strings.Contains(list, "(fork of "+parent+" after turn 1)") {
+		t.Errorf("sessions does not show the fork's parent:\n%s", list)
+	}
+
 	// The parent goes on alone; the fork continues from its own native session.
 	if r := runAcprunIn(t, home, "--agent", forkAgent(t, true, nil, []string{"parent-1"}, "two"), "--resume", parent, "two"); r.code != exitOK {
 		t.Fatalf("parent's second turn: exit %d; stderr:\n%s", r.code, r.stderr)

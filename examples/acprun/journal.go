@@ -117,6 +117,9 @@ func runSessions(o *options, w io.Writer) error {
 		if label == "" {
 			label = r.Cwd
 		}
+		if r.Fork != nil {
+			label = fmt.Sprintf("(fork of %s after turn %d) %s", r.Fork.Parent, r.Fork.AfterTurn, label)
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", shellWord(r.Key), oneLine(agent), when(r.UpdatedAt), r.Turns, oneLine(label))
 	}
 	return tw.Flush()
