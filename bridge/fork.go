@@ -87,8 +87,8 @@ func (s *Session) CanFork(beforeTurn uint64) error {
 // session, open on the same bridge in the same directory with the same
 // grants, MCP servers and policy, holds the conversation so far. Its
 // session event, Record and session list entry carry its ForkOrigin; its
-// turns are numbered on from the parent's; History, Host.Subscribe and the
-// journal show its history as the parent's up to the fork, then its own.
+// turns are numbered on from the parent's; History and Host.Subscribe show
+// its history as the parent's up to the fork, then its own.
 // The parent is unchanged and stays open.
 //
 // A fork is made between turns: while a turn runs (and so while a

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
@@ -455,4 +456,34 @@ func positionsOf(evs []Event) []uint64 {
 		out = append(out, ev.Pos)
 	}
 	return out
+}
+
+// A Prompt made while Fork runs waits for the fork: the parent's turn
+// starts only after the fork has opened, so the fork holds none of it.
+func TestPromptWaitsForAFork(t *testing.T) {
+	script := forkScript(withFork, "one", "two")
+	script.Methods = map[string]acptest.Reply{"session/fork": {
+		Steps:  []acptest.Step{{Sleep: acptest.Duration(300 * time.Millisecond)}},
+		Result: raw(`{"sessionId":"slow-fork"}`),
+	}}
+	_, b, tr, rec := forkHost(t, nil, script)
+	parent, err := b.OpenSession(ctxT(t), SessionConfig{Key: "p", Cwd: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPrompt(t, parent, "one")
+	forked := make(chan error, 1)
+	go func() { _, err := parent.Fork(ctxT(t), ForkOptions{Key: "c"}); forked <- err }()
+	if _, err := tr.Agents()[0].WaitFor(ctxT(t), acptest.Method("session/fork")); err != nil {
+		t.Fatalf("waiting for session/fork: %v", err)
+	}
+	mustPrompt(t, parent, "two")
+	if err := waitfor.Recv(t, forked, "Fork to return"); err != nil {
+		t.Fatal(err)
+	}
+	opened := rec.waitFor("the fork's session event", func(ev Event) bool { return ev.Kind == KindSession && ev.Key == "c" })
+	started := rec.waitFor("the parent's second turn", func(ev Event) bool { return ev.Kind == KindTurnStart && ev.Key == "p" && ev.Turn == 2 })
+	if started.Pos < opened.Pos {
+		t.Errorf("the parent's turn started at %d, before the fork opened at %d", started.Pos, opened.Pos)
+	}
 }
