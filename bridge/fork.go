@@ -16,10 +16,12 @@ import (
 // parent's up to the fork, then its own (see History).
 //
 // Rewinding is a fork from an earlier point: the state before turn N, to
-// send an edited message N again. It is done only where the agent can do
-// it itself; no version or draft of the protocol has a call for it, so
-// today Fork refuses it with acpclient.ErrUnsupported, and nothing replays
-// the earlier turns into a fresh session behind the app's back.
+// send an edited message N again. It is done natively only where the agent
+// can do it itself; no version or draft of the protocol has a call for it,
+// so today Fork refuses it with acpclient.ErrUnsupported. Nothing replays
+// the earlier turns into a fresh session behind the app's back: a
+// transcript fork (forkseed.go) is a separate choice the app makes
+// explicitly, and it is marked as one wherever the fork shows.
 
 // ForkOrigin links a forked session to the session it was forked from.
 type ForkOrigin struct {
@@ -30,6 +32,10 @@ type ForkOrigin struct {
 	// AfterTurn is where the fork branched: it holds the parent's turns 1
 	// to AfterTurn, and its own turns are numbered from AfterTurn+1.
 	AfterTurn uint64 `json:"afterTurn"`
+	// Transcript: the agent did not fork; the fork is a new native session
+	// whose first prompt carries a transcript of those turns (see
+	// ForkOptions.Transcript).
+	Transcript bool `json:"transcript,omitempty"`
 }
 
 // ForkOptions says how to fork a session (Session.Fork). The zero value
@@ -50,6 +56,16 @@ type ForkOptions struct {
 	Files Files
 	// Store, as SessionConfig.Store, for apps without a Host journal.
 	Store Store
+	// Transcript is the app's explicit choice of a fallback where the
+	// agent cannot fork (at BeforeTurn, or at all): a new session
+	// (session/new) whose first prompt carries, ahead of the app's
+	// content, a transcript of the parent's turns before the fork point,
+	// read from the Host's journal (required) and marked as a transcript
+	// (its turn_start shows it). The agent gets the conversation as text
+	// only, not its tool results or its own state; ForkOrigin.Transcript
+	// says so in the record, the session event and the session list. The
+	// agent's own fork is used wherever it can make one.
+	Transcript bool
 }
 
 // CanFork reports whether Fork with BeforeTurn beforeTurn (0: at the end)
@@ -98,8 +114,12 @@ func (s *Session) CanFork(beforeTurn uint64) error {
 // waits for it. CanFork says beforehand whether the agent can fork, and
 // where (see ForkOptions.BeforeTurn).
 func (s *Session) Fork(ctx context.Context, opts ForkOptions) (*Session, error) {
+	seeded := false
 	if err := s.CanFork(opts.BeforeTurn); err != nil {
-		return nil, err
+		if !opts.Transcript || !errors.Is(err, acpclient.ErrUnsupported) {
+			return nil, err
+		}
+		seeded = true // the app's explicit choice; see ForkOptions.Transcript
 	}
 	done := make(chan struct{})
 	err := s.claim(ctx, func() error {
@@ -119,13 +139,26 @@ func (s *Session) Fork(ctx context.Context, opts ForkOptions) (*Session, error) 
 		return nil, err
 	}
 	defer s.turns.mu.Unlock()
+	s.mu.Lock()
+	after := s.turns.started
+	s.mu.Unlock()
+	if opts.BeforeTurn != 0 {
+		after = opts.BeforeTurn - 1
+	}
+	var seed string
+	if seeded {
+		var err error
+		if seed, err = s.transcriptOf(ctx, after); err != nil {
+			return nil, fmt.Errorf("bridge %s: transcript fork of session %s: %w", s.b.cfg.ID, s.key, err)
+		}
+	}
 	return withControl(s, ctx, func(*acpclient.Conn) (*Session, error) {
 		s.mu.Lock()
-		origin := &ForkOrigin{Parent: s.key, ParentSession: s.id, AfterTurn: s.turns.started}
+		origin := &ForkOrigin{Parent: s.key, ParentSession: s.id, AfterTurn: after, Transcript: seeded}
 		cfg := SessionConfig{Key: opts.Key, Cwd: s.cfg.Cwd, ExternalDirectories: slices.Clone(s.grants), Model: s.cfg.Model,
 			Effort: s.cfg.Effort, MCPServers: s.cfg.MCPServers, Policy: s.policy, Files: opts.Files, Store: opts.Store}
 		s.mu.Unlock()
-		return s.b.openSession(ctx, cfg, origin)
+		return s.b.openSession(ctx, cfg, origin, seed)
 	})
 }
 
@@ -148,7 +181,7 @@ func (sn *sessionNative) forking() bool {
 	s := sn.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.fork != nil && len(s.natives) == 0
+	return s.fork != nil && !s.fork.Transcript && len(s.natives) == 0
 }
 
 // newNative creates the session's native session: a fork of its origin's

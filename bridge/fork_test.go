@@ -288,16 +288,18 @@ func TestForkSubscriptionWithoutAJournal(t *testing.T) {
 }
 
 // A parent's share ends at its fork's first event even when a reader meets
-// the parent's later events before it learns where the fork begins.
+// the parent's later events before it learns where the fork begins, and
+// holds none of the parent's turns after the one the fork branched after.
 func TestLineageLearnsTheCutInPosOrder(t *testing.T) {
-	l := &lineage{keys: []string{"p", "c"}, cuts: []uint64{0}}
+	l := &lineage{keys: []string{"p", "c"}, cuts: []uint64{0}, turns: []uint64{1}}
 	var kept []uint64
-	for _, ev := range []Event{{Pos: 1, Key: "p"}, {Pos: 2, Key: "x"}, {Pos: 3, Key: "p"}, {Pos: 4, Key: "c"}, {Pos: 5, Key: "p"}, {Pos: 6, Key: "c"}} {
+	for _, ev := range []Event{{Pos: 1, Key: "p", Turn: 1}, {Pos: 2, Key: "x"}, {Pos: 3, Key: "p"}, {Pos: 4, Key: "p", Turn: 2},
+		{Pos: 5, Key: "c"}, {Pos: 6, Key: "p"}, {Pos: 7, Key: "c", Turn: 2}} {
 		if l.admit(&ev) {
 			kept = append(kept, ev.Pos)
 		}
 	}
-	if want := []uint64{1, 3, 4, 6}; !slices.Equal(kept, want) {
+	if want := []uint64{1, 3, 5, 7}; !slices.Equal(kept, want) {
 		t.Errorf("kept %v, want %v", kept, want)
 	}
 }

@@ -32,9 +32,13 @@ const maxForkDepth = 64
 // inherited. A cut of 0 is not known yet: keys[i+1] has had no event
 // numbered, so every event of keys[i] seen so far comes before it, and
 // the first event of keys[i+1] that a reader meets in Pos order sets it.
+// turns[i] is the last turn of keys[i] that keys[i+1] holds (its
+// ForkOrigin.AfterTurn): a fork from before an earlier turn inherits
+// nothing of that turn or later ones.
 type lineage struct {
-	keys []string
-	cuts []uint64
+	keys  []string
+	cuts  []uint64
+	turns []uint64
 }
 
 // admit reports whether ev belongs to the history, learning the cut of
@@ -48,8 +52,10 @@ func (l *lineage) admit(ev *Event) bool {
 	if i > 0 && l.cuts[i-1] == 0 {
 		l.cuts[i-1] = ev.Pos
 	}
-	last := len(l.keys) - 1
-	return i == last || l.cuts[i] == 0 || ev.Pos < l.cuts[i]
+	if i == len(l.keys)-1 {
+		return true
+	}
+	return (l.cuts[i] == 0 || ev.Pos < l.cuts[i]) && ev.Turn <= l.turns[i]
 }
 
 // lineageOf returns the lineage of key, or nil when key is no fork.
@@ -58,6 +64,7 @@ func (l *lineage) admit(ev *Event) bool {
 func lineageOf(ctx context.Context, key string, origin func(context.Context, string) (*ForkOrigin, error),
 	first func(context.Context, string) (uint64, error)) (*lineage, error) {
 	keys := []string{key}
+	var turns []uint64 // turns[0] is that of keys[0], as keys grows at the front
 	for len(keys) <= maxForkDepth {
 		o, err := origin(ctx, keys[0])
 		if err != nil {
@@ -67,11 +74,12 @@ func lineageOf(ctx context.Context, key string, origin func(context.Context, str
 			break
 		}
 		keys = slices.Insert(keys, 0, o.Parent)
+		turns = slices.Insert(turns, 0, o.AfterTurn)
 	}
 	if len(keys) == 1 {
 		return nil, nil
 	}
-	l := &lineage{keys: keys, cuts: make([]uint64, len(keys)-1)}
+	l := &lineage{keys: keys, cuts: make([]uint64, len(keys)-1), turns: turns}
 	for i := range l.cuts {
 		pos, err := first(ctx, keys[i+1])
 		if err != nil {

@@ -140,6 +140,7 @@ type Session struct {
 
 	recorded *Record     // the record OpenSession resumed, to restore from (see restore.go); set before it is shared
 	fork     *ForkOrigin // the session it was forked from (see fork.go); set before it is shared
+	seed     string      // a transcript fork's transcript, for its first prompt (see forkseed.go)
 }
 
 // Key returns the session's host key (SessionConfig.Key), which never
@@ -195,12 +196,13 @@ func (s *Session) SetPolicy(p Policy) {
 // A key can be open once per Host (ErrSessionOpen). Session.Ready and a
 // SessionReady event report how it opened.
 func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, error) {
-	return b.openSession(ctx, cfg, nil)
+	return b.openSession(ctx, cfg, nil, "")
 }
 
 // openSession is OpenSession; with fork set it opens a fork of that
-// origin (see Session.Fork) instead of resuming or creating a session.
-func (b *Bridge) openSession(ctx context.Context, cfg SessionConfig, fork *ForkOrigin) (*Session, error) {
+// origin (see Session.Fork) instead of resuming or creating a session,
+// seed being a transcript fork's transcript.
+func (b *Bridge) openSession(ctx context.Context, cfg SessionConfig, fork *ForkOrigin, seed string) (*Session, error) {
 	if err := refuseLaunchFlag(b.lockPolicy(cfg.Policy), b.launchFlag().flag); err != nil {
 		return nil, err // before the agent starts: the launch itself acts unasked
 	}
@@ -213,7 +215,7 @@ func (b *Bridge) openSession(ctx context.Context, cfg SessionConfig, fork *ForkO
 		cfg.Key = newSessionKey()
 	}
 	s := &Session{b: b, cfg: cfg, key: cfg.Key, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider),
-		grants: slices.Clone(cfg.ExternalDirectories), created: b.clock.Now(), fork: fork}
+		grants: slices.Clone(cfg.ExternalDirectories), created: b.clock.Now(), fork: fork, seed: seed}
 	if fork != nil {
 		s.turns.started = fork.AfterTurn // the fork's turns follow the parent's
 	}
@@ -235,6 +237,9 @@ func (b *Bridge) openSession(ctx context.Context, cfg SessionConfig, fork *ForkO
 		}
 	case known:
 		if resumeID, err = s.rec.recall(ctx); err != nil {
+			return nil, err
+		}
+		if err := s.reseed(ctx); err != nil {
 			return nil, err
 		}
 	}

@@ -110,6 +110,7 @@
 //	fork_parent      TEXT  the key of the session it was forked from, '' for none (Record.Fork)
 //	fork_parent_session  TEXT  the parent's native id the agent forked
 //	fork_after_turn  INTEGER  the parent's turn the fork branched after
+//	fork_transcript  INTEGER  the fork is a new session seeded with a transcript (ForkOrigin.Transcript)
 //
 // Append creates a row for a key it has not seen (key, bridge, native_id,
 // created_at) and keeps updated_at, last_seq, last_pos and title current.

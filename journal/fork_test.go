@@ -12,7 +12,7 @@ import (
 // is no fork reads back without one.
 func TestSaveSessionKeepsForkOrigin(t *testing.T) {
 	db := openAt(t, filepath.Join(t.TempDir(), "journal.db"))
-	origin := &bridge.ForkOrigin{Parent: "parent-key", ParentSession: "sess_1", AfterTurn: 3}
+	origin := &bridge.ForkOrigin{Parent: "parent-key", ParentSession: "sess_1", AfterTurn: 3, Transcript: true}
 	mustSave(t, db, "child", bridge.Record{Key: "child", NativeSessionID: "sess_2", Fork: origin})
 	mustSave(t, db, "parent-key", bridge.Record{Key: "parent-key", NativeSessionID: "sess_1"})
 	if got := mustLoad(t, db, "child").Fork; got == nil || *got != *origin {

@@ -148,6 +148,7 @@ func addForkOrigin(ctx context.Context, tx *sql.Tx) error {
 	_, err := tx.ExecContext(ctx, `
 ALTER TABLE sessions ADD COLUMN fork_parent TEXT NOT NULL DEFAULT '';
 ALTER TABLE sessions ADD COLUMN fork_parent_session TEXT NOT NULL DEFAULT '';
-ALTER TABLE sessions ADD COLUMN fork_after_turn INTEGER NOT NULL DEFAULT 0;`)
+ALTER TABLE sessions ADD COLUMN fork_after_turn INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN fork_transcript INTEGER NOT NULL DEFAULT 0;`)
 	return err
 }

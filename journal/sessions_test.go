@@ -38,7 +38,7 @@ func fullRecord(t *testing.T, key string) bridge.Record {
 				{ID: "second-" + key, Reason: "agent crashed; could not resume", Since: baseTime.Add(time.Minute)},
 			}))
 		case *bridge.ForkOrigin:
-			f.Set(reflect.ValueOf(&bridge.ForkOrigin{Parent: "parent-" + key, ParentSession: "native-" + key, AfterTurn: uint64(i)}))
+			f.Set(reflect.ValueOf(&bridge.ForkOrigin{Parent: "parent-" + key, ParentSession: "native-" + key, AfterTurn: uint64(i), Transcript: true}))
 		default:
 			t.Fatalf("Record.%s is a %s this test does not fill: give it a column and fill it here", name, f.Type())
 		}
