@@ -168,7 +168,10 @@
 // fork's own. Rewinding, a fork from the state before an earlier turn, is
 // done only where the agent can fork at that point, and no protocol call
 // offers it yet: Fork refuses it with acpclient.ErrUnsupported, and
-// Session.CanFork says so before the app asks.
+// Session.CanFork says so before the app asks. A transcript fork is the
+// app's explicit fallback (ForkOptions.Transcript): a new session whose
+// first prompt carries a marked transcript of the turns before the point,
+// read from the journal; ForkOrigin.Transcript says so.
 //
 // Turns are numbered per session (Event.Turn, continuing from the record).
 // A tool row belongs to its turn: agents reuse tool call ids, and the same
@@ -377,7 +380,7 @@
 //	profiles, launching         profile.go, profile_hooks.go, profile_support.go, profile_env.go, profile_fs.go, provider.go, resolve.go, workspace.go, hostfs_ssh.go
 //	health check                doctor.go, doctor_status.go
 //	Session and opening one     session.go (state, OpenSession, emitting), attach.go (sessionNative: load or create, replay, reattach), restore.go, sessions.go (Close, the session list)
-//	forks                       fork.go (Session.Fork, CanFork), forkhistory.go (a fork's history through its parents)
+//	forks                       fork.go (Session.Fork, CanFork), forkhistory.go (a fork's history through its parents), forkseed.go (transcript forks)
 //	turns                       turn.go (sessionTurns), watchdog.go, profile_hooks.go (retries)
 //	control calls               control.go (sessionControl: mode, model, options, compaction), effort.go
 //	the agent's updates         updates.go, updaterun.go, early.go (before the session is known), rawkeys.go, memsize.go

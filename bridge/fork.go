@@ -73,7 +73,9 @@ type ForkOptions struct {
 // wrapping acpclient.ErrUnsupported that says why (the agent does not
 // advertise session/fork, or the point is before the end of the session
 // and the agent cannot fork there). A UI calls it with 0 for a "fork"
-// action and with a past message's turn for "edit and resend". It reads
+// action and with a past message's turn for "edit and resend"; where the
+// agent cannot, the app may offer a transcript fork instead
+// (ForkOptions.Transcript), saying it is one. It reads
 // the capabilities of the agent's last start and sends nothing.
 func (s *Session) CanFork(beforeTurn uint64) error {
 	if err := s.closedErr(); err != nil {
@@ -112,7 +114,8 @@ func (s *Session) CanFork(beforeTurn uint64) error {
 // which belongs to the parent's turn) Fork returns ErrTurnRunning and the
 // turn and its requests go on untouched; a Prompt made while Fork runs
 // waits for it. CanFork says beforehand whether the agent can fork, and
-// where (see ForkOptions.BeforeTurn).
+// where (see ForkOptions.BeforeTurn). Where it cannot, Fork fails with
+// acpclient.ErrUnsupported unless the app chose ForkOptions.Transcript.
 func (s *Session) Fork(ctx context.Context, opts ForkOptions) (*Session, error) {
 	seeded := false
 	if err := s.CanFork(opts.BeforeTurn); err != nil {
