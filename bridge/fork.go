@@ -75,8 +75,10 @@ type ForkOptions struct {
 // and the agent cannot fork there). A UI calls it with 0 for a "fork"
 // action and with a past message's turn for "edit and resend"; where the
 // agent cannot, the app may offer a transcript fork instead
-// (ForkOptions.Transcript), saying it is one. It reads
-// the capabilities of the agent's last start and sends nothing.
+// (ForkOptions.Transcript), saying it is one. A turn past the next one is
+// no point of the session (an error that is not ErrUnsupported); a closed
+// session gives ErrSessionClosed. It reads the capabilities of the agent's
+// last start and sends nothing.
 func (s *Session) CanFork(beforeTurn uint64) error {
 	if err := s.closedErr(); err != nil {
 		return err
