@@ -15,7 +15,10 @@ import (
 // own session, as --resume does), asks the agent to fork it and prints the
 // new session's key on stdout. --turn N forks from the state before turn
 // N, which only an agent that can fork at an earlier point can do; before
-// the next turn (the session's turns + 1) is its end. Nothing runs a
+// the next turn (the session's turns + 1) is its end. --transcript makes a
+// transcript fork where the agent cannot (bridge.ForkOptions.Transcript):
+// a new session whose first prompt carries the earlier turns as a marked
+// transcript. Nothing runs a
 // turn: "acprun --resume KEY PROMPT" continues the fork, "acprun history
 // KEY" shows the parent's history up to the fork, then the fork's own.
 func runFork(o *options, stdout, diag io.Writer) (err error) {
@@ -72,16 +75,20 @@ func runFork(o *options, stdout, diag io.Writer) (err error) {
 		return setupFailure(err, o.timeout)
 	}
 	// CanFork first: it says why an agent cannot before anything is sent.
-	if err := parent.CanFork(o.turn); err != nil {
-		return fail(exitFailed, "fork: %v", err)
+	if err := parent.CanFork(o.turn); err != nil && !o.transcript {
+		return fail(exitFailed, "fork: %v (--transcript makes a transcript fork instead)", err)
 	}
-	child, err := parent.Fork(ctx, bridge.ForkOptions{BeforeTurn: o.turn})
+	child, err := parent.Fork(ctx, bridge.ForkOptions{BeforeTurn: o.turn, Transcript: o.transcript})
 	if err != nil {
 		return fail(exitFailed, "fork: %v", err)
 	}
 	fmt.Fprintln(stdout, child.Key())
-	fmt.Fprintf(diag, "forked session %s after its turn %d into %s (continue it with --resume %s)\n",
-		shellWord(rec.Key), child.Ready().Fork.AfterTurn, shellWord(child.Key()), shellWord(child.Key()))
+	how := "forked"
+	if child.Ready().Fork.Transcript {
+		how = "made a transcript fork of" // the agent could not fork
+	}
+	fmt.Fprintf(diag, "%s session %s after its turn %d: %s (continue it with --resume %s)\n",
+		how, shellWord(rec.Key), child.Ready().Fork.AfterTurn, shellWord(child.Key()), shellWord(child.Key()))
 	return nil
 }
 
@@ -98,11 +105,16 @@ history up to the fork, then the fork's own, and --resume KEY continues it.
 again, edited. The agent must be able to fork at that point; no ACP call
 does that today, so a turn before the session's end is refused, saying so.
 
+--transcript makes a transcript fork where the agent cannot fork (at --turn
+or at all): a new session whose first prompt carries a transcript of the
+turns before the point ahead of your message, marked as such (history shows
+it). The agent gets the conversation as text, not its tool results or state.
+
 flags:
 `
 
 // forkHelpFlags are the flags fork reads.
 var forkHelpFlags = []subFlag{
-	{"turn", "", ""}, {"journal", "", ""}, {"agent", "", ""}, {"provider", "", ""},
+	{"turn", "", ""}, {"transcript", "", ""}, {"journal", "", ""}, {"agent", "", ""}, {"provider", "", ""},
 	{"cwd", "", ""}, {"timeout", "", ""}, {"env", "", ""}, {"env-all", "", ""}, {"v", "", ""},
 }

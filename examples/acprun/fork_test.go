@@ -129,3 +129,42 @@ func TestForkCommandRefusals(t *testing.T) {
 		}
 	}
 }
+
+// --transcript makes a transcript fork where the agent cannot fork: its
+// key is printed, and the first prompt sent in it carries the transcript of
+// the earlier turns ahead of the message, which history shows.
+func TestForkCommandTranscript(t *testing.T) {
+	t.Parallel()
+	home, cwd := t.TempDir(), t.TempDir()
+	first := runAcprunIn(t, home, "--agent", forkAgent(t, false, []string{"p-1"}, nil, "one"), "--cwd", cwd, "one")
+	m := resumeHintPattern.FindStringSubmatch(first.stderr)
+	if first.code != exitOK || m == nil {
+		t.Fatalf("first turn: exit %d; stderr:\n%s", first.code, first.stderr)
+	}
+	forked := runAcprunIn(t, home, "fork", "--transcript", "--agent", forkAgent(t, false, []string{"t-1"}, []string{"p-1"}), m[1])
+	child := strings.TrimSpace(forked.stdout)
+	if forked.code != exitOK || child == "" || !strings.Contains(forked.stderr, "transcript fork") {
+		t.Fatalf("fork --transcript: exit %d, stdout %q; stderr:\n%s", forked.code, forked.stdout, forked.stderr)
+	}
+	record := filepath.Join(t.TempDir(), "record.jsonl")
+	agent := forkAgent(t, false, nil, []string{"t-1"}, "edited", "one") + fmt.Sprintf(" -record '%s'", record)
+	if r := runAcprunIn(t, home, "--agent", agent, "--resume", child, "edited"); r.code != exitOK {
+		t.Fatalf("the transcript fork's turn: exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	msgs, err := acptest.ReadRecord(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prompt string
+	for _, msg := range msgs {
+		if msg.Method == "session/prompt" {
+			prompt = string(msg.Params)
+		}
+	}
+	if !strings.Contains(prompt, "Transcript of an earlier conversation") || !strings.Contains(prompt, "reply one") || !strings.Contains(prompt, `"edited"`) {
+		t.Errorf("the transcript fork's first prompt %s lacks the transcript or the message", prompt)
+	}
+	if h := runAcprunIn(t, home, "history", child).stdout; !strings.Contains(h, "> [Transcript of an earlier conversation") || !strings.Contains(h, "reply edited") {
+		t.Errorf("history of the transcript fork does not show the transcript and the reply:\n%s", h)
+	}
+}

@@ -191,6 +191,7 @@ type options struct {
 	envAll                                 bool     // --env-all
 	allowAutonomous                        bool     // --allow-autonomous
 	turn                                   uint64   // --turn: fork from the state before this turn
+	transcript                             bool     // --transcript: a transcript fork where the agent cannot fork
 
 	command string   // "", or the subcommand: doctor, sessions, history, fork
 	args    []string // the prompt words, or the subcommand's arguments
@@ -254,7 +255,7 @@ const usageText = `usage: acprun [flags] "prompt"
        acprun doctor [flags] [PROVIDER…]
        acprun sessions [--journal FILE] [--events]
        acprun history [--journal FILE] [--events] SESSION
-       acprun fork [flags] SESSION [--turn N]
+       acprun fork [flags] SESSION [--turn N] [--transcript]
 
 Runs one turn of an ACP agent (the built-in demo agent unless --provider or
 --agent is given) in the workspace --cwd and shows it. The prompt may also
@@ -301,6 +302,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	fs.Var(&o.env, "env", "pass the agent `NAME` from this environment (or every NAME* of a prefix), or set NAME=VALUE; repeat it (the agent gets a minimal environment otherwise: see acprun -h)")
 	fs.BoolVar(&o.envAll, "env-all", false, "pass a local agent acprun's whole environment instead of the minimal one")
 	fs.Uint64Var(&o.turn, "turn", 0, "fork: fork from the state before turn `N` (default: the end of the session)")
+	fs.BoolVar(&o.transcript, "transcript", false, "fork: where the agent cannot fork (at --turn), make a new session whose first prompt carries a transcript of the earlier turns")
 	fs.BoolVar(&o.verbose, "v", false, "log diagnostics of the library and every JSON-RPC line in (<-) and out (->) on stderr")
 
 	// Flags may come before and after the prompt words; "--" ends them.
