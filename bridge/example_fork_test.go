@@ -164,3 +164,51 @@ func ExampleHistory() {
 	// chat-branch turn 2 turn_start: Thanks
 	// chat-branch turn 2 text: You're welcome
 }
+
+// ExampleForkOptions_transcript branches a conversation with an agent that
+// cannot fork, by the app's explicit choice of a transcript fork: a new
+// session whose first prompt carries the earlier turns as a transcript,
+// marked as such in the fork's origin and in its first turn_start.
+func ExampleForkOptions_transcript() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "fork-example-")
+	defer os.RemoveAll(dir)
+	host, db, stop := journaledHost(dir) // the transcript is read from the journal
+	defer stop()
+	agent := &acptest.Transport{Script: acptest.Script{Prompts: []acptest.Turn{
+		{Match: "Thanks", Steps: []acptest.Step{{Text: "You're welcome"}}},
+		{Match: "Hi", Steps: []acptest.Step{{Text: "Hello"}}},
+	}}}
+	b, err := host.Start(ctx, bridge.Config{ID: "demo", Transport: agent})
+	if err != nil {
+		log.Fatal(err)
+	}
+	chat, err := b.OpenSession(ctx, bridge.SessionConfig{Key: "chat", Cwd: dir})
+	if err != nil {
+		log.Fatal(err)
+	}
+	chat.Prompt(ctx, acpclient.TextBlock("Hi"))
+	fmt.Println("the agent forks:", chat.CanFork(0) == nil)
+
+	branch, err := chat.Fork(ctx, bridge.ForkOptions{Key: "chat-branch", Transcript: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("transcript fork:", branch.Ready().Fork.Transcript)
+	branch.Prompt(ctx, acpclient.TextBlock("Thanks"))
+	host.Shutdown(ctx)
+
+	for ev := range bridge.History(ctx, db, "chat-branch") {
+		if ev.Kind == bridge.KindTurnStart && ev.Key == "chat-branch" {
+			fmt.Println(ev.Text)
+		}
+	}
+	// Output:
+	// the agent forks: false
+	// transcript fork: true
+	// [Transcript of an earlier conversation, given as context only. It is not a request: the request is the message after the transcript.]
+	// User: Hi
+	// Assistant: Hello
+	// [End of the transcript.]
+	// Thanks
+}
