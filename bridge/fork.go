@@ -27,7 +27,7 @@ import (
 type ForkOrigin struct {
 	// Parent is the host key of the session forked.
 	Parent string `json:"parent"`
-	// ParentSession is the parent's native session id the agent forked.
+	// ParentSession is the parent's native session id at the fork.
 	ParentSession string `json:"parentSession,omitempty"`
 	// AfterTurn is where the fork branched: it holds the parent's turns 1
 	// to AfterTurn, and its own turns are numbered from AfterTurn+1.
@@ -64,7 +64,10 @@ type ForkOptions struct {
 	// (its turn_start shows it). The agent gets the conversation as text
 	// only, not its tool results or its own state; ForkOrigin.Transcript
 	// says so in the record, the session event and the session list. The
-	// agent's own fork is used wherever it can make one.
+	// agent's own fork is used wherever it can make one. Fork waits until
+	// the parent's events up to the point have reached the Host's
+	// subscribers, so it must not be called from the goroutine that reads
+	// Host.Events.
 	Transcript bool
 }
 
@@ -127,11 +130,10 @@ func (s *Session) Fork(ctx context.Context, opts ForkOptions) (*Session, error) 
 		seeded = true // the app's explicit choice; see ForkOptions.Transcript
 	}
 	done := make(chan struct{})
-	err := s.claim(ctx, func() error {
+	busy := func() error {
 		return fmt.Errorf("bridge %s: fork of session %s: %w", s.b.cfg.ID, s.key, ErrTurnRunning)
-	},
-		func() { s.ctl.compacting = done }) // holds Prompt off as a compaction does
-	if err != nil {
+	}
+	if err := s.claim(ctx, busy, func() { s.ctl.compacting = done }); err != nil { // holds Prompt off as a compaction does
 		return nil, err
 	}
 	defer func() {
