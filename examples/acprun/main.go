@@ -61,7 +61,9 @@
 // the history command that shows it. "acprun fork SESSION [--turn N]" forks
 // a session through an agent that advertises session/fork and prints the
 // fork's key, whose history shows the session's up to the fork, then its
-// own. "acprun sessions" lists the journaled sessions, most
+// own; with --transcript, where the agent cannot fork (at turn N), the
+// fork is a new session whose first prompt carries a marked transcript of
+// the earlier turns. "acprun sessions" lists the journaled sessions, most
 // recent first, with their keys whole; "acprun history SESSION" prints one
 // (--events: as JSON lines); --resume SESSION continues one, loading the
 // agent's own session where it can, in the directory it was recorded in
