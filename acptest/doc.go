@@ -25,7 +25,8 @@
 //
 // What a script can do, in short: answer initialize, session/new (with
 // updates before the answer, or auth_required until authenticate),
-// session/load (replay, unknown ids), any other method from a canned table,
+// session/load (replay, unknown ids), session/fork where the script's
+// capabilities advertise it, any other method from a canned table,
 // and prompts with a list of steps: updates, notifications, requests to the
 // client (permission with branches, fs, terminal), sleeps, junk and raw
 // lines, huge lines, stderr, stray responses, exit, hang, and waiting for

@@ -112,6 +112,9 @@ func (c *conn) handleRequest(m Message) {
 		}
 		c.mu.Unlock()
 		answer(params.SessionID, nil, fixed(nil, nil))
+	case "session/fork":
+		id, result, rpcErr := c.fork(m.Params)
+		answer(id, nil, fixed(result, rpcErr))
 	case "session/list":
 		answer("", nil, fixed(c.listPage(m.Params), nil))
 	case "session/set_config_option":

@@ -54,8 +54,8 @@ func (sn *sessionNative) attach(ctx context.Context, conn *acpclient.Conn, resum
 		if sn.standardDirs(conn) {
 			req.AdditionalDirectories = s.Grants()
 		}
-		resp, err := conn.NewSession(ctx, req)
-		if acpclient.IsAuthRequired(err) {
+		resp, err := sn.newNative(ctx, conn, req)
+		if acpclient.IsAuthRequired(err) && !sn.forking() {
 			conn, resp, err = b.newSessionSignedIn(ctx, conn, req, err)
 		} else if err != nil {
 			err = fmt.Errorf("bridge %s: %w", b.cfg.ID, err) // acpclient names the method
@@ -69,6 +69,7 @@ func (sn *sessionNative) attach(ctx context.Context, conn *acpclient.Conn, resum
 	}
 	sn.conn = conn
 	sn.noteNative(ready)
+	ready.Fork = s.origin()
 	ready.AgentModes, ready.Models, ready.ConfigOptions = setup.Modes, setup.Models, setup.ConfigOptions
 	if ready.Models == nil && b.provider.ModelsFromInitialize != nil {
 		ready.Models = b.provider.ModelsFromInitialize(conn.Agent())

@@ -158,6 +158,21 @@
 // journal's records and the open sessions; Host.Sessions lists the journal's
 // and the open ones across bridges, running or not.
 //
+// Session.Fork makes a new session, under a key of its own, that goes on
+// from the current one where the agent advertises session/fork; the
+// fork's Record, session event and list entry carry its ForkOrigin (the
+// parent's key and the turn it branched after), so an app can draw its
+// sessions as a tree. A fork's history is read through its parent rather
+// than copied: History, and Host.Subscribe with the fork's key, yield the
+// parent's events up to the fork, keeping their key, Pos and Seq, then the
+// fork's own. Rewinding, a fork from the state before an earlier turn, is
+// done only where the agent can fork at that point, and no protocol call
+// offers it yet: Fork refuses it with acpclient.ErrUnsupported, and
+// Session.CanFork says so before the app asks. A transcript fork is the
+// app's explicit fallback (ForkOptions.Transcript): a new session whose
+// first prompt carries a marked transcript of the turns before the point,
+// read from the journal; ForkOrigin.Transcript says so.
+//
 // Turns are numbered per session (Event.Turn, continuing from the record).
 // A tool row belongs to its turn: agents reuse tool call ids, and the same
 // id in a new turn is a new row. At turn end every row still open is closed
@@ -393,6 +408,7 @@
 //	profiles, launching         profile.go, profile_hooks.go, profile_support.go, profile_env.go, profile_fs.go, provider.go, resolve.go, workspace.go, hostfs_ssh.go
 //	health check                doctor.go, doctor_status.go
 //	Session and opening one     session.go (state, OpenSession, emitting), attach.go (sessionNative: load or create, replay, reattach), restore.go, sessions.go (Close, the session list)
+//	forks                       fork.go (Session.Fork, CanFork), forkhistory.go (a fork's history through its parents), forkseed.go (transcript forks)
 //	turns                       turn.go (sessionTurns), watchdog.go, profile_hooks.go (retries)
 //	the prompt queue, steering  queue.go (sessionQueue: queued turns, their events and record), steer.go
 //	control calls               control.go (sessionControl: mode, model, options, compaction), effort.go
@@ -410,7 +426,8 @@
 // never one before it. Another session's or bridge's locks are taken only
 // through that session's or bridge's own methods (Session.listEntry,
 // sessionTurns.waitEnded, tryHold, release and watchdog,
-// Bridge.openByKey and addOpen), and a
+// Bridge.openByKey and addOpen; Session.Fork opens the fork, holding the
+// parent's turns.mu and ctl.sem, through the fork's own opening), and a
 // Session's concern types (sessionNative, sessionTurns, sessionControl,
 // sessionAuthority, sessionRecords, sessionFiles) keep their state under their own lock where they have
 // one and under Session.mu otherwise.

@@ -269,4 +269,7 @@ type SessionReady struct {
 	// events dropped as history (see SessionConfig.KeepJournaledReplay).
 	HistoryJournaled bool `json:"historyJournaled,omitempty"`
 	ReplaySkipped    int  `json:"replaySkipped,omitempty"`
+	// Fork links a session made by Session.Fork to the session it was
+	// forked from.
+	Fork *ForkOrigin `json:"fork,omitempty"`
 }

@@ -142,7 +142,9 @@ type Session struct {
 	closing       bool // Close has begun: calls fail with ErrSessionClosed
 	closed        bool // Close has finished: nothing is saved any more
 
-	recorded *Record // the record OpenSession resumed, to restore from (see restore.go); set before it is shared
+	recorded *Record     // the record OpenSession resumed, to restore from (see restore.go); set before it is shared
+	fork     *ForkOrigin // the session it was forked from (see fork.go); set before it is shared
+	seed     string      // a transcript fork's transcript, for its first prompt (see forkseed.go)
 }
 
 // Key returns the session's host key (SessionConfig.Key), which never
@@ -198,6 +200,13 @@ func (s *Session) SetPolicy(p Policy) {
 // A key can be open once per Host (ErrSessionOpen). Session.Ready and a
 // SessionReady event report how it opened.
 func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, error) {
+	return b.openSession(ctx, cfg, nil, "")
+}
+
+// openSession is OpenSession; with fork set it opens a fork of that
+// origin (see Session.Fork) instead of resuming or creating a session,
+// seed being a transcript fork's transcript.
+func (b *Bridge) openSession(ctx context.Context, cfg SessionConfig, fork *ForkOrigin, seed string) (*Session, error) {
 	if err := refuseLaunchFlag(b.lockPolicy(cfg.Policy), b.launchFlag().flag); err != nil {
 		return nil, err // before the agent starts: the launch itself acts unasked
 	}
@@ -210,7 +219,10 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 		cfg.Key = newSessionKey()
 	}
 	s := &Session{b: b, cfg: cfg, key: cfg.Key, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider),
-		grants: slices.Clone(cfg.ExternalDirectories), created: b.clock.Now()}
+		grants: slices.Clone(cfg.ExternalDirectories), created: b.clock.Now(), fork: fork, seed: seed}
+	if fork != nil {
+		s.turns.started = fork.AfterTurn // the fork's turns follow the parent's
+	}
 	s.native.s, s.auth.s, s.rec.s, s.turns.s, s.ctl.s, s.files.s = s, s, s, s, s, s
 	s.queue.s = s
 	if err := b.host.reserveKey(b, s); err != nil {
@@ -223,8 +235,16 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 		}
 	}()
 	resumeID := cfg.ResumeID
-	if known {
+	switch {
+	case fork != nil && known:
+		if err := s.rec.refuseTakenKey(ctx); err != nil {
+			return nil, err
+		}
+	case known:
 		if resumeID, err = s.rec.recall(ctx); err != nil {
+			return nil, err
+		}
+		if err := s.reseed(ctx); err != nil {
 			return nil, err
 		}
 	}

@@ -223,6 +223,9 @@ type SessionEntry struct {
 	AgentListed bool
 	Session     *Session
 	Record      *Record
+	// Fork links a forked session to its parent, so a list can be drawn
+	// as a tree (see Session.Fork).
+	Fork *ForkOrigin
 }
 
 // ListSessions lists the sessions of this bridge: those open in it, those
@@ -333,6 +336,7 @@ func (l *sessionList) addJournal(ctx context.Context, j Journal, bridge string) 
 			l.add(e, rec.NativeHistory)
 		}
 		e.Journaled, e.Record = true, rec
+		e.Fork = cmp.Or(e.Fork, rec.Fork)
 		e.Title = cmp.Or(e.Title, rec.Title)
 		if rec.UpdatedAt.After(e.UpdatedAt) {
 			e.UpdatedAt = rec.UpdatedAt
@@ -434,5 +438,5 @@ func (s *Session) listEntry() (*SessionEntry, []NativeSession) {
 	title, natives := s.title, slices.Clone(s.natives)
 	s.mu.Unlock()
 	return &SessionEntry{Key: s.key, Bridge: s.b.cfg.ID, NativeID: s.ID(), Cwd: s.cfg.Cwd, Title: title,
-		UpdatedAt: updated, Open: true, Session: s}, natives
+		UpdatedAt: updated, Open: true, Session: s, Fork: s.origin()}, natives
 }

@@ -45,9 +45,12 @@ type Record struct {
 	ConfigValues map[string]string `json:"configValues,omitempty"`
 	// Turns is how many turns the session has started (a turn is counted
 	// when it starts, so one a crash interrupted is counted too).
-	Turns     uint64    `json:"turns,omitempty"`
-	CreatedAt time.Time `json:"createdAt,omitzero"`
-	UpdatedAt time.Time `json:"updatedAt"`
+	Turns uint64 `json:"turns,omitempty"`
+	// Fork links a session made by Session.Fork to the session it was
+	// forked from and the turn it branched after.
+	Fork      *ForkOrigin `json:"fork,omitempty"`
+	CreatedAt time.Time   `json:"createdAt,omitzero"`
+	UpdatedAt time.Time   `json:"updatedAt"`
 	// Queue is the session's prompt queue (Session.Enqueue), first to run
 	// first: a resumed session has it back, paused.
 	Queue []QueuedPrompt `json:"queue,omitempty"`
@@ -172,7 +175,7 @@ func (r *sessionRecords) record() Record {
 	rec := Record{Key: s.key, Bridge: s.b.cfg.ID, NativeSessionID: s.id, NativeHistory: slices.Clone(s.natives),
 		Title: s.title, Turns: s.turns.started, CreatedAt: s.created,
 		Model: s.cfg.Model, Effort: s.cfg.Effort, // set mid-turn by control calls, under mu
-		SessionMode: s.agentMode, ConfigValues: configValues(s.configOptions)}
+		SessionMode: s.agentMode, ConfigValues: configValues(s.configOptions), Fork: s.origin()}
 	s.mu.Unlock()
 	rec.Provider, rec.Cwd = s.b.provider.Name, s.cfg.Cwd
 	rec.Queue = s.queue.persisted()
@@ -258,6 +261,7 @@ func (r *sessionRecords) recall(ctx context.Context) (string, error) {
 		s.created = rec.CreatedAt
 	}
 	s.title = rec.Title
+	s.fork = rec.Fork
 	// Turn numbers go on from the recorded ones.
 	s.turns.started = rec.Turns
 	s.queue.restore(rec.Queue) // paused: nothing runs unasked after a restart

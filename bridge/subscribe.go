@@ -35,7 +35,9 @@ type Cursor struct {
 	// After is the Pos of the last event already seen: the subscription
 	// yields events with a greater Pos (0: from the beginning).
 	After uint64
-	// Key, when set, selects the events of one session (its host key).
+	// Key, when set, selects the events of one session (its host key);
+	// for a fork, with the events of the session it was forked from up to
+	// the fork first (see History).
 	Key string
 	// Bridge, when set, selects the events of one bridge.
 	Bridge string
@@ -71,6 +73,14 @@ func (h *Host) Subscribe(ctx context.Context, from Cursor) iter.Seq2[Event, erro
 			return
 		}
 		sub := subscriber{hub: h.events.hub, cursor: from, after: from.After, yield: yield}
+		if from.Key != "" {
+			l, err := h.forkLineage(ctx, from.Key)
+			if err != nil {
+				yield(Event{}, err)
+				return
+			}
+			sub.lineage = l // a fork's history is its parent's, then its own
+		}
 		if err := sub.run(ctx); err != nil {
 			yield(Event{}, err)
 		}
@@ -200,7 +210,10 @@ type view struct {
 }
 
 // look copies up to max matching events with Pos after after.
-func (h *hub) look(after uint64, c Cursor, max int) view {
+func (h *hub) look(after uint64, c Cursor, max int) view { return h.lookMatch(after, c.matches, max) }
+
+// lookMatch is look for events that match says to copy.
+func (h *hub) lookMatch(after uint64, match func(*Event) bool, max int) view {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	v := view{scanned: after, closed: h.closed, changed: h.changed}
@@ -216,7 +229,7 @@ func (h *hub) look(after uint64, c Cursor, max int) view {
 	for i := int(after + 1 - v.oldest); i < h.n && len(v.events) < max; i++ {
 		ev := &h.ring[(h.start+i)%len(h.ring)]
 		v.scanned = ev.Pos
-		if c.matches(ev) {
+		if match(ev) {
 			v.events = append(v.events, *ev)
 		}
 	}
@@ -229,8 +242,11 @@ type subscriber struct {
 	cursor Cursor
 	after  uint64 // Pos of the last event yielded or skipped
 	yield  func(Event, error) bool
-	done   bool // the consumer stopped ranging
-	caught bool // CaughtUp was called
+	// lineage, for a fork, lets its parents' events before it through
+	// (forkhistory.go); nil otherwise.
+	lineage *lineage
+	done    bool // the consumer stopped ranging
+	caught  bool // CaughtUp was called
 }
 
 // run yields until the end of the stream, ctx or the consumer stops it.
@@ -241,7 +257,7 @@ func (s *subscriber) run(ctx context.Context) error {
 		}
 	}
 	for {
-		v := s.hub.look(s.after, s.cursor, subscribePage)
+		v := s.hub.lookMatch(s.after, s.match, subscribePage)
 		if v.behind {
 			if s.hub.journal == nil {
 				return fmt.Errorf("%w: cursor %d, oldest held %d", ErrHistoryGone, s.after, v.oldest)
@@ -296,6 +312,15 @@ func (s *subscriber) emit(ctx context.Context, events []Event) bool {
 // match.
 func (s *subscriber) catchUp(ctx context.Context) error {
 	oldest := s.hub.look(s.after, s.cursor, 0).oldest
+	if s.lineage != nil {
+		if err := s.catchUpLineage(ctx); err != nil || s.done {
+			return err
+		}
+		if oldest > 0 && oldest-1 > s.after {
+			s.after = oldest - 1
+		}
+		return nil
+	}
 	for {
 		page, err := s.hub.journal.ReadEvents(ctx, EventQuery{After: s.after, Key: s.cursor.Key,
 			Bridge: s.cursor.Bridge, Limit: subscribePage})

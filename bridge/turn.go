@@ -114,6 +114,7 @@ func (s *Session) prompt(ctx context.Context, content []acpclient.ContentBlock, 
 		return "", err
 	}
 	defer s.turns.mu.Unlock()
+	content = s.seedContent(content) // a transcript fork's first prompt
 	turn, err := s.turns.beginTurn(ctx, content)
 	if err != nil {
 		s.turns.releaseTurn()

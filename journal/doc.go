@@ -72,7 +72,7 @@
 //
 // # Schema
 //
-// The schema version is PRAGMA user_version (now 3). Open migrates an
+// The schema version is PRAGMA user_version (now 4). Open migrates an
 // older file in one transaction and refuses a newer one (ErrSchemaTooNew).
 // PRAGMA application_id marks the file as a journal (0x61637068, "acph").
 // Open refuses, with ErrNotJournal and without changing or creating
@@ -107,6 +107,10 @@
 //	last_pos         INTEGER  the Pos of the key's latest event
 //	session_mode     TEXT  the agent's session mode (Record.SessionMode)
 //	config_values    TEXT  JSON object of config option id to current value (Record.ConfigValues)
+//	fork_parent      TEXT  the key of the session it was forked from, '' for none (Record.Fork)
+//	fork_parent_session  TEXT  the parent's native id the agent forked
+//	fork_after_turn  INTEGER  the parent's turn the fork branched after
+//	fork_transcript  INTEGER  the fork is a new session seeded with a transcript (ForkOrigin.Transcript)
 //	queue            TEXT  JSON array of the prompts queued (Record.Queue)
 //
 // Append creates a row for a key it has not seen (key, bridge, native_id,

@@ -20,7 +20,7 @@ type migration func(ctx context.Context, tx *sql.Tx) error
 // migrations[i] migrates version i to version i+1; the schema version of
 // this package is len(migrations). A new version appends a step, never
 // edits one: files in the field are at every version.
-var migrations = []migration{createV1, addSessionState, addQueue}
+var migrations = []migration{createV1, addSessionState, addForkOrigin, addQueue}
 
 // migrate runs the steps a file still needs, all in one transaction, so a
 // crash during a migration leaves the file at its old version.
@@ -141,7 +141,19 @@ ALTER TABLE sessions ADD COLUMN config_values TEXT NOT NULL DEFAULT '{}';`)
 	return err
 }
 
-// addQueue (version 3) keeps the session's prompt queue, which a resumed
+// addForkOrigin (version 3) links a forked session to the session it was
+// forked from (bridge.ForkOrigin); a session that is no fork keeps the
+// empty parent.
+func addForkOrigin(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `
+ALTER TABLE sessions ADD COLUMN fork_parent TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN fork_parent_session TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN fork_after_turn INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN fork_transcript INTEGER NOT NULL DEFAULT 0;`)
+	return err
+}
+
+// addQueue (version 4) keeps the session's prompt queue, which a resumed
 // session has back.
 func addQueue(ctx context.Context, tx *sql.Tx) error {
 	_, err := tx.ExecContext(ctx, `ALTER TABLE sessions ADD COLUMN queue TEXT NOT NULL DEFAULT '[]';`)

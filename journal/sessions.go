@@ -21,8 +21,8 @@ var ErrNoKey = errors.New("empty session key")
 const saveSessionSQL = `INSERT INTO sessions
 	(key, bridge, provider, native_id, cwd, model, effort, mode, read_only,
 	 approval_policy, agent_mode, grants, title, turns, created_at, updated_at,
-	 session_mode, config_values, queue)
-	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, COALESCE(?15, ?16), ?16, ?17, ?18, ?19)
+	 session_mode, config_values, fork_parent, fork_parent_session, fork_after_turn, fork_transcript, queue)
+	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, COALESCE(?15, ?16), ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)
 	ON CONFLICT (key) DO UPDATE SET
 	bridge = CASE WHEN ?2 = '' THEN bridge ELSE ?2 END,
 	provider = ?3,
@@ -30,7 +30,8 @@ const saveSessionSQL = `INSERT INTO sessions
 	cwd = ?5, model = ?6, effort = ?7, mode = ?8, read_only = ?9,
 	approval_policy = ?10, agent_mode = ?11, grants = ?12,
 	title = CASE WHEN ?13 = '' THEN title ELSE ?13 END,
-	turns = ?14, session_mode = ?17, config_values = ?18, queue = ?19,
+	turns = ?14, session_mode = ?17, config_values = ?18,
+	fork_parent = ?19, fork_parent_session = ?20, fork_after_turn = ?21, fork_transcript = ?22, queue = ?23,
 	created_at = COALESCE(?15, created_at, ?16),
 	updated_at = CASE WHEN updated_at IS NULL OR ?16 > updated_at THEN ?16 ELSE updated_at END`
 
@@ -74,6 +75,10 @@ func (db *DB) saveTx(ctx context.Context, key string, rec bridge.Record) error {
 			return err
 		}
 	}
+	var fork bridge.ForkOrigin
+	if rec.Fork != nil {
+		fork = *rec.Fork
+	}
 	updated := rec.UpdatedAt
 	if updated.IsZero() {
 		updated = time.Now()
@@ -86,7 +91,8 @@ func (db *DB) saveTx(ctx context.Context, key string, rec bridge.Record) error {
 	if _, err := tx.ExecContext(ctx, saveSessionSQL, key, rec.Bridge, rec.Provider, rec.NativeSessionID,
 		rec.Cwd, rec.Model, rec.Effort, rec.Mode, boolInt(rec.ReadOnly), rec.ApprovalPolicy, rec.AgentMode,
 		string(grants), rec.Title, rec.Turns, timeText(rec.CreatedAt), timeText(updated),
-		rec.SessionMode, string(values), string(queue)); err != nil {
+		rec.SessionMode, string(values), fork.Parent, fork.ParentSession, fork.AfterTurn, boolInt(fork.Transcript),
+		string(queue)); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, "DELETE FROM native_sessions WHERE key = ?", key); err != nil {
@@ -103,7 +109,8 @@ func (db *DB) saveTx(ctx context.Context, key string, rec bridge.Record) error {
 }
 
 const recordColumns = `key, bridge, provider, native_id, cwd, model, effort, mode, read_only,
-	approval_policy, agent_mode, grants, title, turns, created_at, updated_at, session_mode, config_values, queue`
+	approval_policy, agent_mode, grants, title, turns, created_at, updated_at, session_mode, config_values,
+	fork_parent, fork_parent_session, fork_after_turn, fork_transcript, queue`
 
 // LoadSession returns the record of session key, with its native history.
 func (db *DB) LoadSession(ctx context.Context, key string) (bridge.Record, bool, error) {
@@ -174,9 +181,12 @@ func scanRecord(rows *sql.Rows) (bridge.Record, error) {
 	var readOnly int
 	var grants, values, queue string
 	var created, updated sql.NullString
+	var fork bridge.ForkOrigin
+	var transcript int
 	if err := rows.Scan(&rec.Key, &rec.Bridge, &rec.Provider, &rec.NativeSessionID, &rec.Cwd, &rec.Model,
 		&rec.Effort, &rec.Mode, &readOnly, &rec.ApprovalPolicy, &rec.AgentMode, &grants, &rec.Title,
-		&rec.Turns, &created, &updated, &rec.SessionMode, &values, &queue); err != nil {
+		&rec.Turns, &created, &updated, &rec.SessionMode, &values,
+		&fork.Parent, &fork.ParentSession, &fork.AfterTurn, &transcript, &queue); err != nil {
 		return rec, err
 	}
 	if err := json.Unmarshal([]byte(queue), &rec.Queue); err != nil {
@@ -184,6 +194,10 @@ func scanRecord(rows *sql.Rows) (bridge.Record, error) {
 	}
 	if len(rec.Queue) == 0 {
 		rec.Queue = nil
+	}
+	fork.Transcript = transcript != 0
+	if fork.Parent != "" {
+		rec.Fork = &fork
 	}
 	if err := json.Unmarshal([]byte(values), &rec.ConfigValues); err != nil {
 		return rec, fmt.Errorf("config values of session %q: %w", rec.Key, err)

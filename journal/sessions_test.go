@@ -43,6 +43,8 @@ func fullRecord(t *testing.T, key string) bridge.Record {
 				{ID: "q-1-" + key, Content: []acpclient.ContentBlock{acpclient.TextBlock("next " + key)}, Text: "next " + key, Queued: baseTime},
 				{ID: "q-2-" + key, Content: []acpclient.ContentBlock{acpclient.TextBlock("then")}, Text: "then", Queued: baseTime.Add(time.Second)},
 			}))
+		case *bridge.ForkOrigin:
+			f.Set(reflect.ValueOf(&bridge.ForkOrigin{Parent: "parent-" + key, ParentSession: "native-" + key, AfterTurn: uint64(i), Transcript: true}))
 		default:
 			t.Fatalf("Record.%s is a %s this test does not fill: give it a column and fill it here", name, f.Type())
 		}

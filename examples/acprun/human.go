@@ -211,6 +211,9 @@ func (h *human) event(ev bridge.Event) {
 	case bridge.KindSession:
 		if r := ev.SessionReady; r != nil {
 			switch {
+			case r.Fork != nil && !r.Resumed:
+				// In a fork's history: where the parent's part ends.
+				h.line("", h.colors.dim(fmt.Sprintf("— forked from session %s after turn %d —", r.Fork.Parent, r.Fork.AfterTurn)))
 			case r.Resumed:
 				fmt.Fprintf(h.diag, "acprun: resumed session %s\n", ev.Session)
 			case r.ResumeError != "":

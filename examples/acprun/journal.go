@@ -117,6 +117,9 @@ func runSessions(o *options, w io.Writer) error {
 		if label == "" {
 			label = r.Cwd
 		}
+		if r.Fork != nil {
+			label = fmt.Sprintf("(fork of %s after turn %d) %s", r.Fork.Parent, r.Fork.AfterTurn, label)
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", shellWord(r.Key), oneLine(agent), when(r.UpdatedAt), r.Turns, oneLine(label))
 	}
 	return tw.Flush()
@@ -131,7 +134,8 @@ func when(t time.Time) string {
 }
 
 // runHistory prints one journaled session: as a transcript, or with
-// --events as the JSON lines --events printed live.
+// --events as the JSON lines --events printed live. A fork's starts with
+// the history it inherited (bridge.History).
 func runHistory(o *options, w, diag io.Writer, colors palette) error {
 	if len(o.args) != 1 {
 		return fail(exitUsage, "usage: acprun history SESSION (a key from acprun sessions)")
@@ -161,19 +165,12 @@ func runHistory(o *options, w, diag io.Writer, colors palette) error {
 	} else {
 		out = newHistory(w, diag, colors)
 	}
-	q := bridge.EventQuery{Key: rec.Key}
-	for {
-		events, err := db.ReadEvents(ctx, q)
+	// A fork's history is its parent's up to the fork, then its own.
+	for ev, err := range bridge.History(ctx, db, rec.Key) {
 		if err != nil {
 			return fail(exitFailed, "reading the journal: %v", err)
 		}
-		if len(events) == 0 {
-			break
-		}
-		for _, ev := range events {
-			out.event(ev)
-		}
-		q.After = events[len(events)-1].Pos
+		out.event(ev)
 	}
 	out.finish()
 	return nil

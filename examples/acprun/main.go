@@ -58,11 +58,17 @@
 // session has a host key that never changes, printed after every turn: in
 // the resume hint ("continue it with --resume KEY") when the agent can load
 // or resume sessions (loadSession, sessionCapabilities.resume), else with
-// the history command that shows it. "acprun sessions" lists the journaled sessions, most
+// the history command that shows it. "acprun fork SESSION [--turn N]" forks
+// a session through an agent that advertises session/fork and prints the
+// fork's key, whose history shows the session's up to the fork, then its
+// own; with --transcript, where the agent cannot fork (at turn N), the
+// fork is a new session whose first prompt carries a marked transcript of
+// the earlier turns. "acprun sessions" lists the journaled sessions, most
 // recent first, with their keys whole; "acprun history SESSION" prints one
-// (--events: as JSON lines); "acprun chat" holds a conversation, every line
-// of stdin a prompt, queued while a turn runs, with /steer, /queue,
-// /cancel, /clear and /resume ("acprun chat -h"); --resume SESSION continues one, loading the
+// (--events: as JSON lines); "acprun chat" holds a conversation, every
+// line of stdin a prompt, queued while a turn runs, with /steer, /queue,
+// /cancel, /clear and /resume ("acprun chat -h"); --resume SESSION
+// continues one, loading the
 // agent's own session where it can, in the directory it was recorded in
 // (a different --cwd is refused unless --move-cwd moves it) and in the
 // agent mode, model, effort and options it was left in. SESSION is the
@@ -189,8 +195,10 @@ type options struct {
 	env                                    envFlags // --env, repeated
 	envAll                                 bool     // --env-all
 	allowAutonomous                        bool     // --allow-autonomous
+	turn                                   uint64   // --turn: fork from the state before this turn
+	transcript                             bool     // --transcript: a transcript fork where the agent cannot fork
 
-	command string   // "", or the subcommand: doctor, sessions, history
+	command string   // "", or the subcommand: doctor, sessions, history, fork
 	args    []string // the prompt words, or the subcommand's arguments
 }
 
@@ -231,6 +239,8 @@ func run(args []string) int {
 		err = runSessions(opts, os.Stdout)
 	case "history":
 		err = runHistory(opts, os.Stdout, os.Stderr, palette{on: useColor(isTerminal(os.Stdout)) && !opts.events})
+	case "fork":
+		err = runFork(opts, os.Stdout, os.Stderr)
 	case "chat":
 		err = runChat(opts)
 	default:
@@ -252,6 +262,7 @@ const usageText = `usage: acprun [flags] "prompt"
        acprun doctor [flags] [PROVIDER…]
        acprun sessions [--journal FILE] [--events]
        acprun history [--journal FILE] [--events] SESSION
+       acprun fork [flags] SESSION [--turn N] [--transcript]
        acprun chat [flags] (prompts on stdin, one a line; see acprun chat -h)
 
 Runs one turn of an ACP agent (the built-in demo agent unless --provider or
@@ -298,6 +309,8 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.terminals, "terminals", false, "let the agent run commands through acprun (terminal/*, Build and Full mode) and show every command's output live under its tool row")
 	fs.Var(&o.env, "env", "pass the agent `NAME` from this environment (or every NAME* of a prefix), or set NAME=VALUE; repeat it (the agent gets a minimal environment otherwise: see acprun -h)")
 	fs.BoolVar(&o.envAll, "env-all", false, "pass a local agent acprun's whole environment instead of the minimal one")
+	fs.Uint64Var(&o.turn, "turn", 0, "fork: fork from the state before turn `N` (default: the end of the session)")
+	fs.BoolVar(&o.transcript, "transcript", false, "fork: where the agent cannot fork (at --turn), make a new session whose first prompt carries a transcript of the earlier turns")
 	fs.BoolVar(&o.verbose, "v", false, "log diagnostics of the library and every JSON-RPC line in (<-) and out (->) on stderr")
 
 	// Flags may come before and after the prompt words; "--" ends them.
@@ -319,7 +332,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 		// Flags before the word would be the turn's, which doctor ignores.
 		return nil, &usageError{err: errors.New("doctor's flags come after it: acprun doctor [flags] [PROVIDER…]"), help: "acprun doctor -h"}
 	}
-	if len(words) > 0 && slices.Contains([]string{"sessions", "history", "chat"}, words[0]) {
+	if len(words) > 0 && slices.Contains([]string{"sessions", "history", "fork", "chat"}, words[0]) {
 		o.command, words = words[0], words[1:]
 	}
 	o.args = append(words, rest...)

@@ -65,6 +65,8 @@ prompts, replies, tool rows and decisions.
 
 flags:
 `, []subFlag{{"journal", "", ""}, {"events", "print JSON lines instead of text", ""}}, true
+	case "fork":
+		return forkUsage, forkHelpFlags, true
 	}
 	return "", nil, false
 }

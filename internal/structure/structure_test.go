@@ -24,7 +24,7 @@ const root = "../.."
 // exported types. A new name must be worth raising the cap for.
 var budgets = map[string]int{
 	"acpclient":       323,
-	"bridge":          292,
+	"bridge":          297,
 	"bridge/terminal": 25,
 	"fsroot":          42,
 	"journal":         24,
