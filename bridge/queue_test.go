@@ -350,3 +350,39 @@ func TestRestartKeepsTheQueueAndRunsNothingUnasked(t *testing.T) {
 		t.Errorf("turns after the restart %q, want a, b, c", got)
 	}
 }
+
+// An app without a journal keeps the queue in its Store: a session opened
+// again by its key has it back, paused.
+func TestStoreKeepsTheQueue(t *testing.T) {
+	store := NewFileStore(t.TempDir() + "/sessions.json")
+	script := acptest.Script{NewSession: acptest.NewSessionScript{SessionIDs: []string{"sess_S"}}, Prompts: []acptest.Turn{holdTurn}}
+	s, rec, _ := queueSession(t, script, nil, SessionConfig{Key: "k", Store: store})
+	done := hold(t, s, rec)
+	a := mustEnqueue(t, s, "a")
+	if err := s.b.host.Shutdown(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	s2, _, _ := queueSession(t, acptest.Script{LoadSession: acptest.LoadSessionScript{Sessions: []string{"sess_S"}}}, nil, SessionConfig{Key: "k", Store: store})
+	if prompts, paused := s2.Queue(); !slices.Equal(queueIDs(prompts), []string{a}) || !paused {
+		t.Errorf("queue from the Store %v, paused %v; want [%s], paused", queueIDs(prompts), paused, a)
+	}
+}
+
+// The view folds queue events: the queue and whether it is paused, as the
+// last event says.
+func TestViewFoldsTheQueue(t *testing.T) {
+	p := QueuedPrompt{ID: "q-1", Content: []acpclient.ContentBlock{acpclient.TextBlock("next")}, Text: "next"}
+	var v SessionView
+	v.Apply(Event{Key: "k", Kind: KindQueue, Queue: &QueueUpdate{Change: "queued", ID: "q-1", Prompts: []QueuedPrompt{p}}})
+	v.Apply(Event{Key: "k", Kind: KindTurnEnd, StopReason: "end_turn"})
+	v.Apply(Event{Key: "k", Kind: KindQueue, Queue: &QueueUpdate{Change: "paused", Paused: true, Prompts: []QueuedPrompt{p}}})
+	if len(v.Queue) != 1 || !v.QueuePaused {
+		t.Fatalf("view queue %v, paused %v; want [q-1], paused", queueIDs(v.Queue), v.QueuePaused)
+	}
+	c := v.clone()
+	v.Apply(Event{Key: "k", Kind: KindQueue, Queue: &QueueUpdate{Change: "started", ID: "q-1"}})
+	if len(v.Queue) != 0 || v.QueuePaused || len(c.Queue) != 1 {
+		t.Errorf("after started: %v, paused %v (clone %v); want empty, running, the clone unchanged", queueIDs(v.Queue), v.QueuePaused, queueIDs(c.Queue))
+	}
+}
