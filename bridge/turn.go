@@ -306,7 +306,9 @@ func (tr *sessionTurns) closeRows(rows []*ToolCall) {
 // requests "cancelled" (and cancels its other pending requests). The turn
 // ends when the agent answers the prompt; if it has not within
 // Config.CancelGrace, the turn ends anyway, with stop reason "cancelled"
-// and ErrCancelIgnored, and the agent process is killed.
+// and ErrCancelIgnored, and the agent process is killed. The session's
+// queue is kept, and its next prompt runs once the turn has ended; to drop
+// it too, call ClearQueue first.
 func (s *Session) Cancel() {
 	s.mu.Lock()
 	turn := s.turn
