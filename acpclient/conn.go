@@ -114,7 +114,7 @@ func NewConn(rwc io.ReadWriteCloser, client Client, opts *ConnOptions) *Conn {
 	}
 	c.queue = newQueue(c.opts.MaxQueuedBytes, c.opts.Budget)
 	c.queue.onWait = c.lines.park // only the read loop pushes what may wait
-	_, c.chunks.lean = client.(receiver)
+	_, c.chunks.scan.Lean = client.(receiver)
 	go c.readLoop()
 	go func() {
 		c.dispatchLoop()

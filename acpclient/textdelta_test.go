@@ -186,7 +186,7 @@ func TestTextDeltaNotification(t *testing.T) {
 			continue
 		}
 		var d chunkDecoder
-		d.lean = true
+		d.scan.Lean = true
 		in := d.decode([]byte(l.line), false)
 		if in == nil || in.delta == nil {
 			t.Fatalf("line %s: no delta", l.line)
