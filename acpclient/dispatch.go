@@ -156,8 +156,7 @@ type receiver = wire.Receiver[*SessionNotification]
 const maxUpdateRun = 64
 
 // deliverUpdates hands a run of session/update notifications and text
-// deltas to a receiver, in the agent's order, in related runs (see
-// relatedRun): a panic in the receiver is logged, as deliver does, and
+// deltas to a receiver, in the agent's order, in related runs (relatedRun): a panic in the receiver is logged, as deliver does, and
 // costs the related run it was handling alone, never an unrelated update
 // that happened to be read with it. A notification carries its raw update
 // unless it is a message chunk. What it leaves boxed is the Conn's again
@@ -186,19 +185,36 @@ func (c *Conn) deliverUpdates(ctx context.Context, recv receiver, run []*inbound
 }
 
 // relatedRun returns how many updates from the start of us are delivered
-// together: consecutive text deltas of one session (pieces of the text
-// it is streaming), or one notification. Which updates share a queue run
-// depends on how the agent's writes were read; which share a delivery
-// does not.
+// together: consecutive pieces of one session's streamed messages (text
+// deltas and message chunks), or one other notification. Which updates
+// share a queue run depends on how the agent's writes were read; which
+// share a delivery does not.
 func relatedRun(us []wire.Update[*SessionNotification]) int {
-	if !us[0].IsDelta {
+	sid, ok := streamed(&us[0])
+	if !ok {
 		return 1
 	}
 	n := 1
-	for n < len(us) && us[n].IsDelta && us[n].Delta.SessionID == us[0].Delta.SessionID {
+	for n < len(us) {
+		if s, ok := streamed(&us[n]); !ok || s != sid {
+			break
+		}
 		n++
 	}
 	return n
+}
+
+// streamed reports whether u is a piece of a streamed message (a text
+// delta or a message chunk), and of which session.
+func streamed(u *wire.Update[*SessionNotification]) (session string, ok bool) {
+	if u.IsDelta {
+		return u.Delta.SessionID, true
+	}
+	switch u.Note.Update.(type) {
+	case *AgentMessageChunk, *AgentThoughtChunk, *UserMessageChunk:
+		return u.Note.SessionID, true
+	}
+	return "", false
 }
 
 // deliverRelated hands one related run to the receiver, turning a panic

@@ -13,9 +13,10 @@ import (
 )
 
 // Receiver takes the session/update notifications of a connection in
-// runs, in the agent's order: a run is one notification, or consecutive
-// text deltas of one session. A panic in Updates costs its run alone (the
-// connection logs it and goes on with the next). N is acpclient's
+// runs, in the agent's order: a run is consecutive pieces of one
+// session's streamed messages (text deltas, message chunks), or one other
+// notification. A panic in Updates costs its run alone (the connection
+// logs it and goes on with the next). N is acpclient's
 // notification type (a type parameter, as acpclient imports this package).
 // The run (the slice) is the connection's to reuse once the call returns;
 // the notifications, deltas' strings and raw bytes in it are the
