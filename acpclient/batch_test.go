@@ -100,3 +100,55 @@ func TestSessionUpdatesGetsRunsInOrder(t *testing.T) {
 func (c *batchClient) Updates(ctx context.Context, run []wire.Update[*SessionNotification]) {
 	splitRun(ctx, run, c.SessionUpdates, nil)
 }
+
+// panicReceiver logs the updates of each run it takes as "session text"
+// or "session kind", and panics at a piece of text it is told to.
+type panicReceiver struct {
+	batchClient
+	at string
+}
+
+func (c *panicReceiver) Updates(_ context.Context, run []wire.Update[*SessionNotification]) {
+	var entries []string
+	for _, u := range run {
+		n := u.Note
+		if u.IsDelta {
+			n = deltaNote(&u.Delta)
+		}
+		entry := n.SessionID + " " + n.Update.Kind()
+		if c, ok := n.Update.(*AgentMessageChunk); ok {
+			if c.Content.Text == "boom" {
+				panic("client fault")
+			}
+			entry = n.SessionID + " " + c.Content.Text
+		}
+		entries = append(entries, entry)
+	}
+	c.mu.Lock()
+	c.log = append(c.log, entries...)
+	if len(c.log) >= 3 {
+		close(c.done)
+	}
+	c.mu.Unlock()
+}
+
+// A panic in the receiver costs its related run alone, on the fast path
+// and the plain one: another session's chunk and a tool call read in the
+// same batch as the chunk that panicked still arrive, in order.
+func TestReceiverPanicCostsItsRun(t *testing.T) {
+	client := &panicReceiver{batchClient: batchClient{done: make(chan struct{})}}
+	pr, pw := io.Pipe()
+	c := NewConn(pipeStream{Reader: pr, Writer: io.Discard, closer: pr}, client, nil)
+	lines := chunkLineJSON("s", "boom") + "\n" + chunkLineJSON("t", "other session") + "\n" +
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"x"}}}` + "\n" +
+		chunkLineJSON("s", "after") + "\n"
+	go pw.Write([]byte(lines)) // one write: the lines share a queue run
+	waitfor.Closed(t, client.done, "three deliveries")
+	pw.Close()
+	waitfor.Closed(t, c.Done(), "the connection to end")
+	client.mu.Lock()
+	defer client.mu.Unlock()
+	if got, want := strings.Join(client.log, "|"), "t other session|s tool_call|s after"; got != want {
+		t.Fatalf("deliveries %q, want %q", got, want)
+	}
+}

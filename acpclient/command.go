@@ -35,7 +35,7 @@ type CommandTransport struct {
 	// builds a smaller one that keeps what agents need).
 	Env []string
 	// StderrBytes is how much of the agent's stderr is kept for error
-	// messages (default DefaultStderrBytes).
+	// messages (default 64 KiB).
 	StderrBytes int
 	// StopTimeout is how long Close waits, after closing the agent's stdin,
 	// for it to exit before sending SIGTERM to its process group; KillTimeout
@@ -46,11 +46,11 @@ type CommandTransport struct {
 	// has exited, for its last output to be read, when something it left
 	// behind (a descendant that left its process group) still holds its
 	// stdout open; then the stream ends as if at EOF (default
-	// DefaultExitDrain). What the pipe already holds is still read.
+	// 300ms). What the pipe already holds is still read.
 	ExitDrain time.Duration
 	// DescendantScan is how often the agent's descendants are recorded while
 	// it runs, so those that leave its process group can be ended when it
-	// stops (default DefaultDescendantScan; negative: only when stopping).
+	// stops (default 1s; negative: only when stopping).
 	// Agents with the same interval share one scan of /proc per interval.
 	// Linux only, and only where the agent's reaper cannot be started;
 	// elsewhere nothing is recorded.
@@ -92,10 +92,10 @@ type CommandTransport struct {
 	reaperPath string
 }
 
-// Defaults of CommandTransport.
+// Defaults of CommandTransport (its fields' docs give them).
 const (
-	DefaultExitDrain      = 300 * time.Millisecond
-	DefaultDescendantScan = time.Second
+	defaultExitDrain      = 300 * time.Millisecond
+	defaultDescendantScan = time.Second
 )
 
 // maxLeftoverBytes bounds what is read after ExitDrain, so a descendant that
@@ -191,7 +191,7 @@ func (t *CommandTransport) Connect(ctx context.Context) (io.ReadWriteCloser, err
 		stderr: newRing(t.StderrBytes), redactor: red, logger: t.Logger,
 		stopTimeout: orDefault(t.StopTimeout, 2*time.Second),
 		killTimeout: orDefault(t.KillTimeout, 2*time.Second),
-		exitDrain:   orDefault(t.ExitDrain, DefaultExitDrain),
+		exitDrain:   orDefault(t.ExitDrain, defaultExitDrain),
 		maxLeftover: maxLeftoverBytes,
 		exited:      make(chan struct{}), stderrDone: make(chan struct{}), stopped: make(chan struct{}),
 	}
@@ -247,7 +247,7 @@ func orDefault(d, def time.Duration) time.Duration {
 
 func scanInterval(d time.Duration) time.Duration {
 	if d == 0 {
-		return DefaultDescendantScan
+		return defaultDescendantScan
 	}
 	return d
 }

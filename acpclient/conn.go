@@ -15,7 +15,7 @@ import (
 
 // ConnOptions configures a Conn. The zero value is ready to use.
 type ConnOptions struct {
-	// MaxLineBytes caps one incoming line (default DefaultMaxLineBytes).
+	// MaxLineBytes caps one incoming line (default 256 MiB).
 	MaxLineBytes int
 	// MaxQueuedBytes is how much received but undelivered data may pile up
 	// while the Client is slow before the Conn stops reading from the agent
@@ -37,7 +37,7 @@ type ConnOptions struct {
 	Logger *slog.Logger
 	// WireTrace logs every line in and out on Logger at debug level
 	// (WireTraceIn, WireTraceOut): the lines that are skipped too, cut at
-	// WireTraceBytes with their length noted, and redacted (the generic
+	// 4 KiB with their length noted, and redacted (the generic
 	// credential shapes, and the secrets of the stream's transport when it
 	// is a Process or a RemoteProcess).
 	WireTrace bool
@@ -93,7 +93,7 @@ func NewConn(rwc io.ReadWriteCloser, client Client, opts *ConnOptions) *Conn {
 		c.opts = *opts
 	}
 	if c.opts.MaxLineBytes <= 0 {
-		c.opts.MaxLineBytes = DefaultMaxLineBytes
+		c.opts.MaxLineBytes = defaultMaxLineBytes
 	}
 	if c.opts.MaxQueuedBytes <= 0 {
 		c.opts.MaxQueuedBytes = 64 << 20
@@ -114,7 +114,7 @@ func NewConn(rwc io.ReadWriteCloser, client Client, opts *ConnOptions) *Conn {
 	}
 	c.queue = newQueue(c.opts.MaxQueuedBytes, c.opts.Budget)
 	c.queue.onWait = c.lines.park // only the read loop pushes what may wait
-	_, c.chunks.lean = client.(receiver)
+	_, c.chunks.scan.Lean = client.(receiver)
 	go c.readLoop()
 	go func() {
 		c.dispatchLoop()

@@ -156,10 +156,11 @@ type receiver = wire.Receiver[*SessionNotification]
 const maxUpdateRun = 64
 
 // deliverUpdates hands a run of session/update notifications and text
-// deltas to a receiver in one call, in the agent's order, turning a panic
-// in it into a log entry as deliver does. A notification carries its raw
-// update unless it is a message chunk. What it leaves boxed is the Conn's
-// again once it returns (giveBack). It returns buf for reuse.
+// deltas to a receiver, in the agent's order, in related runs (relatedRun): a panic in the receiver is logged, as deliver does, and
+// costs the related run it was handling alone, never an unrelated update
+// that happened to be read with it. A notification carries its raw update
+// unless it is a message chunk. What it leaves boxed is the Conn's again
+// once it returns (giveBack). It returns buf for reuse.
 func (c *Conn) deliverUpdates(ctx context.Context, recv receiver, run []*inbound, buf []wire.Update[*SessionNotification]) []wire.Update[*SessionNotification] {
 	for _, m := range run {
 		if m.delta != nil {
@@ -174,14 +175,57 @@ func (c *Conn) deliverUpdates(ctx context.Context, recv receiver, run []*inbound
 		}
 		buf = append(buf, u)
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			c.logger.Error("acpclient: client method panicked", "method", methodSessionUpdate, "panic", p, "run", len(run))
-		}
-	}()
-	recv.Updates(ctx, buf)
+	for rest := buf; len(rest) > 0; {
+		n := relatedRun(rest)
+		c.deliverRelated(ctx, recv, rest[:n])
+		rest = rest[n:]
+	}
 	clear(buf)
 	return buf
+}
+
+// relatedRun returns how many updates from the start of us are delivered
+// together: consecutive pieces of one session's streamed messages (text
+// deltas and message chunks), or one other notification. Which updates
+// share a queue run depends on how the agent's writes were read; which
+// share a delivery does not.
+func relatedRun(us []wire.Update[*SessionNotification]) int {
+	sid, ok := streamed(&us[0])
+	if !ok {
+		return 1
+	}
+	n := 1
+	for n < len(us) {
+		if s, ok := streamed(&us[n]); !ok || s != sid {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// streamed reports whether u is a piece of a streamed message (a text
+// delta or a message chunk), and of which session.
+func streamed(u *wire.Update[*SessionNotification]) (session string, ok bool) {
+	if u.IsDelta {
+		return u.Delta.SessionID, true
+	}
+	switch u.Note.Update.(type) {
+	case *AgentMessageChunk, *AgentThoughtChunk, *UserMessageChunk:
+		return u.Note.SessionID, true
+	}
+	return "", false
+}
+
+// deliverRelated hands one related run to the receiver, turning a panic
+// in it into a log entry.
+func (c *Conn) deliverRelated(ctx context.Context, recv receiver, us []wire.Update[*SessionNotification]) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.logger.Error("acpclient: client method panicked", "method", methodSessionUpdate, "panic", p, "run", len(us))
+		}
+	}()
+	recv.Updates(ctx, us)
 }
 
 // deliver hands one message to the Client, turning a panic in it into an

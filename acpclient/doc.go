@@ -49,8 +49,12 @@
 // go one at a time for a while: a batch held back is memory the budgets do
 // not yet count. The bridge package, through an interface of this module's
 // internal/wire that code outside the module cannot implement, also takes
-// queued updates in runs of up to 64, plain text chunks among them as lean
-// deltas of a few strings, and the raw bytes of the other updates.
+// queued updates in runs (consecutive pieces of one session's streamed
+// messages, or one other update; a panic in it costs that run alone),
+// plain text chunks among them as lean deltas of a few strings, and the
+// raw bytes of the other updates. The scanner, its shapes, slabs and box
+// pool live in internal/wire/scan; this package only turns what it
+// decodes into notifications and deltas.
 //
 // Built with the plainwire tag, the package decodes every line with
 // encoding/json instead (no scanner, no shapes, no deltas): the test suite

@@ -2,9 +2,23 @@ package acpclient
 
 import (
 	"encoding/json"
+
+	"github.com/acphost/acphost/internal/wire/scan"
 )
 
 const methodSessionUpdate = "session/update"
+
+// chunkDecoder is the read goroutine's fast decoder of message-chunk
+// lines (internal/wire/scan) and where the queue entries of its text
+// deltas are kept for reuse (textdelta.go).
+type chunkDecoder struct {
+	scan scan.Decoder
+	// deltas is shared with the dispatch goroutine, which gives entries
+	// back. It is made with the first delta, so an idle connection does
+	// not hold it; the dispatcher reads it only for entries queued after
+	// that, which the queue's lock orders after the write.
+	deltas *scan.Pool[deltaEntry]
+}
 
 // fastLine decodes line on the fast path when it is a session/update one
 // of the fast decoders takes, as its queue entry, or returns nil: the
@@ -20,10 +34,61 @@ func (c *Conn) fastLine(line []byte) *inbound {
 	return decodeToolLine(line, owned)
 }
 
+// decode decodes a message-chunk line as its queue entry: a text delta
+// when the Client takes them and the line is one, else a notification.
+// It returns nil for a line the general path must decode.
+func (d *chunkDecoder) decode(line []byte, owned bool) *inbound {
+	var c scan.Chunk
+	switch d.scan.Decode(line, owned, &c) {
+	case scan.OK:
+		if c.Lean {
+			return d.newDelta(&c.TextDelta, len(line))
+		}
+		return newChunkEntry(&c, len(line))
+	case scan.Fallback:
+		return decodeChunkLineJSON(line, owned)
+	}
+	return nil
+}
+
+// chunkBox is everything a decoded chunk line needs, in one allocation:
+// the queue entry, the notification, its update and the message id the
+// update points to. Allocating them apart cost three allocations per
+// streamed chunk where one does. The three chunk kinds are the same
+// struct (ContentChunk), so one box holds any of them.
+type chunkBox struct {
+	in inbound
+	n  SessionNotification
+	u  AgentMessageChunk // or, converted, the thought or user chunk
+	id string
+}
+
+// newChunkEntry returns the queue entry of the notification c, decoded
+// from a line of n bytes. Its strings refer into the bytes the decoder
+// kept, so the line counts once (queuedSize).
+func newChunkEntry(c *scan.Chunk, n int) *inbound {
+	b := new(chunkBox)
+	var u SessionUpdate = &b.u
+	switch c.Kind {
+	case UpdateAgentThoughtChunk:
+		u = (*AgentThoughtChunk)(&b.u)
+	case UpdateUserMessageChunk:
+		u = (*UserMessageChunk)(&b.u)
+	}
+	b.u.Content = ContentBlock{Type: c.ContentType, Text: c.Text, Meta: c.ContentMeta}
+	b.u.Meta = c.Meta
+	if c.HasMessageID {
+		b.id, b.u.MessageID = c.MessageID, &b.id
+	}
+	b.n = SessionNotification{SessionID: c.SessionID, Update: u, Meta: c.ParamsMeta}
+	b.in = inbound{method: methodSessionUpdate, update: &b.n, size: queuedSize(n, false)}
+	return &b.in
+}
+
 // chunkLine is a whole session/update line carrying a message chunk, laid
-// out so that one json.Unmarshal decodes it completely. The scanner in
-// chunkscan.go decodes plain text chunks by hand; this is for the chunks it
-// hands back (content blocks with fields other than type, text and _meta).
+// out so that one json.Unmarshal decodes it completely: the lines the
+// scanner hands back (content blocks with fields other than type, text and
+// _meta).
 type chunkLine struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
@@ -40,25 +105,6 @@ type chunkLine struct {
 	} `json:"params"`
 	Result json.RawMessage `json:"result"`
 	Error  json.RawMessage `json:"error"`
-}
-
-// decodeChunkInbound is decodeChunk returning the notification as the
-// queue entry that carries it, or nil.
-func decodeChunkInbound(line []byte, owned bool) *inbound {
-	in, res := scanChunkInbound(line, owned)
-	switch res {
-	case chunkScanOK:
-		return in
-	case chunkScanFallback:
-		return chunkFallback(line, owned)
-	}
-	return nil
-}
-
-// chunkFallback decodes a chunk line the scanner handed back, as the queue
-// entry that carries it, or returns nil.
-func chunkFallback(line []byte, owned bool) *inbound {
-	return decodeChunkLineJSON(line, owned)
 }
 
 // decodeChunkLineJSON decodes a chunk line with encoding/json, as the

@@ -56,7 +56,7 @@ func FuzzDecodeUpdate(f *testing.F) {
 	f.Add([]byte(`{"sessionUpdate":"config_option_update","configOptions":[{"id":"a","type":"select","currentValue":"x","options":[]}]}`))
 	f.Add([]byte(`{"sessionUpdate":42}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		u := DecodeUpdate(raw)
+		u := decodeUpdate(raw)
 		if u == nil {
 			t.Fatal("nil update")
 		}

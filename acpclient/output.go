@@ -65,7 +65,7 @@ func (t *CommandTransport) output(ctx context.Context, combined bool) ([]byte, e
 		h.stop.guard = t.startSentinel(cmd.Process.Pid)
 	}
 	h.redactor = t.redactor()
-	return h.finish(ctx, path, orDefault(t.ExitDrain, DefaultExitDrain), t.StderrBytes)
+	return h.finish(ctx, path, orDefault(t.ExitDrain, defaultExitDrain), t.StderrBytes)
 }
 
 // helper is a started helper command and the readers of its output.

@@ -1,6 +1,10 @@
 package acpclient
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/acphost/acphost/internal/wire/scan"
+)
 
 // rawSource is what a queue entry keeps so that the update object can be
 // handed to a wire.Receiver as the agent sent it without decoding it twice
@@ -16,7 +20,7 @@ type rawSource struct {
 func (src *rawSource) update(n *SessionNotification) json.RawMessage {
 	raw, inLine := src.raw, src.inLine
 	if raw != nil && fastWire {
-		if upd, ok := locateUpdate(raw, inLine); ok {
+		if upd, ok := scan.LocateUpdate(raw, inLine); ok {
 			return upd
 		}
 	}
@@ -40,45 +44,4 @@ func (src *rawSource) update(n *SessionNotification) json.RawMessage {
 	}
 	upd, _ := json.Marshal(n.Update)
 	return upd
-}
-
-// locateUpdate finds the update object in already validated JSON: a whole
-// notification line (inLine) or its params. It walks the bytes once with the
-// chunk scanner's lexer, where encoding/json would validate them again and
-// then decode. It gives up (false) on a key that encoding/json might match
-// to params or update other than byte for byte; the caller then decodes.
-func locateUpdate(b []byte, inLine bool) (json.RawMessage, bool) {
-	s := chunkScan{b: b}
-	var found span
-	ok := false
-	var walk func(want string, last bool) bool
-	walk = func(want string, last bool) bool {
-		return s.object(func(key []byte, simple bool) bool {
-			switch {
-			case simple && string(key) == want:
-				if last {
-					found, ok = s.rawValue()
-					return ok
-				}
-				if s.peek() != '{' {
-					return false // the decoding path says what that means
-				}
-				return walk("update", true)
-			case !simple || foldsToAny(key, []string{want}):
-				return false
-			}
-			return s.skip()
-		})
-	}
-	s.ws()
-	var walked bool
-	if inLine {
-		walked = walk("params", false)
-	} else {
-		walked = walk("update", true)
-	}
-	if !walked || !ok {
-		return nil, false
-	}
-	return b[found.start:found.end], true
 }

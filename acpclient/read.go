@@ -29,7 +29,7 @@ func (c *Conn) readLoop() {
 		c.handleLine(line)
 		if !c.lines.lineBuffered() { // the next read may wait on the agent
 			c.flushBatch()
-			c.chunks.deltas.release()
+			c.chunks.deltas.Release()
 		}
 	}
 }

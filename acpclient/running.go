@@ -90,7 +90,7 @@ func (t *CommandTransport) Start(ctx context.Context) (*RunningCommand, error) {
 		return nil, fmt.Errorf("acpclient: starting %s: %w", path, err)
 	}
 	c := &RunningCommand{stop: stopCore{cmd: cmd, reaped: reaped}, pid: cmd.Process.Pid, out: outR, pty: t.PTY,
-		drain: orDefault(t.ExitDrain, DefaultExitDrain), exited: make(chan struct{}), uncontained: uncontained}
+		drain: orDefault(t.ExitDrain, defaultExitDrain), exited: make(chan struct{}), uncontained: uncontained}
 	if link != nil {
 		c.stop.link, c.pid, c.uncontained = link, link.pid, link.reason
 	} else {

@@ -80,7 +80,7 @@ type SSHTransport struct {
 	// digits and underscores, not starting with a digit.
 	Env []string
 	// StderrBytes is how much of the agent's stderr is kept for error
-	// messages (default DefaultStderrBytes).
+	// messages (default 64 KiB).
 	StderrBytes int
 	// StopTimeout and KillTimeout are the remote grace periods after stdin
 	// ends, in whole seconds (defaults 2s each).

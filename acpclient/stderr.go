@@ -6,8 +6,8 @@ import (
 	"sync"
 )
 
-// DefaultStderrBytes is how much of an agent's stderr a transport keeps.
-const DefaultStderrBytes = 64 << 10
+// defaultStderrBytes is how much of an agent's stderr a transport keeps.
+const defaultStderrBytes = 64 << 10
 
 // stderrTailBytes is how much of the kept stderr an error quotes.
 const stderrTailBytes = 2 << 10
@@ -26,7 +26,7 @@ type ring struct {
 
 func newRing(size int) *ring {
 	if size <= 0 {
-		size = DefaultStderrBytes
+		size = defaultStderrBytes
 	}
 	return &ring{size: size}
 }

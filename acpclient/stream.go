@@ -6,10 +6,10 @@ import (
 	"sync"
 )
 
-// DefaultMaxLineBytes is the default cap on one incoming line. Lines carry
+// defaultMaxLineBytes is the default cap on one incoming line. Lines carry
 // whole images and replayed histories, so it is large; a line over the cap
 // ends the connection with ErrLineTooLong.
-const DefaultMaxLineBytes = 256 << 20
+const defaultMaxLineBytes = 256 << 20
 
 // BadLine describes an incoming line that was skipped: not JSON, not a
 // JSON-RPC message, or a response nobody waits for. The connection stays up.

@@ -11,7 +11,7 @@ import (
 // apart from omitted, fields of the wrong type fall back to zero values,
 // and the data decodes from base64.
 func TestDecodeTerminalUpdates(t *testing.T) {
-	u, ok := DecodeUpdate(json.RawMessage(`{"sessionUpdate":"terminal_update","terminalId":"term-1","command":"go test ./...","cwd":null,` +
+	u, ok := decodeUpdate(json.RawMessage(`{"sessionUpdate":"terminal_update","terminalId":"term-1","command":"go test ./...","cwd":null,` +
 		`"output":{"data":"b2sK"},"exitStatus":{"exitCode":0,"signal":null},"_meta":{"k":1},"future":true}`)).(*TerminalUpdate)
 	if !ok {
 		t.Fatal("terminal_update not decoded as *TerminalUpdate")
@@ -29,12 +29,12 @@ func TestDecodeTerminalUpdates(t *testing.T) {
 		t.Errorf("%+v", u)
 	}
 
-	bare := DecodeUpdate(json.RawMessage(`{"sessionUpdate":"terminal_update","terminalId":"term-2","command":7}`)).(*TerminalUpdate)
+	bare := decodeUpdate(json.RawMessage(`{"sessionUpdate":"terminal_update","terminalId":"term-2","command":7}`)).(*TerminalUpdate)
 	if _, set := bare.Cwd(); set || bare.Output != nil || bare.ExitStatus != nil {
 		t.Errorf("omitted fields read as set: %+v", bare)
 	}
 
-	c, ok := DecodeUpdate(json.RawMessage(`{"sessionUpdate":"terminal_output_chunk","terminalId":"term-1","data":"4pyTIGRvbmUK"}`)).(*TerminalOutputChunk)
+	c, ok := decodeUpdate(json.RawMessage(`{"sessionUpdate":"terminal_output_chunk","terminalId":"term-1","data":"4pyTIGRvbmUK"}`)).(*TerminalOutputChunk)
 	if !ok {
 		t.Fatal("terminal_output_chunk not decoded as *TerminalOutputChunk")
 	}
@@ -56,7 +56,7 @@ func TestTerminalUpdatesRoundTrip(t *testing.T) {
 		`{"sessionUpdate":"terminal_update","terminalId":"t","command":"ls","cwd":null,"output":{"data":"eA=="},"exitStatus":{"exitCode":1}}`,
 		`{"sessionUpdate":"terminal_output_chunk","terminalId":"t","data":"eA==","_meta":{"a":1}}`,
 	} {
-		out, err := json.Marshal(DecodeUpdate(json.RawMessage(raw)))
+		out, err := json.Marshal(decodeUpdate(json.RawMessage(raw)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,51 +1,54 @@
 package acpclient
 
-import "github.com/acphost/acphost/internal/wire"
+import (
+	"unsafe"
+
+	"github.com/acphost/acphost/internal/wire"
+	"github.com/acphost/acphost/internal/wire/scan"
+)
 
 // deltaEntry is a queue entry carrying a text delta. No client ever holds
 // one (a wire.Receiver gets copies), so entries are reused once handed on
-// (deltaBoxes).
+// (scan.Pool). Notifications are never reused: a client keeps what it is
+// given.
 type deltaEntry struct {
-	in inbound // first, so the entry's address is the box's (boxPool.keep)
+	in inbound // first, so the entry's address is the box's (giveBack)
 	d  wire.TextDelta
 }
 
-// newDelta returns an empty queue entry for a text delta.
-func (d *chunkDecoder) newDelta() *inbound {
+// boxKind says which pool's box an inbound entry is the first field of.
+type boxKind uint8
+
+const (
+	notBoxed boxKind = iota
+	inDeltaEntry
+)
+
+// newDelta returns the queue entry of the text delta td, decoded from a
+// line of n bytes.
+func (d *chunkDecoder) newDelta(td *wire.TextDelta, n int) *inbound {
 	if d.deltas == nil {
-		d.deltas = &deltaBoxes{kind: inDeltaEntry}
+		d.deltas = new(scan.Pool[deltaEntry])
 	}
-	e := d.deltas.get()
-	e.in.method, e.in.delta, e.in.boxed = methodSessionUpdate, &e.d, inDeltaEntry
+	e := d.deltas.Get()
+	e.d = *td
+	e.in = inbound{method: methodSessionUpdate, delta: &e.d, boxed: inDeltaEntry, size: queuedSize(n, false)}
 	return &e.in
 }
 
-// leanDelta reports whether the line s matched is a text delta: a text
-// block and no _meta but the chunk's (the others a delta would lose).
-func (s *chunkScan) leanDelta() bool {
-	return s.ctype == ContentText && !s.fallback && !s.hasContentMeta && !s.hasParamsMeta
-}
-
-// buildDelta makes the queue entry of a text delta from the extracted
-// spans: the text copied into the arena, decoded when it has escapes, and
-// the session and message ids shared with the chunk before when they are
-// the same.
-func (s *chunkScan) buildDelta(d *chunkDecoder) *inbound {
-	in := d.newDelta()
-	td := in.delta
-	td.Kind = s.kind
-	if s.hasText {
-		td.Text = s.arenaString(s.text, noIntern)
+// giveBack keeps the entries of the text deltas of a delivered run for
+// the next deltas. It runs on the dispatch goroutine and reads the pool
+// only once it has seen an entry boxed there, which was queued after the
+// pool was made. No entry goes back before the whole run has been read:
+// once back, the read goroutine refills it.
+func (d *chunkDecoder) giveBack(run []*inbound) {
+	var deltas *[]*deltaEntry
+	for _, m := range run {
+		if m.boxed == inDeltaEntry {
+			d.deltas.Keep(&deltas, (*deltaEntry)(unsafe.Pointer(m)))
+		}
 	}
-	if s.hasSessionID {
-		td.SessionID = s.arenaString(s.sessionID, internSessionID)
+	if deltas != nil {
+		d.deltas.PutFull(deltas)
 	}
-	if s.hasMsgID {
-		td.MessageID, td.HasMessageID = s.arenaString(s.messageID, internMessageID), true
-	}
-	if s.hasUpdateMeta {
-		td.Meta = s.keep(s.b[s.updateMeta.start:s.updateMeta.end])
-	}
-	in.size = queuedSize(len(s.b), false)
-	return in
 }

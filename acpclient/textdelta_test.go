@@ -186,7 +186,7 @@ func TestTextDeltaNotification(t *testing.T) {
 			continue
 		}
 		var d chunkDecoder
-		d.lean = true
+		d.scan.Lean = true
 		in := d.decode([]byte(l.line), false)
 		if in == nil || in.delta == nil {
 			t.Fatalf("line %s: no delta", l.line)
@@ -198,16 +198,24 @@ func TestTextDeltaNotification(t *testing.T) {
 	}
 }
 
-// A panic in TextDeltas is logged and costs that run alone.
+// A panic in the receiver is logged and costs its run alone: the text
+// deltas of one session delivered with the one that panicked. A
+// notification or another session's deltas read in the same batch still
+// arrive, however the agent's writes were read (here at once, so they
+// share a queue run).
 func TestTextDeltasPanicCostsItsRun(t *testing.T) {
 	client := newDeltaClient()
 	client.panicc = "boom"
 	_, p := newPair(t, client, nil)
-	p.send(chunkLineJSON("s", "boom"))
-	p.send(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"x"}}}`)
-	p.send(chunkLineJSON("s", "after"))
-	got := client.wait(t, 2)
-	if want := []string{"update s tool_call", `delta s agent_message_chunk - "after"`}; !reflect.DeepEqual(got, want) {
+	lines := chunkLineJSON("s", "boom") + "\n" + chunkLineJSON("t", "other session") + "\n" +
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"x"}}}` + "\n" +
+		chunkLineJSON("s", "after") + "\n"
+	if _, err := io.WriteString(p.conn, lines); err != nil {
+		t.Fatal(err)
+	}
+	got := client.wait(t, 3)
+	want := []string{`delta t agent_message_chunk - "other session"`, "update s tool_call", `delta s agent_message_chunk - "after"`}
+	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("deliveries %q, want %q", got, want)
 	}
 }

@@ -23,7 +23,7 @@ import (
 // update of the tool lines, as the bridge takes it), medians of 5 runs: with
 // encoding/json in one pass over each tool line instead, the replay took 1.6
 // times as long, and with the level-by-level path 3.2 times. For plain text
-// chunks the hand-written scanner (chunkscan.go) is still the faster.
+// chunks the hand-written scanner (internal/wire/scan) is still the faster.
 
 // toolLine is a whole tool_call or tool_call_update notification line.
 type toolLine struct {

@@ -34,12 +34,12 @@ func (t *SSHTransport) WithDefaultLogger(l *slog.Logger) Transport {
 	return &cp
 }
 
-// WireTraceBytes is how much of a line the wire trace quotes; the rest is
+// wireTraceBytes is how much of a line the wire trace quotes; the rest is
 // cut and the line's length noted.
-const WireTraceBytes = 4 << 10
+const wireTraceBytes = 4 << 10
 
 // Wire trace records: their message, and the attributes "line" (the text,
-// cut at WireTraceBytes and redacted), "size" (the whole line's length in
+// cut at wireTraceBytes and redacted), "size" (the whole line's length in
 // bytes) and, when cut, "truncated" (true).
 const (
 	WireTraceIn  = "acpclient: wire in"
@@ -84,13 +84,13 @@ func (t *tracer) line(msg string, line []byte) {
 		return
 	}
 	window := line
-	if len(window) > WireTraceBytes+t.longest {
-		window = window[:WireTraceBytes+t.longest]
+	if len(window) > wireTraceBytes+t.longest {
+		window = window[:wireTraceBytes+t.longest]
 	}
 	text := t.redact(string(window))
 	attrs := []any{"size", len(line)}
-	if len(line) > WireTraceBytes || len(text) > WireTraceBytes {
-		text = text[:min(len(text), WireTraceBytes)]
+	if len(line) > wireTraceBytes || len(text) > wireTraceBytes {
+		text = text[:min(len(text), wireTraceBytes)]
 		attrs = append(attrs, "truncated", true)
 	}
 	t.logger.Debug(msg, append([]any{"line", text}, attrs...)...)

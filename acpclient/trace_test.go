@@ -68,10 +68,10 @@ func TestWireTraceLogsEveryLine(t *testing.T) {
 	logs.waitFor(t, WireTraceIn, `"protocolVersion":1`)
 	p.send("this is not json")
 	logs.waitFor(t, WireTraceIn, "line=this is not json", "size=16")
-	long := strings.Repeat("x", 3*WireTraceBytes)
+	long := strings.Repeat("x", 3*wireTraceBytes)
 	p.send(chunkLineJSON("s", long))
 	rec := logs.waitFor(t, WireTraceIn, "truncated=true", fmt.Sprintf("size=%d", len(chunkLineJSON("s", long))))
-	if len(rec) > WireTraceBytes+200 {
+	if len(rec) > wireTraceBytes+200 {
 		t.Fatalf("a long line is logged whole (%d bytes)", len(rec))
 	}
 	p.send(chunkLineJSON("s", "Authorization: Bearer abcdefgh12345678"))

@@ -21,8 +21,6 @@ const (
 	UpdateCompaction             = "compaction_update"        // unstable
 	UpdateCompactionSummaryChunk = "compaction_summary_chunk" // unstable
 	UpdateNotice                 = "notice"                   // unstable
-	UpdatePlanUpdate             = "plan_update"              // unstable
-	UpdatePlanRemoved            = "plan_removed"             // unstable
 )
 
 // SessionNotification is a "session/update" notification: one update for one
@@ -45,7 +43,7 @@ func (n *SessionNotification) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	n.SessionID, n.Meta = p.SessionID, p.Meta
-	n.Update = DecodeUpdate(p.Update)
+	n.Update = decodeUpdate(p.Update)
 	return nil
 }
 
@@ -297,11 +295,11 @@ func (u *Notice) MarshalJSON() ([]byte, error) {
 	return marshalUpdate(u.Kind(), (*fields)(u))
 }
 
-// DecodeUpdate decodes one update object. It never fails: an update of an
+// decodeUpdate decodes one update object. It never fails: an update of an
 // unknown kind, or one that is not even an object, is returned as an
 // *UnknownUpdate holding a copy of raw. Fields of the wrong type are left at
 // their zero value rather than rejecting the update.
-func DecodeUpdate(raw json.RawMessage) SessionUpdate {
+func decodeUpdate(raw json.RawMessage) SessionUpdate {
 	raw = bytes.TrimSpace(raw)
 	var head struct {
 		SessionUpdate string `json:"sessionUpdate"`

@@ -99,7 +99,7 @@ func TestDecodeUpdateVariants(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		u := DecodeUpdate(json.RawMessage(tt.raw))
+		u := decodeUpdate(json.RawMessage(tt.raw))
 		t.Run(u.Kind(), func(t *testing.T) { tt.check(t, u) })
 	}
 }
@@ -115,7 +115,7 @@ func TestUpdateRoundTrip(t *testing.T) {
 		`{"sessionUpdate":"usage_update","used":1,"size":2}`,
 		`{"sessionUpdate":"mystery","a":[1,{"b":null}]}`,
 	} {
-		u := DecodeUpdate(json.RawMessage(raw))
+		u := decodeUpdate(json.RawMessage(raw))
 		out, err := json.Marshal(u)
 		if err != nil {
 			t.Fatal(err)

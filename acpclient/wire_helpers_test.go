@@ -35,10 +35,12 @@ func noteOf(in *inbound) *SessionNotification {
 	return in.update
 }
 
-// decodeChunkLine decodes line if it is a plain message-chunk notification
-// the fast path takes, and returns nil otherwise.
+// decodeChunkLine decodes line if it is a message-chunk notification the
+// fast path takes (with a fresh decoder, as notifications), and returns
+// nil otherwise.
 func decodeChunkLine(line []byte) *SessionNotification {
-	return noteOf(decodeChunkInbound(line, false))
+	var d chunkDecoder
+	return noteOf(d.decode(line, false))
 }
 
 // deltaNote is the notification a text delta stands for.
@@ -83,13 +85,6 @@ func splitRun(ctx context.Context, run []wire.Update[*SessionNotification], ns f
 		}
 		run = run[n:]
 	}
-}
-
-// scanChunkLine scans line as the fast path does, returning the
-// notification, its raw source remembered for rawUpdate.
-func scanChunkLine(line []byte, owned bool) (*SessionNotification, chunkScanResult) {
-	in, res := scanChunkInbound(line, owned)
-	return noteOf(in), res
 }
 
 // waitUntil polls cond every millisecond, failing t after 20 s.

@@ -1,10 +1,10 @@
 // Package wire is the seam between acpclient's fast decoding of
-// session/update lines and the bridge, its one internal consumer: a run of
-// updates whose elements are decoded notifications or lean text deltas,
-// with the raw bytes the bridge keeps beside its events. acpclient's
-// public Client sees none of it (it gets plain notifications through
-// SessionUpdate); a Client that is a Receiver, which only code in this
-// module can write, gets runs instead.
+// session/update lines (the decoder itself is wire/scan) and the bridge,
+// its one internal consumer: a run of updates whose elements are decoded
+// notifications or lean text deltas, with the raw bytes the bridge keeps
+// beside its events. acpclient's public Client sees none of it (it gets
+// plain notifications through SessionUpdate); a Client that is a
+// Receiver, which only code in this module can write, gets runs instead.
 package wire
 
 import (
@@ -12,8 +12,11 @@ import (
 	"encoding/json"
 )
 
-// Receiver takes the session/update notifications of a connection in runs
-// that arrived back to back, in the agent's order. N is acpclient's
+// Receiver takes the session/update notifications of a connection in
+// runs, in the agent's order: a run is consecutive pieces of one
+// session's streamed messages (text deltas, message chunks), or one other
+// notification. A panic in Updates costs its run alone (the connection
+// logs it and goes on with the next). N is acpclient's
 // notification type (a type parameter, as acpclient imports this package).
 // The run (the slice) is the connection's to reuse once the call returns;
 // the notifications, deltas' strings and raw bytes in it are the

@@ -1,10 +1,9 @@
-package acpclient
+package scan
 
 import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -14,9 +13,10 @@ import (
 )
 
 // checkDecoder decodes line with d and checks the result is what the
-// stateless path (a full scan, no shapes) makes of it. It reports whether
-// one of d's shapes matched the line.
-func checkDecoder(t *testing.T, d *chunkDecoder, line []byte) (shaped bool) {
+// stateless full scan (no shapes, no slabs) makes of it: the same chunk,
+// or for a lean decoder the same as a text delta when it is one. It
+// reports whether one of d's shapes matched the line.
+func checkDecoder(t *testing.T, d *Decoder, line []byte) (shaped bool) {
 	t.Helper()
 	for _, sh := range d.shapes {
 		s := chunkScan{b: line}
@@ -24,24 +24,26 @@ func checkDecoder(t *testing.T, d *chunkDecoder, line []byte) (shaped bool) {
 			shaped = true
 		}
 	}
-	want := decodeChunkInbound(bytes.Clone(line), false)
-	got := d.decode(bytes.Clone(line), false)
+	var want, got Chunk
+	wres := scanOnce(bytes.Clone(line), false, &want)
+	gres := d.Decode(bytes.Clone(line), false, &got)
 	switch {
-	case (got == nil) != (want == nil):
-		t.Fatalf("line %q: decoder gave %v, full scan %v (shape matched: %v)", line, got != nil, want != nil, shaped)
-	case got != nil && got.delta != nil:
-		n := deltaNote(got.delta)
-		if n.SessionID != want.update.SessionID || want.update.Meta != nil || !reflect.DeepEqual(n.Update, want.update.Update) {
-			t.Fatalf("line %q: delta %+v, full scan %+v %#v", line, *got.delta, want.update, want.update.Update)
+	case gres != wres:
+		t.Fatalf("line %q: decoder gave %d, full scan %d (shape matched: %v)", line, gres, wres, shaped)
+	case gres == OK && got.Lean:
+		if !d.Lean || want.ContentType != contentText || want.ContentMeta != nil || want.ParamsMeta != nil {
+			t.Fatalf("line %q: a text delta, full scan %+v", line, want)
 		}
-	case got != nil:
-		sameNotification(t, line, got.update, want.update)
-		if got.size != want.size {
-			t.Fatalf("line %q: queued size %d, full scan %d", line, got.size, want.size)
+		want.Lean = true
+		sameChunk(t, line, &got, &want)
+	case gres == OK:
+		if d.Lean && want.ContentType == contentText && want.ContentMeta == nil && want.ParamsMeta == nil {
+			t.Fatalf("line %q: a lean decoder did not make a text delta", line)
 		}
+		sameChunk(t, line, &got, &want)
 	}
-	if shaped && want == nil {
-		t.Fatalf("line %q matched a shape but the full scan declines it", line)
+	if shaped && wres != OK {
+		t.Fatalf("line %q matched a shape but the full scan gives %d", line, wres)
 	}
 	return shaped
 }
@@ -62,7 +64,7 @@ func TestChunkShapeStream(t *testing.T) {
 		"h\xc3\xa9llo", "\xff\xfe", "\xed\xa0\x80", `\u0000`, "\x7f", "\u2028", strings.Repeat("long text ", 50)}
 	bad := []string{`\x`, "a\x01", `\u12`, `"`, `\`, "\n"}
 	for _, tmpl := range tmpls {
-		var d chunkDecoder
+		var d Decoder
 		first := strings.NewReplacer("S", "s", "T", "t", "M", "m").Replace(tmpl)
 		if checkDecoder(t, &d, []byte(first)) {
 			t.Fatalf("a fresh decoder matched a shape")
@@ -98,7 +100,7 @@ func TestChunkShapeVaryingMeta(t *testing.T) {
 	bad := []string{`{`, `{"a":}`, `{"a":1}}`, `"open`, `1 2`, `{"a":1},"sessionUpdate":"tool_call"`, `{"x":"\q"}`}
 	for _, lean := range []bool{false, true} {
 		for _, tmpl := range tmpls {
-			d := chunkDecoder{lean: lean}
+			d := Decoder{Lean: lean}
 			if checkDecoder(t, &d, []byte(strings.Replace(tmpl, "X", `{"seq":1}`, 1))) {
 				t.Fatalf("a fresh decoder matched a shape")
 			}
@@ -126,7 +128,7 @@ func TestChunkShapeVaryingMeta(t *testing.T) {
 // whole is one the shape describes.
 func TestChunkShapeBreakouts(t *testing.T) {
 	tmpl := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"T"},"messageId":"m"}}}`
-	var d chunkDecoder
+	var d Decoder
 	checkDecoder(t, &d, []byte(strings.Replace(tmpl, "T", "first", 1)))
 	for _, v := range []string{
 		`x","type":"image`, `x","text":"y`, `x","Text":"y`, `x"},"sessionUpdate":"tool_call","content":{"text":"y`,
@@ -147,8 +149,8 @@ func TestChunkShapeRandomLines(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		n = 4000
 	}
-	var d chunkDecoder
-	lean := chunkDecoder{lean: true}
+	var d Decoder
+	lean := Decoder{Lean: true}
 	shaped := 0
 	for range n {
 		line := randomChunkLine(rng)
@@ -177,8 +179,8 @@ func TestChunkShapeRandomLines(t *testing.T) {
 // bytes: later chunks do not change earlier ones, and a line too large for
 // the slab gets its own copy.
 func TestChunkShapeArena(t *testing.T) {
-	var d chunkDecoder
-	var got []*inbound
+	var d Decoder
+	var got []Chunk
 	var want []string
 	for i := range 300 {
 		text := strings.Repeat("y", i%40)
@@ -186,8 +188,8 @@ func TestChunkShapeArena(t *testing.T) {
 			text = strings.Repeat("big", arenaSlabSize/2)
 		}
 		buf := []byte(chunkLineJSON("s", text))
-		in := d.decode(buf, false)
-		if in == nil {
+		var in Chunk
+		if d.Decode(buf, false, &in) != OK {
 			t.Fatalf("line %d declined", i)
 		}
 		for j := range buf {
@@ -196,7 +198,7 @@ func TestChunkShapeArena(t *testing.T) {
 		got, want = append(got, in), append(want, text)
 	}
 	for i, in := range got {
-		if txt := in.update.Update.(*AgentMessageChunk).Content.Text; txt != want[i] {
+		if txt := in.Text; txt != want[i] {
 			t.Fatalf("chunk %d has text %.40q, want %.40q", i, txt, want[i])
 		}
 	}
@@ -211,7 +213,7 @@ func FuzzChunkShape(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"T"},"messageId":null}}}`), []byte(`\ud83d`))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		for _, lean := range []bool{false, true} {
-			d := chunkDecoder{lean: lean}
+			d := Decoder{Lean: lean}
 			checkDecoder(t, &d, a)
 			checkDecoder(t, &d, b)
 			for _, tmpl := range []string{
@@ -228,15 +230,15 @@ func FuzzChunkShape(f *testing.F) {
 // BenchmarkChunkShape compares, on the flood's lines and in the same
 // iteration, a connection's decoder against the stateless full scan:
 // "scan" only recognises and validates each line (a shape's match against
-// the scanner's walk), "decode" builds each notification as well, the
-// decoder's boxes given back in runs as a batched dispatcher gives them
-// (maxUpdateRun at a time), the full scan's allocated as it was before
-// boxes were reused. Each reports the full scan's time over the decoder's.
+// the scanner's walk), "decode" builds each chunk as well (the decoder's
+// strings in its slabs, the full scan's referring into a copy of the
+// params). Each reports the full scan's time over the decoder's.
 func BenchmarkChunkShape(b *testing.B) {
 	lines := benchLines(1000)
 	b.Run("scan", func(b *testing.B) {
-		var d chunkDecoder
-		d.decode(lines[0], false) // learn the shape
+		var d Decoder
+		var c Chunk
+		d.Decode(lines[0], false, &c) // learn the shape
 		sh := d.shapes[d.last]
 		benchPair(b, len(lines), func() {
 			for _, l := range lines {
@@ -256,22 +258,17 @@ func BenchmarkChunkShape(b *testing.B) {
 		})
 	})
 	b.Run("decode", func(b *testing.B) {
-		var d chunkDecoder
-		run := make([]*inbound, 0, maxUpdateRun)
+		var d Decoder
+		var c Chunk
 		benchPair(b, len(lines), func() {
 			for _, l := range lines {
-				in := d.decode(l, false)
-				if in == nil {
+				if d.Decode(l, false, &c) != OK {
 					b.Fatal("declined")
-				}
-				if run = append(run, in); len(run) == maxUpdateRun {
-					d.giveBack(run)
-					run = run[:0]
 				}
 			}
 		}, func() {
 			for _, l := range lines {
-				if decodeChunkInbound(l, false) == nil {
+				if scanOnce(l, false, &c) != OK {
 					b.Fatal("declined")
 				}
 			}
@@ -299,7 +296,7 @@ func benchPair(b *testing.B, lines int, ours, floor func()) {
 // gives its memory, so learning allocates nothing, and the shapes still
 // decode what they learned.
 func TestChunkShapeReusesEvictedShapes(t *testing.T) {
-	var d chunkDecoder
+	var d Decoder
 	line := func(i int) []byte {
 		return []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","_meta":{"n":` + strconv.Itoa(i) +
 			`},"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"t` + strconv.Itoa(i) + `"}}}}`)
@@ -311,14 +308,13 @@ func TestChunkShapeReusesEvictedShapes(t *testing.T) {
 	i := 0
 	decode := func() {
 		i++
-		in := d.decode(lines[i-1], false)
-		if in == nil {
+		var in Chunk
+		if d.Decode(lines[i-1], false, &in) != OK {
 			t.Fatalf("line %d declined", i)
 		}
-		if got, want := in.update.Update.(*AgentMessageChunk).Content.Text, "t"+strconv.Itoa(1_000_000+i); got != want {
+		if got, want := in.Text, "t"+strconv.Itoa(1_000_000+i); got != want {
 			t.Fatalf("line %d decoded text %q, want %q", i, got, want)
 		}
-		d.giveBack([]*inbound{in})
 	}
 	for range chunkShapes * 2 {
 		decode() // every slot holds a shape
@@ -343,7 +339,7 @@ func TestChunkShapesStayWhileInUse(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"T"}}}}`,
 	}
 	for _, order := range [][]int{{0, 1, 0, 2}, {0, 1, 2, 3}, {0, 0, 1, 2, 1, 0, 3, 3, 2}, {3, 2, 1, 0, 1, 2}} {
-		var d chunkDecoder
+		var d Decoder
 		seen := map[int]bool{}
 		for i := range 10 * len(order) {
 			f := order[i%len(order)]
@@ -361,62 +357,57 @@ func TestChunkShapesStayWhileInUse(t *testing.T) {
 // and shares its session and message ids with the chunk before it, while
 // every chunk keeps its own text after the read buffer is reused.
 func TestShapedChunksCopyOnlyTheirText(t *testing.T) {
-	var d chunkDecoder
+	var d Decoder
 	line := func(i int) []byte {
 		return []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_01JD8X4QW3","update":{"sessionUpdate":"agent_message_chunk","messageId":"msg_01JD8X4QW3","content":{"type":"text","text":"chunk ` +
 			strconv.Itoa(1000+i) + ` "}}}}`)
 	}
 	const n = 4000
 	ins, before, after := decodeReadBuffer(t, &d, n, line)
-	// Beyond its box (whose allocation is a little more than its size), a
-	// chunk keeps its 11 bytes of text; keeping its params instead would
-	// add about 150.
-	boxes := float64(unsafe.Sizeof(chunkBox{}))
-	if perLine := float64(after.TotalAlloc-before.TotalAlloc)/n - boxes; !raceEnabled && perLine > 60 {
-		t.Errorf("%.0f bytes allocated per chunk beyond its box, want its text's 11 and little more", perLine)
+	// A chunk keeps its 11 bytes of text; keeping its params instead
+	// would add about 150.
+	if perLine := float64(after.TotalAlloc-before.TotalAlloc) / n; !raceEnabled && perLine > 60 {
+		t.Errorf("%.0f bytes allocated per chunk, want its text's 11 and little more", perLine)
 	}
-	for i, in := range ins {
-		n := in.update
-		c := n.Update.(*AgentMessageChunk)
-		if want := "chunk " + strconv.Itoa(1000+i) + " "; c.Content.Text != want {
-			t.Fatalf("chunk %d: text %q, want %q", i, c.Content.Text, want)
+	for i := range ins {
+		c := &ins[i]
+		if want := "chunk " + strconv.Itoa(1000+i) + " "; c.Text != want {
+			t.Fatalf("chunk %d: text %q, want %q", i, c.Text, want)
 		}
 		if i > 1 {
-			p := ins[i-1].update
-			if unsafe.StringData(n.SessionID) != unsafe.StringData(p.SessionID) ||
-				unsafe.StringData(*c.MessageID) != unsafe.StringData(*p.Update.(*AgentMessageChunk).MessageID) {
+			p := &ins[i-1]
+			if unsafe.StringData(c.SessionID) != unsafe.StringData(p.SessionID) ||
+				unsafe.StringData(c.MessageID) != unsafe.StringData(p.MessageID) {
 				t.Fatalf("chunk %d copied the session or message id the chunk before had", i)
 			}
 		}
 	}
 }
 
-// A chunk whose text has escapes is decoded into the arena: beyond its
-// box (or delta entry) it costs no allocation of its own, where a string
-// builder growing from nothing took two or three per chunk.
+// A chunk whose text has escapes is decoded into the arena: it costs no
+// allocation of its own, where a string builder growing from nothing took
+// two or three per chunk.
 func TestEscapedChunksDecodeIntoTheArena(t *testing.T) {
 	for _, lean := range []bool{false, true} {
 		t.Run(fmt.Sprintf("lean=%v", lean), func(t *testing.T) {
-			d := chunkDecoder{lean: lean}
+			d := Decoder{Lean: lean}
 			line := func(i int) []byte {
 				return []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"line \"` +
 					strconv.Itoa(i) + `\"\n\u00e9\ud83d\ude00 \\ done"}}}}`)
 			}
 			const n = 4000
 			ins, before, after := decodeReadBuffer(t, &d, n, line)
-			// The box or entry is one allocation a line, the arena's slabs
-			// a few in all.
-			if perLine := float64(after.Mallocs-before.Mallocs) / n; !raceEnabled && perLine > 1.2 {
-				t.Errorf("%.2f allocations per escaped chunk, want its line's and its box's", perLine)
+			// The arena's slabs are a few allocations in all.
+			if perLine := float64(after.Mallocs-before.Mallocs) / n; !raceEnabled && perLine > 0.2 {
+				t.Errorf("%.2f allocations per escaped chunk, want a few slabs in all", perLine)
 			}
 			for i, in := range ins {
 				want := "line \"" + strconv.Itoa(i) + "\"\né😀 \\ done"
 				var got string
-				if lean {
-					got = in.delta.Text
-				} else {
-					got = in.update.Update.(*AgentMessageChunk).Content.Text
+				if in.Lean != lean {
+					t.Fatalf("chunk %d: lean %v, want %v", i, in.Lean, lean)
 				}
+				got = in.Text
 				if got != want {
 					t.Fatalf("chunk %d: text %q, want %q", i, got, want)
 				}
@@ -428,22 +419,20 @@ func TestEscapedChunksDecodeIntoTheArena(t *testing.T) {
 // decodeReadBuffer decodes lines 0 to n-1 with d from one read buffer,
 // cleared after each as a connection's is reused, and returns what they
 // decoded to and the memory statistics around the decoding alone.
-func decodeReadBuffer(t *testing.T, d *chunkDecoder, n int, line func(int) []byte) (ins []*inbound, before, after runtime.MemStats) {
+func decodeReadBuffer(t *testing.T, d *Decoder, n int, line func(int) []byte) (ins []Chunk, before, after runtime.MemStats) {
 	t.Helper()
 	lines := make([][]byte, n)
 	for i := range lines {
 		lines[i] = line(i)
 	}
 	buf := make([]byte, 0, 256)
-	ins = make([]*inbound, 0, n)
+	ins = make([]Chunk, n)
 	runtime.ReadMemStats(&before)
 	for i := range n {
 		buf = append(buf[:0], lines[i]...)
-		in := d.decode(buf, false)
-		if in == nil {
+		if d.Decode(buf, false, &ins[i]) != OK {
 			t.Fatalf("line %d declined", i)
 		}
-		ins = append(ins, in)
 		clear(buf)
 	}
 	runtime.ReadMemStats(&after)

@@ -1,10 +1,6 @@
-package acpclient
+package scan
 
-import (
-	"bytes"
-	"encoding/json"
-	"unsafe"
-)
+import "bytes"
 
 // This file is a hand-written, single-pass decoder for the commonest line an
 // agent sends: a session/update notification carrying a message chunk,
@@ -15,8 +11,8 @@ import (
 //
 // with its keys in any order. It validates the whole line as JSON exactly as
 // encoding/json would, and accepts a line only when the result is certain to
-// be identical to what the general path (the envelope, then
-// SessionNotification.UnmarshalJSON) produces. Anything unusual makes it
+// be identical to what acpclient's general path (the envelope, then
+// SessionNotification.UnmarshalJSON, which is encoding/json) produces. Anything unusual makes it
 // decline, and a declined line takes the general path, so declining is always
 // safe:
 //
@@ -35,26 +31,32 @@ import (
 // Content blocks with fields other than type, text and _meta (images,
 // annotations…) are not decoded here: when the rest of the line is clean the
 // scanner asks its caller to decode the line with encoding/json instead
-// (chunkScanFallback), which for such a line is equivalent to the general path.
+// (Fallback), which for such a line is equivalent to the general path.
 //
 // Why hand-written: measured against github.com/go-json-experiment/json
 // (encoding/json/v2, one pass into a typed struct, the strict mode the tool
 // lines use) on BenchmarkFlood's lines, decoding only, medians of 5 runs on
 // a 2-core machine, the library took 1.7 times the scanner's time and
 // encoding/json 4.6 times. The library does win on tool calls, where
-// toolline.go uses it.
+// acpclient's tool-line decoder uses it.
 
 // maxChunkScanDepth bounds the nesting of skipped values (_meta, unknown
 // fields). encoding/json allows 10000 levels; deeper lines are declined.
 const maxChunkScanDepth = 512
 
-// chunkScanResult says what the scanner made of a line.
-type chunkScanResult uint8
-
+// The protocol's strings the scanner matches: the method, the chunk kinds
+// and the content types ACP defines (acpclient's Update* and Content*
+// constants; the contract is ACP's schema).
 const (
-	chunkScanDecline  chunkScanResult = iota // not (certainly) a plain chunk line: general path
-	chunkScanOK                              // decoded
-	chunkScanFallback                        // a chunk line with a rich content block: decode with encoding/json
+	methodSessionUpdate     = "session/update"
+	updateAgentMessageChunk = "agent_message_chunk"
+	updateAgentThoughtChunk = "agent_thought_chunk"
+	updateUserMessageChunk  = "user_message_chunk"
+	contentText             = "text"
+	contentImage            = "image"
+	contentAudio            = "audio"
+	contentResourceLink     = "resource_link"
+	contentResource         = "resource"
 )
 
 // Known keys per level, used to detect keys that encoding/json would match to
@@ -91,8 +93,8 @@ type chunkScan struct {
 	b []byte
 	i int
 
-	kind       string // the chunk kind (one of the Update* constants)
-	ctype      string // content type (one of the Content* constants)
+	kind       string // the chunk kind (one of the update* constants)
+	ctype      string // content type (one of the content* constants)
 	paramsSpan span   // the params object
 	sessionID  span
 	text       span
@@ -113,175 +115,21 @@ type chunkScan struct {
 	arena *byteArena // where build copies what it keeps; nil: its own allocation
 }
 
-// scanChunkInbound is scanChunkLine returning the notification as the
-// queue entry that carries it.
-func scanChunkInbound(line []byte, owned bool) (*inbound, chunkScanResult) {
-	s := chunkScan{b: line}
-	return s.scan(owned)
-}
-
-// scan is scanChunkInbound on the line s holds.
-func (s *chunkScan) scan(owned bool) (*inbound, chunkScanResult) {
-	if res := s.scanLine(); res != chunkScanOK {
-		return nil, res
-	}
-	return s.build(owned), chunkScanOK
-}
-
 // scanLine walks the line s holds, says what it is, and for a plain chunk
 // line leaves what it extracted in s.
-func (s *chunkScan) scanLine() chunkScanResult {
+func (s *chunkScan) scanLine() Result {
 	s.ws()
 	if !s.envelope() {
-		return chunkScanDecline
+		return Decline
 	}
 	s.ws()
 	if s.i != len(s.b) {
-		return chunkScanDecline
+		return Decline
 	}
 	if s.fallback {
-		return chunkScanFallback
+		return Fallback
 	}
-	return chunkScanOK
-}
-
-// chunkBox is everything a decoded chunk line needs besides its bytes, in
-// one allocation: the queue entry, the notification, its update and the
-// message id the update points to. Allocating them apart cost three
-// allocations per streamed chunk where one does. The three chunk kinds are
-// the same struct (ContentChunk), so one box holds any of them.
-type chunkBox struct {
-	in inbound
-	n  SessionNotification
-	u  AgentMessageChunk // or, converted, the thought or user chunk
-	id string
-}
-
-// newChunkBox returns a box whose update is the kind s found, and that
-// update's chunk to fill.
-func (s *chunkScan) newChunkBox() (*inbound, *ContentChunk) {
-	b := new(chunkBox)
-	var u SessionUpdate = &b.u
-	switch s.kind {
-	case UpdateAgentThoughtChunk:
-		u = (*AgentThoughtChunk)(&b.u)
-	case UpdateUserMessageChunk:
-		u = (*UserMessageChunk)(&b.u)
-	}
-	b.n.Update = u
-	b.in.method, b.in.update = methodSessionUpdate, &b.n
-	b.u.MessageID = &b.id
-	return &b.in, &b.u.ContentChunk
-}
-
-// build makes the notification from the extracted spans, queued as one
-// inbound message. Its strings are taken in the cheapest of three ways:
-//
-//   - referring into the line itself when owned (the caller's to keep,
-//     never overwritten);
-//   - for a line that matched a shape (s.shape) with plain strings, each
-//     string copied alone out of the read buffer, and a session or message
-//     id equal to the last one not copied at all (a streamed chunk then
-//     copies its text alone);
-//   - else referring into a copy of its params.
-//
-// No raw bytes are kept: a chunk's event carries none (see wire.Update).
-func (s *chunkScan) build(owned bool) *inbound {
-	in, chunk := s.newChunkBox()
-	n := in.update
-	var str func(sp span, slot int) string
-	switch {
-	case owned:
-		str = s.referInto(s.b, 0)
-	case s.shape != nil && s.shapeStringsPlain():
-		str = s.arenaString // each string copied alone, the ids interned
-	default:
-		keep, base := s.keep(s.b[s.paramsSpan.start:s.paramsSpan.end]), s.paramsSpan.start
-		str = s.referInto(keep, base)
-	}
-	chunk.Content.Type = s.ctype
-	if s.hasText {
-		chunk.Content.Text = str(s.text, noIntern)
-	}
-	if s.hasContentMeta {
-		chunk.Content.Meta = copyRaw(s.b, s.contentMeta)
-	}
-	if s.hasUpdateMeta {
-		chunk.Meta = copyRaw(s.b, s.updateMeta)
-	}
-	if s.hasMsgID {
-		*chunk.MessageID = str(s.messageID, internMessageID)
-	} else {
-		chunk.MessageID = nil
-	}
-	if s.hasSessionID {
-		n.SessionID = str(s.sessionID, internSessionID)
-	}
-	if s.hasParamsMeta {
-		n.Meta = copyRaw(s.b, s.paramsMeta)
-	}
-	in.size = queuedSize(len(s.b), false) // its strings refer into the kept bytes
-	return in
-}
-
-// referInto returns the strings of spans, for a line whose bytes from base
-// on are kept in keep: plain ones refer into keep, others are decoded. It
-// interns nothing: the slot is arenaString's.
-func (s *chunkScan) referInto(keep []byte, base int) func(sp span, slot int) string {
-	return func(sp span, _ int) string {
-		if !sp.plain {
-			return s.decoded(sp)
-		}
-		if sp.end == sp.start {
-			return ""
-		}
-		return unsafe.String(&keep[sp.start-base], sp.end-sp.start)
-	}
-}
-
-// shapeStringsPlain reports whether the shape cut only strings out of the
-// line, all plain, so that the decoded strings are the line's bytes and
-// the shape can give the line back. (A _meta it cut out would have to be
-// kept as well: such a chunk keeps its params instead.)
-func (s *chunkScan) shapeStringsPlain() bool {
-	return (!s.hasSessionID || s.sessionID.plain) && (!s.hasMsgID || s.messageID.plain) &&
-		(!s.hasText || s.text.plain) && !s.hasUpdateMeta
-}
-
-// arenaString returns the string at sp: a plain one copied into the arena,
-// interned in slot unless slot is noIntern (see byteArena.intern); one with
-// escapes decoded into the arena.
-func (s *chunkScan) arenaString(sp span, slot int) string {
-	if !sp.plain {
-		return s.decoded(sp)
-	}
-	b := s.b[sp.start:sp.end]
-	if slot == noIntern {
-		return s.arena.cloneString(b)
-	}
-	return s.arena.intern(b, slot)
-}
-
-// decoded returns the string at sp with its escapes resolved, decoded
-// into the arena when there is one.
-func (s *chunkScan) decoded(sp span) string {
-	if s.arena != nil {
-		return s.arena.decodeString(s.b, sp)
-	}
-	d := appendString(make([]byte, 0, sp.end-sp.start), s.b, sp)
-	return unsafe.String(unsafe.SliceData(d), len(d))
-}
-
-// keep returns a copy of b for the notification to keep.
-func (s *chunkScan) keep(b []byte) []byte {
-	if s.arena != nil {
-		return s.arena.clone(b)
-	}
-	return bytes.Clone(b)
-}
-
-func copyRaw(b []byte, sp span) json.RawMessage {
-	return append(json.RawMessage(nil), b[sp.start:sp.end]...)
+	return OK
 }
 
 // ws skips JSON whitespace. Compact JSON has none, so the first test,
@@ -461,12 +309,12 @@ func (s *chunkScan) update() bool {
 				return false
 			}
 			switch string(s.b[sp.start:sp.end]) {
-			case UpdateAgentMessageChunk:
-				s.kind = UpdateAgentMessageChunk
-			case UpdateAgentThoughtChunk:
-				s.kind = UpdateAgentThoughtChunk
-			case UpdateUserMessageChunk:
-				s.kind = UpdateUserMessageChunk
+			case updateAgentMessageChunk:
+				s.kind = updateAgentMessageChunk
+			case updateAgentThoughtChunk:
+				s.kind = updateAgentThoughtChunk
+			case updateUserMessageChunk:
+				s.kind = updateUserMessageChunk
 			default:
 				return false
 			}
@@ -530,16 +378,16 @@ func (s *chunkScan) content() bool {
 				return true
 			}
 			switch string(s.b[sp.start:sp.end]) {
-			case ContentText:
-				s.ctype = ContentText
-			case ContentImage:
-				s.ctype = ContentImage
-			case ContentAudio:
-				s.ctype = ContentAudio
-			case ContentResourceLink:
-				s.ctype = ContentResourceLink
-			case ContentResource:
-				s.ctype = ContentResource
+			case contentText:
+				s.ctype = contentText
+			case contentImage:
+				s.ctype = contentImage
+			case contentAudio:
+				s.ctype = contentAudio
+			case contentResourceLink:
+				s.ctype = contentResourceLink
+			case contentResource:
+				s.ctype = contentResource
 			default:
 				return false // unknown types keep their JSON: general path
 			}

@@ -18,7 +18,7 @@ import (
 func TestBoxesReleasedBeforeWaiting(t *testing.T) {
 	client := newDeltaClient()
 	wait := func(t *testing.T, n int) { client.wait(t, n) }
-	checkReleasedBeforeWaiting(t, client, wait, func(c *Conn) int { return len(c.chunks.deltas.taken) })
+	checkReleasedBeforeWaiting(t, client, wait, func(c *Conn) int { return c.chunks.deltas.Held() })
 }
 
 // checkReleasedBeforeWaiting streams chunks to client, waits (wait) until

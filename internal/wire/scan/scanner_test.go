@@ -1,90 +1,39 @@
-package acpclient
+package scan
 
 import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
 )
 
-// generalDecode decodes line the way Conn.handleLine does when the fast path
-// declines: the envelope, then the params of a session/update notification.
-// It returns nil when the general path would not deliver a notification.
-func generalDecode(line []byte) *SessionNotification {
-	var env envelope
-	if json.Unmarshal(line, &env) != nil {
-		return nil
-	}
-	if env.JSONRPC != nil && *env.JSONRPC != "2.0" {
-		return nil
-	}
-	if env.Method == nil || env.Result != nil || env.Error != nil || env.ID != nil || *env.Method != methodSessionUpdate {
-		return nil
-	}
-	var n SessionNotification
-	if n.UnmarshalJSON(env.Params) != nil {
-		return nil
-	}
-	testRaw.Store(&n, &rawSource{raw: env.Params})
-	return &n
-}
-
-// sameNotification fails t unless fast (from the fast path) and slow (from
-// the general path) are indistinguishable.
-func sameNotification(t *testing.T, line []byte, fast, slow *SessionNotification) {
-	t.Helper()
-	if slow == nil {
-		t.Fatalf("fast path accepted a line the general path does not deliver: %q", line)
-	}
-	if fast.SessionID != slow.SessionID || !bytes.Equal(fast.Meta, slow.Meta) || (fast.Meta == nil) != (slow.Meta == nil) {
-		t.Fatalf("line %q:\nfast session %q meta %q\ngeneral session %q meta %q", line, fast.SessionID, fast.Meta, slow.SessionID, slow.Meta)
-	}
-	if !reflect.DeepEqual(fast.Update, slow.Update) {
-		t.Fatalf("line %q:\nfast update    %#v\ngeneral update %#v", line, fast.Update, slow.Update)
-	}
-	fj, err1 := json.Marshal(fast)
-	sj, err2 := json.Marshal(slow)
-	if err1 != nil || err2 != nil || !bytes.Equal(fj, sj) {
-		t.Fatalf("line %q:\nfast    %s (%v)\ngeneral %s (%v)", line, fj, err1, sj, err2)
-	}
-}
-
-// checkScan runs both the scanner and decodeChunkLine on line, and checks
-// whatever they accept against the general path. It reports what the
-// scanner made of the line.
-func checkScan(t *testing.T, line []byte) chunkScanResult {
+// checkScan runs the scanner (the full scan, on a line of the caller's and
+// on an owned one) on line, and checks what it accepts against
+// encoding/json. It reports what the scanner made of the line.
+func checkScan(t *testing.T, line []byte) Result {
 	t.Helper()
 	orig := append([]byte(nil), line...)
-	n, res := scanChunkLine(line, false)
-	if (n != nil) != (res == chunkScanOK) {
-		t.Fatalf("scanChunkLine returned %v with result %d", n, res)
-	}
-	var slow *SessionNotification
-	if res == chunkScanOK {
-		slow = generalDecode(line)
-		sameNotification(t, line, n, slow)
-		if _, ok := slow.Update.(*UnknownUpdate); ok {
-			t.Fatalf("general path decoded %q as unknown", line)
+	var got Chunk
+	res := scanOnce(line, false, &got)
+	switch res {
+	case OK:
+		want, ok := refDecode(line)
+		if !ok {
+			t.Fatalf("the scanner accepted a line the general path does not deliver as a chunk: %q", line)
 		}
-	}
-	if res == chunkScanOK {
+		sameChunk(t, line, &got, &want)
 		// An owned line is referred to, not copied: the same result.
-		owned := bytes.Clone(line)
-		o, _ := scanChunkLine(owned, true)
-		sameNotification(t, line, o, slow)
-	}
-	d := decodeChunkLine(line)
-	switch {
-	case res == chunkScanDecline && d != nil:
-		t.Fatalf("decodeChunkLine took %q, which the scanner declined", line)
-	case d != nil:
-		if slow == nil {
-			slow = generalDecode(line)
+		var o Chunk
+		if scanOnce(bytes.Clone(line), true, &o) != OK {
+			t.Fatalf("the scanner declined %q when owned", line)
 		}
-		sameNotification(t, line, d, slow)
+		sameChunk(t, line, &o, &want)
+	case Fallback:
+		if !json.Valid(line) {
+			t.Fatalf("the scanner handed back a line that is not JSON: %q", line)
+		}
 	}
 	if !bytes.Equal(line, orig) {
 		t.Fatalf("the line was modified")
@@ -124,7 +73,7 @@ func TestChunkScanAccepts(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"","update":{"content":{"text":"empty session","type":"text"},"sessionUpdate":"agent_thought_chunk"}}}`,
 	}
 	for _, l := range lines {
-		if res := checkScan(t, []byte(l)); res != chunkScanOK {
+		if res := checkScan(t, []byte(l)); res != OK {
 			t.Errorf("scanner gave %d for %q", res, l)
 		}
 	}
@@ -142,19 +91,15 @@ func TestChunkScanFallsBack(t *testing.T) {
 		chunkPrefix + `{"type":"text","te\u0078t":"escaped key"}}}}`,
 	}
 	for _, l := range lines {
-		if res := checkScan(t, []byte(l)); res != chunkScanFallback {
+		if res := checkScan(t, []byte(l)); res != Fallback {
 			t.Errorf("scanner gave %d for %q", res, l)
 		}
-	}
-	// The rich blocks still take the fast path as a whole.
-	if decodeChunkLine([]byte(lines[0])) == nil || decodeChunkLine([]byte(lines[1])) == nil {
-		t.Error("a rich content block was declined")
 	}
 }
 
 func TestChunkScanDeclines(t *testing.T) {
 	ok := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"},"messageId":"m","_meta":{}},"_meta":{}}}`
-	if checkScan(t, []byte(ok)) != chunkScanOK {
+	if checkScan(t, []byte(ok)) != OK {
 		t.Fatal("base line declined")
 	}
 	mutations := map[string][2]string{
@@ -247,7 +192,7 @@ func TestChunkScanDeclines(t *testing.T) {
 		if l == ok {
 			t.Fatalf("%s: mutation did not apply", name)
 		}
-		if res := checkScan(t, []byte(l)); res == chunkScanOK {
+		if res := checkScan(t, []byte(l)); res == OK {
 			t.Errorf("%s: scanner accepted %q", name, l)
 		}
 	}
@@ -256,7 +201,7 @@ func TestChunkScanDeclines(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk"}}}`,
 		`{"jsonrpc":"2.0","id":1,"result":{"note":"session/update","x":{"sessionUpdate":"agent_message_chunk"}}}`,
 	} {
-		if res := checkScan(t, []byte(l)); res == chunkScanOK {
+		if res := checkScan(t, []byte(l)); res == OK {
 			t.Errorf("scanner accepted %q", l)
 		}
 	}
@@ -266,21 +211,24 @@ func TestChunkScanDeclines(t *testing.T) {
 func TestChunkScanDepthLimit(t *testing.T) {
 	meta := strings.Repeat(`[{"a":`, maxChunkScanDepth/2-1) + `[]` + strings.Repeat(`}]`, maxChunkScanDepth/2-1)
 	l := chunkPrefix + `{"type":"text","text":"x"},"_meta":` + meta + `}}}`
-	if res := checkScan(t, []byte(l)); res != chunkScanOK {
+	if res := checkScan(t, []byte(l)); res != OK {
 		t.Fatalf("scanner gave %d for nesting at the limit", res)
 	}
 }
 
-// TestChunkScanAllocs: the common line costs a handful of allocations.
+// TestChunkScanAllocs: the full scan of a common line costs two
+// allocations: the copy of its params its plain strings refer into, and
+// its text, which has an escape, decoded.
 func TestChunkScanAllocs(t *testing.T) {
 	line := benchLines(7)[6]
+	var c Chunk
 	allocs := testing.AllocsPerRun(100, func() {
-		if decodeChunkLine(line) == nil {
+		if scanOnce(line, false, &c) != OK {
 			t.Fatal("declined")
 		}
 	})
-	if allocs > 4 {
-		t.Errorf("%v allocations per line, want at most 4", allocs)
+	if allocs > 2 {
+		t.Errorf("%v allocations per line, want at most 2", allocs)
 	}
 }
 
@@ -339,16 +287,17 @@ func FuzzChunkScan(f *testing.F) {
 			JSONRPC string `json:"jsonrpc"`
 			Method  string `json:"method"`
 			Params  params `json:"params"`
-		}{"2.0", methodSessionUpdate, params{parts[0], update{UpdateAgentMessageChunk, content{ContentText, parts[1]}, &parts[2]}}}
+		}{"2.0", methodSessionUpdate, params{parts[0], update{updateAgentMessageChunk, content{contentText, parts[1]}, &parts[2]}}}
 		line, err := json.Marshal(msg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res := checkScan(t, line); res != chunkScanOK {
+		if res := checkScan(t, line); res != OK {
 			t.Fatalf("scanner gave %d for an encoder-written line %q", res, line)
 		}
-		n := decodeChunkLine(line)
-		if got := n.Update.(*AgentMessageChunk).Content.Text; utf8.ValidString(parts[1]) && got != parts[1] {
+		var c Chunk
+		scanOnce(line, false, &c)
+		if got := c.Text; utf8.ValidString(parts[1]) && got != parts[1] {
 			t.Fatalf("text %q, want %q", got, parts[1])
 		}
 	})
@@ -368,9 +317,9 @@ func TestChunkScanRandomLines(t *testing.T) {
 	for range n {
 		line := randomChunkLine(rng)
 		switch checkScan(t, line) {
-		case chunkScanOK:
+		case OK:
 			accepted++
-		case chunkScanFallback:
+		case Fallback:
 			fellBack++
 		}
 	}

@@ -1,4 +1,4 @@
-package acpclient
+package scan
 
 import (
 	"bytes"
