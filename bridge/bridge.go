@@ -367,8 +367,9 @@ func (c *agentClient) SessionUpdate(ctx context.Context, n *acpclient.SessionNot
 
 // Updates delivers a run of updates that arrived back to back, reading
 // the clock once for the run: its text events share the run's time, which
-// is also the watchdog's sign of life. A run is what the connection had
-// queued, so the time is that of its delivery. Consecutive text deltas of
+// is also the watchdog's sign of life. A run is consecutive pieces of one
+// session's streamed messages, or one other notification (see
+// wire.Receiver), so the time is that of its delivery. Consecutive text deltas of
 // one session in it are emitted together (routeRun), under one lock of the
 // session and one of the queue. routeMu, not mu, is held while the run is
 // delivered (which may wait on a slow consumer): register's replay of
