@@ -26,14 +26,17 @@ type Change struct {
 }
 
 // Changes lists the files that differ from checkpoint from to checkpoint
-// to (IDs), renames detected, with their line counts, sorted by path.
+// to, renames detected, with their line counts, in path order. Like every
+// method that takes checkpoints, it takes their IDs or the names they
+// were recorded under.
 func (s *Store) Changes(ctx context.Context, from, to string) ([]Change, error) {
-	if err := checkIDs(from, to); err != nil {
+	revs, err := revisions(from, to)
+	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out, err := s.git(ctx, nil, "diff-tree", "-r", "-z", "-M", "--raw", "--numstat", "--no-textconv", "--no-ext-diff", from, to)
+	out, err := s.git(ctx, nil, "diff-tree", "-r", "-z", "-M", "--raw", "--numstat", "--no-textconv", "--no-ext-diff", revs[0], revs[1])
 	if err != nil {
 		return nil, err
 	}
@@ -44,12 +47,13 @@ func (s *Store) Changes(ctx context.Context, from, to string) ([]Change, error) 
 // renames detected, limited to paths when any are given. Paths are
 // literal, not patterns.
 func (s *Store) Diff(ctx context.Context, from, to string, paths ...string) (string, error) {
-	if err := checkIDs(from, to); err != nil {
+	revs, err := revisions(from, to)
+	if err != nil {
 		return "", err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	args := append([]string{"diff-tree", "-r", "-p", "-M", "--no-color", "--no-textconv", "--no-ext-diff", from, to, "--"}, paths...)
+	args := append([]string{"diff-tree", "-r", "-p", "-M", "--no-color", "--no-textconv", "--no-ext-diff", revs[0], revs[1], "--"}, paths...)
 	out, err := s.git(ctx, nil, args...)
 	return string(out), err
 }
@@ -110,13 +114,19 @@ func parseChanges(tok []string) ([]Change, error) {
 	return list, nil
 }
 
-// checkIDs refuses what is not a checkpoint ID, before git reads it as an
-// option or a revision expression.
-func checkIDs(ids ...string) error {
-	for _, id := range ids {
-		if len(id) < 40 || strings.Trim(id, "0123456789abcdef") != "" {
-			return fmt.Errorf("checkpoint: %q is not a checkpoint ID", id)
+// revisions turns checkpoint IDs and names into git revisions, refusing
+// anything else before git could read it as an option or an expression.
+func revisions(refs ...string) ([]string, error) {
+	revs := make([]string, len(refs))
+	for i, r := range refs {
+		switch {
+		case len(r) >= 40 && strings.Trim(r, "0123456789abcdef") == "":
+			revs[i] = r
+		case validName(r):
+			revs[i] = "refs/acphost/" + r
+		default:
+			return nil, fmt.Errorf("checkpoint: %q is neither a checkpoint ID nor a checkpoint name", r)
 		}
 	}
-	return nil
+	return revs, nil
 }

@@ -160,3 +160,15 @@ func sameTree(t *testing.T, what string, got, want map[string]string) {
 		}
 	}
 }
+
+// cmdFails runs a user git command that is meant to fail.
+func cmdFails(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=u", "GIT_AUTHOR_EMAIL=u@x", "GIT_COMMITTER_NAME=u", "GIT_COMMITTER_EMAIL=u@x", "LC_ALL=C"}
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Fatalf("git %v succeeded:\n%s", args, out)
+	}
+}

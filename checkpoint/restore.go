@@ -52,9 +52,11 @@ func (s *Store) RevertFile(ctx context.Context, path, to, end string, force bool
 }
 
 func (s *Store) restore(ctx context.Context, to, end string, only []string, force bool) (Checkpoint, error) {
-	if err := checkIDs(to, end); err != nil {
+	revs, err := revisions(to, end)
+	if err != nil {
 		return Checkpoint{}, err
 	}
+	to, end = revs[0], revs[1]
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.restores++
@@ -80,6 +82,7 @@ func (s *Store) restore(ctx context.Context, to, end string, only []string, forc
 			return undo, &ConflictError{Paths: clash}
 		}
 	}
+	s.last = "" // the index will hold the restored tree
 	target, err := s.mixTree(ctx, undo.ID, to, paths)
 	if err != nil {
 		return undo, err
@@ -159,7 +162,7 @@ func readTreeClash(msg string) []string {
 				list = append(list, strings.TrimPrefix(next, "\t"))
 			}
 		}
-		if a, b, ok := strings.Cut(line, "Entry '"); ok && a == "error: " {
+		if _, b, ok := strings.Cut(line, "error: Entry '"); ok {
 			if p, _, ok := strings.Cut(b, "' not uptodate"); ok {
 				list = append(list, p)
 			}

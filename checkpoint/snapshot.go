@@ -59,6 +59,14 @@ func (s *Store) snapshot(ctx context.Context, name string) (Checkpoint, error) {
 	if err != nil {
 		return Checkpoint{}, err
 	}
+	if len(update) == 0 && len(drop) == 0 && s.last != "" {
+		// Nothing changed since the last checkpoint: name it again.
+		if _, err := s.git(ctx, nil, "update-ref", "refs/acphost/"+name, s.last); err != nil {
+			return Checkpoint{}, err
+		}
+		cp.ID = s.last
+		return cp, nil
+	}
 	if len(drop) > 0 {
 		if _, err := s.git(ctx, zList(drop), "update-index", "-z", "--force-remove", "--stdin"); err != nil {
 			return Checkpoint{}, err
@@ -76,19 +84,21 @@ func (s *Store) snapshot(ctx context.Context, name string) (Checkpoint, error) {
 		return Checkpoint{}, s.fail("recording checkpoint "+name, err)
 	}
 	cp.ID = strings.TrimSpace(string(out))
+	s.last = cp.ID
 	return cp, nil
 }
 
 // commitScript updates the private index from the paths on its stdin
 // when $2 is 1, then writes the tree, a commit of it and the ref
-// refs/acphost/$1, and prints the commit. Its other arguments are git's
-// settings.
+// refs/acphost/$1, and prints the commit. HEAD follows, so that git status
+// compares the index with the last checkpoint. Its other arguments are
+// git's settings.
 const commitScript = `set -e
 n=$1; u=$2; shift 2
 if [ "$u" = 1 ]; then git "$@" update-index -z --add --remove --stdin; fi
 t=$(git "$@" write-tree)
 c=$(git "$@" commit-tree -m "$n" "$t")
-git "$@" update-ref "refs/acphost/$n" "$c"
+printf 'update refs/acphost/%s %s\nupdate HEAD %s\n' "$n" "$c" "$c" | git "$@" update-ref --stdin
 printf '%s' "$c"`
 
 // walked is what one walk of the workspace found against the private
@@ -98,35 +108,46 @@ type walked struct {
 }
 
 // walk lists the workspace's new, changed and deleted files against the
-// private index, with the ignore rules applied, following nested
-// repositories (which git lists as "dir/").
+// private index, with the ignore rules applied, in one git status (which
+// refreshes the index's file times, so a file touched but unchanged is
+// not read again). New directories are listed whole, and nested
+// repositories (which git lists as "dir/" again) followed.
 func (s *Store) walk(ctx context.Context) (walked, error) {
 	var w walked
-	out, err := s.git(ctx, nil, "ls-files", "-z", "-t", "-o", "-m", "-d", "--exclude-standard")
+	out, err := s.git(ctx, nil, "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--no-renames", "--ignore-submodules=all")
 	if err != nil {
 		return w, err
 	}
-	seen := map[string]bool{}
-	var nested []string
+	var dirs []string
 	for _, e := range splitZ(out) {
-		tag, p, ok := strings.Cut(e, " ")
-		if !ok {
+		if len(e) < 4 {
 			continue
 		}
-		switch tag {
-		case "?":
-			if strings.HasSuffix(p, "/") {
-				nested = append(nested, p)
-			} else {
-				w.others = append(w.others, p)
-			}
-		case "C":
-			if !seen[p] {
-				seen[p] = true
-				w.modified = append(w.modified, p)
-			}
-		case "R":
+		code, p := e[:2], e[3:]
+		switch {
+		case code == "??" && strings.HasSuffix(p, "/"):
+			dirs = append(dirs, p)
+		case code == "??":
+			w.others = append(w.others, p)
+		case code[1] == 'D':
 			w.deleted = append(w.deleted, p)
+		case code[1] == 'M' || code[1] == 'T':
+			w.modified = append(w.modified, p)
+		}
+	}
+	if len(dirs) == 0 {
+		return w, nil
+	}
+	out, err = s.git(ctx, nil, append([]string{"ls-files", "-z", "-o", "--exclude-standard", "--"}, dirs...)...)
+	if err != nil {
+		return w, err
+	}
+	var nested []string
+	for _, p := range splitZ(out) {
+		if strings.HasSuffix(p, "/") {
+			nested = append(nested, p)
+		} else {
+			w.others = append(w.others, p)
 		}
 	}
 	more, err := s.walkNested(ctx, nested, 0)

@@ -49,7 +49,8 @@ type Store struct {
 	mu       sync.Mutex
 	files    int // entries in the private index, once counted
 	counted  bool
-	restores int // restores made, to name their checkpoints
+	restores int    // restores made, to name their checkpoints
+	last     string // the last checkpoint, when the index holds its tree
 }
 
 // Open prepares the Store's git directory and checks that git runs on the
@@ -137,13 +138,15 @@ func gitEnv(opt Options) []string {
 }
 
 // gitArgs prefixes a git command with the settings that keep the user's
-// hooks, filters and monitors from running and the bytes unconverted.
+// hooks, filters and monitors from running and the bytes unconverted. The
+// private index keeps an untracked cache (directory times), so a walk
+// reads only the directories that changed.
 func (s *Store) gitArgs(args ...string) []string {
 	return append([]string{"git",
 		"-c", "core.bare=false", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
 		"-c", "core.autocrlf=false", "-c", "core.safecrlf=false", "-c", "core.symlinks=true",
 		"-c", "core.filemode=true", "-c", "core.quotepath=false", "-c", "gc.auto=0",
-		"-c", "core.untrackedCache=false", "-c", "safe.directory=*",
+		"-c", "core.untrackedCache=true", "-c", "safe.directory=*",
 		"-c", "core.excludesFile=" + s.opt.Workspace + "/.git/info/exclude",
 	}, args...)
 }

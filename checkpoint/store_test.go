@@ -46,6 +46,12 @@ func TestChangesAndDiff(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Changes =\n%+v\nwant\n%+v", got, want)
 	}
+	if byName, err := s.Changes(testCtx(t), "before", "after"); err != nil || !reflect.DeepEqual(byName, want) {
+		t.Errorf("Changes by name = %+v, %v", byName, err)
+	}
+	if _, err := s.Changes(testCtx(t), "--output=/tmp/x", "after"); err == nil {
+		t.Error("an option passed as a checkpoint was accepted")
+	}
 	diff, err := s.Diff(testCtx(t), before.ID, after.ID, "keep.txt")
 	if err != nil {
 		t.Fatal(err)
