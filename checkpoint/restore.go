@@ -9,9 +9,9 @@ import (
 )
 
 // ConflictError is the error of a restore that would overwrite a change
-// made after the checkpoint the restore was told to expect (the end of
-// the last turn, say): Paths differ between that checkpoint and the
-// workspace, or changed while the restore ran. Nothing was changed.
+// made since the Store's last checkpoint (the end of the last turn, say):
+// Paths differ between that checkpoint and the workspace, or changed while
+// the restore ran. Nothing was changed.
 type ConflictError struct {
 	Paths []string
 }
@@ -27,80 +27,115 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("checkpoint: restore refused: %q%s changed since the last checkpoint (force it to overwrite)", list, more)
 }
 
-// Restore brings the files that differ between checkpoints to and end back
-// to their state in to, end being the state the caller last recorded (the
-// end of the last turn). Files the user changed since end that the restore
-// would overwrite are a *ConflictError and nothing changes, unless force.
-// Files neither checkpoint holds (ignored, skipped) are never touched.
+// Restore brings the files that differ between checkpoint to and the last
+// checkpoint (the latest Snapshot, say the end of the last turn) back to
+// their state in to. A file the restore would change that also differs
+// between the last checkpoint and the workspace (the user edited it
+// since) is a *ConflictError and nothing changes, unless force. Files
+// neither checkpoint holds (ignored, skipped) are never touched. After a
+// restore, the last checkpoint is the last one with the restored files as
+// to has them, so the user's own changes stay theirs for the next one.
 //
-// Before it changes anything, Restore records the workspace (a checkpoint
-// named restore-N) and returns it: restoring that one undoes the restore.
-// Content, symlinks and the executable bit come back as recorded; other
-// permission bits follow the host's umask.
-func (s *Store) Restore(ctx context.Context, to, end string, force bool) (Checkpoint, error) {
-	return s.restore(ctx, to, end, nil, force)
+// Before it changes anything, Restore records the workspace; it returns
+// the checkpoint of the restored state, whose Undo is that first one:
+// restoring Undo undoes the restore. Content, symlinks and the executable
+// bit come back as recorded; other permission bits follow the host's
+// umask.
+func (s *Store) Restore(ctx context.Context, to string, force bool) (Checkpoint, error) {
+	return s.restore(ctx, to, nil, force)
 }
 
 // RevertFile is Restore for one file: it brings path back to its state in
-// checkpoint to, if the file is as end has it (else a *ConflictError,
-// unless force), after recording the workspace.
-func (s *Store) RevertFile(ctx context.Context, path, to, end string, force bool) (Checkpoint, error) {
+// checkpoint to (removing it if to has none), unless the user changed it
+// since the last checkpoint (a *ConflictError, unless force).
+func (s *Store) RevertFile(ctx context.Context, path, to string, force bool) (Checkpoint, error) {
 	if path == "" {
 		return Checkpoint{}, fmt.Errorf("checkpoint: revert: no path")
 	}
-	return s.restore(ctx, to, end, []string{path}, force)
+	return s.restore(ctx, to, []string{path}, force)
 }
 
-func (s *Store) restore(ctx context.Context, to, end string, only []string, force bool) (Checkpoint, error) {
-	revs, err := revisions(to, end)
+func (s *Store) restore(ctx context.Context, to string, only []string, force bool) (Checkpoint, error) {
+	revs, err := revisions(to)
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	to, end = revs[0], revs[1]
+	to = revs[0]
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	out, err := s.git(ctx, nil, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("checkpoint: restore: nothing recorded yet: %w", err)
+	}
+	end := strings.TrimSpace(string(out))
 	s.restores++
-	undo, err := s.snapshot(ctx, "restore-"+strconv.FormatInt(time.Now().UnixNano(), 10)+"-"+strconv.Itoa(s.restores))
+	name := "restore-" + strconv.FormatInt(time.Now().UnixNano(), 10) + "-" + strconv.Itoa(s.restores)
+	undo, err := s.snapshot(ctx, name+"-undo", false)
 	if err != nil {
 		return Checkpoint{}, err
 	}
 	paths := only
 	if paths == nil {
 		if paths, err = s.differ(ctx, to, end); err != nil {
-			return undo, err
+			return Checkpoint{}, err
 		}
 	}
-	if len(paths) == 0 {
-		return undo, nil
-	}
-	if !force {
+	if !force && len(paths) > 0 {
 		since, err := s.differ(ctx, end, undo.ID)
 		if err != nil {
-			return undo, err
+			return Checkpoint{}, err
 		}
 		if clash := intersect(paths, since); len(clash) > 0 {
-			return undo, &ConflictError{Paths: clash}
+			return Checkpoint{}, &ConflictError{Paths: clash}
 		}
 	}
-	s.last = "" // the index will hold the restored tree
-	target, err := s.mixTree(ctx, undo.ID, to, paths)
+	if err := s.apply(ctx, undo.ID, to, paths, force); err != nil {
+		return Checkpoint{}, err
+	}
+	// The index holds the restored tree, fresh: record it without a walk.
+	done, err := s.commit(ctx, name, nil, false, "")
 	if err != nil {
-		return undo, err
+		return Checkpoint{}, err
+	}
+	done.Undo = undo.ID
+	// The last checkpoint becomes what the workspace would be had nobody
+	// changed it since: the user's own changes stay changes, which a later
+	// restore does not overwrite unasked.
+	expected, err := s.mixTree(ctx, end, to, paths)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if _, err := s.commit(ctx, name+"-expected", nil, true, expected); err != nil {
+		return Checkpoint{}, err
+	}
+	return done, nil
+}
+
+// apply moves the workspace from checkpoint base (which the index holds)
+// to base with paths as checkpoint to has them.
+func (s *Store) apply(ctx context.Context, base, to string, paths []string, force bool) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	s.last = "" // the index will hold another tree
+	target, err := s.mixTree(ctx, base, to, paths)
+	if err != nil {
+		return err
 	}
 	if force {
 		_, err = s.git(ctx, nil, "read-tree", "--reset", "-u", target)
-		return undo, err
+		return err
 	}
 	// A two-tree read-tree moves the workspace from the state just
 	// recorded to target, and refuses if a file changed in between (a
 	// command still running) or an unrecorded file is in the way.
-	if _, err := s.git(ctx, nil, "read-tree", "-m", "-u", undo.ID, target); err != nil {
+	if _, err := s.git(ctx, nil, "read-tree", "-m", "-u", base, target); err != nil {
 		if clash := readTreeClash(err.Error()); len(clash) > 0 {
-			return undo, &ConflictError{Paths: clash}
+			return &ConflictError{Paths: clash}
 		}
-		return undo, err
+		return err
 	}
-	return undo, nil
+	return nil
 }
 
 // differ lists the paths that differ between two checkpoints, renames

@@ -51,8 +51,9 @@ func TestRestoreByteIdentical(t *testing.T) {
 				}
 			}
 			write(t, filepath.Join(ws, "new.txt"), "new", 0o600)
-			end := snap(t, s, "end")
-			undo, err := s.Restore(testCtx(t), before.ID, end.ID, false)
+			snap(t, s, "end")
+
+			done, err := s.Restore(testCtx(t), before.ID, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +66,7 @@ func TestRestoreByteIdentical(t *testing.T) {
 				}
 			}
 			// The restore can itself be undone.
-			if _, err := s.Restore(testCtx(t), undo.ID, before.ID, false); err != nil {
+			if _, err := s.Restore(testCtx(t), done.Undo, false); err != nil {
 				t.Fatal(err)
 			}
 			sameTree(t, "undone", tree(t, ws, false), map[string]string{"new.txt": "-rw-r--r-- new"})
@@ -82,26 +83,32 @@ func TestRestoreConflict(t *testing.T) {
 	before := snap(t, s, "before")
 	write(t, filepath.Join(ws, "a.txt"), "a1", 0o644)
 	write(t, filepath.Join(ws, "b.txt"), "b1", 0o644)
-	end := snap(t, s, "end")
+	snap(t, s, "end")
 	// The user edits one file the turn changed, and one it did not.
 	write(t, filepath.Join(ws, "b.txt"), "b2 by the user", 0o644)
 	write(t, filepath.Join(ws, "mine.txt"), "m1 by the user", 0o644)
 	edited := tree(t, ws, false)
 
-	_, err := s.Restore(testCtx(t), before.ID, end.ID, false)
-	var conflict *ConflictError
-	if !errors.As(err, &conflict) || !reflect.DeepEqual(conflict.Paths, []string{"b.txt"}) {
-		t.Fatalf("Restore = %v, want a conflict on b.txt", err)
+	for range 2 { // a refused restore leaves the last checkpoint as it was
+		_, err := s.Restore(testCtx(t), before.ID, false)
+		var conflict *ConflictError
+		if !errors.As(err, &conflict) || !reflect.DeepEqual(conflict.Paths, []string{"b.txt"}) {
+			t.Fatalf("Restore = %v, want a conflict on b.txt", err)
+		}
+		sameTree(t, "after the refused restore", tree(t, ws, false), edited)
 	}
-	sameTree(t, "after the refused restore", tree(t, ws, false), edited)
 
-	if _, err := s.RevertFile(testCtx(t), "a.txt", before.ID, end.ID, false); err != nil {
+	if _, err := s.RevertFile(testCtx(t), "a.txt", before.ID, false); err != nil {
 		t.Fatalf("reverting a.txt, which the user left alone: %v", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "a0" {
 		t.Errorf("a.txt = %q", b)
 	}
-	undo, err := s.Restore(testCtx(t), before.ID, end.ID, true)
+	// The revert kept the user's b.txt a change of theirs: still a conflict.
+	if _, err := s.Restore(testCtx(t), before.ID, false); !errors.As(err, new(*ConflictError)) {
+		t.Fatalf("Restore after the revert = %v, want a conflict", err)
+	}
+	done, err := s.Restore(testCtx(t), before.ID, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +116,7 @@ func TestRestoreConflict(t *testing.T) {
 	if got["b.txt"] != "-rw-r--r-- b0" || got["mine.txt"] != "-rw-r--r-- m1 by the user" {
 		t.Errorf("after the forced restore: %q", got)
 	}
-	out, _ := s.git(testCtx(t), nil, "cat-file", "-p", undo.ID+":b.txt")
+	out, _ := s.git(testCtx(t), nil, "cat-file", "-p", done.Undo+":b.txt")
 	if string(out) != "b2 by the user" {
 		t.Errorf("the checkpoint before the forced restore holds b.txt = %q", out)
 	}
@@ -139,8 +146,9 @@ func TestRestoreRacingWrite(t *testing.T) {
 	s := open(t, ws, Options{Runner: &racingRunner{path: p}})
 	before := snap(t, s, "before")
 	write(t, p, "a1 longer", 0o644)
-	end := snap(t, s, "end")
-	_, err := s.Restore(testCtx(t), before.ID, end.ID, false)
+	snap(t, s, "end")
+
+	_, err := s.Restore(testCtx(t), before.ID, false)
 	var conflict *ConflictError
 	if !errors.As(err, &conflict) || !reflect.DeepEqual(conflict.Paths, []string{"a.txt"}) {
 		t.Fatalf("Restore during a write = %v, want a conflict on a.txt", err)
@@ -187,7 +195,7 @@ func TestNestedRepository(t *testing.T) {
 	if err != nil || len(changes) != 2 || changes[0].Path != "vendor/lib/lib.go" || changes[1].Path != "vendor/lib/new.go" {
 		t.Fatalf("changes = %+v, %v", changes, err)
 	}
-	if _, err := s.Restore(testCtx(t), before.ID, end.ID, false); err != nil {
+	if _, err := s.Restore(testCtx(t), before.ID, false); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := gitState(t, nested), nestedState; got != want {
@@ -221,8 +229,8 @@ func TestRebaseInProgress(t *testing.T) {
 	s := open(t, ws, Options{})
 	before := snap(t, s, "before")
 	write(t, filepath.Join(ws, "f.txt"), "resolved by the agent\n", 0o644)
-	end := snap(t, s, "end")
-	if _, err := s.Restore(testCtx(t), before.ID, end.ID, false); err != nil {
+	snap(t, s, "end")
+	if _, err := s.Restore(testCtx(t), before.ID, false); err != nil {
 		t.Fatal(err)
 	}
 	sameTree(t, "restored", tree(t, ws, false), files)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 
 	"golang.org/x/crypto/ssh"
@@ -17,7 +18,9 @@ import (
 // the same code serves both.
 //
 // Run runs args[0] with args[1:], env added to the host's base
-// environment (Local: PATH alone; SSH: the login's), stdin as its input, and returns its standard output. A program the host
+// environment (Local: the process's own without its GIT_* variables; SSH:
+// the login's), stdin as its input, and returns its standard output. A
+// program the host
 // does not have (also one a shell did not find: exit status 127) fails
 // with an error wrapping exec.ErrNotFound; a non-zero
 // exit fails with an error that quotes the program's standard error.
@@ -32,7 +35,9 @@ type Local struct{}
 func (Local) Run(ctx context.Context, args, env []string, stdin []byte) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	// The app's own GIT_* variables (a hook's GIT_DIR) must not reach git.
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+	base := os.Environ()
+	base = slices.DeleteFunc(base, func(kv string) bool { return strings.HasPrefix(kv, "GIT_") })
+	cmd.Env = append(base, env...)
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -17,6 +17,9 @@ type Checkpoint struct {
 	ID string `json:"id"`
 	// Skipped lists what the checkpoint left out, and why.
 	Skipped []Skipped `json:"skipped,omitempty"`
+	// Undo is, for the checkpoint a restore returns, the one recorded
+	// just before it: restoring Undo undoes the restore.
+	Undo string `json:"undo,omitempty"`
 }
 
 // Skipped is a file or directory a checkpoint left out.
@@ -37,13 +40,18 @@ const sizeBatch = 64 << 10
 // and returns it. Files that .gitignore, the workspace's .git/info/exclude
 // or the limits leave out are not recorded; the limits' omissions are named
 // in Checkpoint.Skipped. The workspace is only read.
+//
+// The new checkpoint is the Store's last checkpoint: the state a later
+// Restore expects the workspace in (see Restore).
 func (s *Store) Snapshot(ctx context.Context, name string) (Checkpoint, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.snapshot(ctx, name)
+	return s.snapshot(ctx, name, true)
 }
 
-func (s *Store) snapshot(ctx context.Context, name string) (Checkpoint, error) {
+// snapshot records the workspace as name; last makes it the last
+// checkpoint (HEAD of the git directory).
+func (s *Store) snapshot(ctx context.Context, name string, last bool) (Checkpoint, error) {
 	if !validName(name) {
 		return Checkpoint{}, fmt.Errorf("checkpoint: %q is not a checkpoint name (letters, digits, '-', '_', '.', '/')", name)
 	}
@@ -54,51 +62,66 @@ func (s *Store) snapshot(ctx context.Context, name string) (Checkpoint, error) {
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	var cp Checkpoint
-	update, drop, err := s.admit(ctx, w, &cp)
+	var skipped []Skipped
+	update, drop, err := s.admit(ctx, w, &skipped)
 	if err != nil {
 		return Checkpoint{}, err
 	}
 	if len(update) == 0 && len(drop) == 0 && s.last != "" {
-		// Nothing changed since the last checkpoint: name it again.
-		if _, err := s.git(ctx, nil, "update-ref", "refs/acphost/"+name, s.last); err != nil {
+		// Nothing changed since the index was recorded: name it again.
+		refs := "update refs/acphost/" + name + " " + s.last + "\n"
+		if last {
+			refs += "update HEAD " + s.last + "\n"
+		}
+		if _, err := s.git(ctx, []byte(refs), "update-ref", "--stdin"); err != nil {
 			return Checkpoint{}, err
 		}
-		cp.ID = s.last
-		return cp, nil
+		return Checkpoint{ID: s.last, Skipped: skipped}, nil
 	}
 	if len(drop) > 0 {
 		if _, err := s.git(ctx, zList(drop), "update-index", "-z", "--force-remove", "--stdin"); err != nil {
 			return Checkpoint{}, err
 		}
 	}
-	// One command updates the index and writes the tree, a commit of it
-	// and its ref: over SSH that is one round trip.
-	changed := "0"
+	cp, err := s.commit(ctx, name, update, last, "")
+	cp.Skipped = skipped
+	return cp, err
+}
+
+// commit records a checkpoint named name: tree, or when tree is "" the
+// index after update-index adds, changes or removes update. last makes it
+// the last checkpoint. One command does it all: over SSH that is one
+// round trip.
+func (s *Store) commit(ctx context.Context, name string, update []string, last bool, tree string) (Checkpoint, error) {
+	changed, head := "0", "0"
 	if len(update) > 0 {
 		changed = "1"
 	}
-	args := append([]string{"sh", "-c", commitScript, "sh", name, changed}, s.gitArgs()[1:]...)
+	if last {
+		head = "1"
+	}
+	args := append([]string{"sh", "-c", commitScript, "sh", name, changed, head, tree}, s.gitArgs()[1:]...)
 	out, err := s.opt.Runner.Run(ctx, args, s.env, zList(update))
 	if err != nil {
 		return Checkpoint{}, s.fail("recording checkpoint "+name, err)
 	}
-	cp.ID = strings.TrimSpace(string(out))
-	s.last = cp.ID
-	return cp, nil
+	id := strings.TrimSpace(string(out))
+	if tree == "" {
+		s.last = id
+	}
+	return Checkpoint{ID: id}, nil
 }
 
-// commitScript updates the private index from the paths on its stdin
-// when $2 is 1, then writes the tree, a commit of it and the ref
-// refs/acphost/$1, and prints the commit. HEAD follows, so that git status
-// compares the index with the last checkpoint. Its other arguments are
-// git's settings.
+// commitScript updates the private index from the paths on its stdin when
+// $2 is 1, writes the index's tree unless $4 names one, commits it as
+// refs/acphost/$1, and as HEAD (the last checkpoint) when $3 is 1, and
+// prints the commit. Its other arguments are git's settings.
 const commitScript = `set -e
-n=$1; u=$2; shift 2
+n=$1; u=$2; h=$3; t=$4; shift 4
 if [ "$u" = 1 ]; then git "$@" update-index -z --add --remove --stdin; fi
-t=$(git "$@" write-tree)
+if [ -z "$t" ]; then t=$(git "$@" write-tree); fi
 c=$(git "$@" commit-tree -m "$n" "$t")
-printf 'update refs/acphost/%s %s\nupdate HEAD %s\n' "$n" "$c" "$c" | git "$@" update-ref --stdin
+{ printf 'update refs/acphost/%s %s\n' "$n" "$c"; if [ "$h" = 1 ]; then printf 'update HEAD %s\n' "$c"; fi; } | git "$@" update-ref --stdin
 printf '%s' "$c"`
 
 // walked is what one walk of the workspace found against the private
@@ -195,7 +218,7 @@ func (s *Store) walkNested(ctx context.Context, dirs []string, depth int) ([]str
 // cap, new files under the count cap; and the paths to drop: a changed
 // file now over the size cap leaves the index (the checkpoint does not
 // hold it).
-func (s *Store) admit(ctx context.Context, w walked, cp *Checkpoint) (update, drop []string, err error) {
+func (s *Store) admit(ctx context.Context, w walked, skipped *[]Skipped) (update, drop []string, err error) {
 	big, err := s.bigFiles(ctx, append(append([]string(nil), w.modified...), w.others...))
 	if err != nil {
 		return nil, nil, err
@@ -205,7 +228,7 @@ func (s *Store) admit(ctx context.Context, w walked, cp *Checkpoint) (update, dr
 	tooBig := "larger than " + strconv.FormatInt(s.opt.MaxFileSize, 10) + " bytes"
 	for _, p := range w.modified {
 		if big[p] {
-			cp.Skipped = append(cp.Skipped, Skipped{Path: p, Reason: tooBig})
+			*skipped = append(*skipped, Skipped{Path: p, Reason: tooBig})
 			drop = append(drop, p)
 			s.files--
 		} else {
@@ -215,9 +238,9 @@ func (s *Store) admit(ctx context.Context, w walked, cp *Checkpoint) (update, dr
 	for _, p := range w.others {
 		switch {
 		case big[p]:
-			cp.Skipped = append(cp.Skipped, Skipped{Path: p, Reason: tooBig})
+			*skipped = append(*skipped, Skipped{Path: p, Reason: tooBig})
 		case s.files >= s.opt.MaxFiles:
-			cp.Skipped = append(cp.Skipped, Skipped{Path: p, Reason: "over the cap of " + strconv.Itoa(s.opt.MaxFiles) + " files"})
+			*skipped = append(*skipped, Skipped{Path: p, Reason: "over the cap of " + strconv.Itoa(s.opt.MaxFiles) + " files"})
 		default:
 			s.files++
 			update = append(update, p)

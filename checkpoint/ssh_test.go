@@ -41,7 +41,7 @@ func TestOverSSHD(t *testing.T) {
 	if err != nil || len(changes) != 2 || changes[0].Path != "run.sh" || changes[0].Status != "D" || changes[1].Path != "text.txt" {
 		t.Fatalf("changes = %+v, %v", changes, err)
 	}
-	if _, err := s.Restore(testCtx(t), before.ID, end.ID, false); err != nil {
+	if _, err := s.Restore(testCtx(t), before.ID, false); err != nil {
 		t.Fatal(err)
 	}
 	sameTree(t, "restored over ssh", tree(t, ws, false), want)

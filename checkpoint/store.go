@@ -28,8 +28,11 @@ type Options struct {
 	// Dir is the absolute path of the Store's own git directory on the
 	// same host, outside Workspace; it is made when missing. "" means
 	// $XDG_CACHE_HOME/acphost/checkpoints/HASH (~/.cache/… without it),
-	// HASH naming Workspace. One Store uses a Dir at a time.
+	// HASH naming Workspace and Name. One Store uses a Dir at a time.
 	Dir string
+	// Name tells apart the Stores of one workspace in the default Dir (a
+	// session key, say), so that they do not share a git directory.
+	Name string
 	// Runner runs git where the files are; nil means Local.
 	Runner Runner
 	// MaxFileSize is the size in bytes past which a file is left out of a
@@ -50,7 +53,7 @@ type Store struct {
 	files    int // entries in the private index, once counted
 	counted  bool
 	restores int    // restores made, to name their checkpoints
-	last     string // the last checkpoint, when the index holds its tree
+	last     string // a checkpoint whose tree the index holds, if known
 }
 
 // Open prepares the Store's git directory and checks that git runs on the
@@ -71,7 +74,7 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 	}
 	opt.Workspace = path.Clean(opt.Workspace)
 	if opt.Dir == "" {
-		dir, err := defaultDir(ctx, opt.Runner, opt.Workspace)
+		dir, err := defaultDir(ctx, opt.Runner, opt.Workspace+"\x00"+opt.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +109,7 @@ func (s *Store) init(ctx context.Context) error {
 }
 
 // defaultDir is Options.Dir's default, under the host's cache directory.
-func defaultDir(ctx context.Context, r Runner, workspace string) (string, error) {
+func defaultDir(ctx context.Context, r Runner, id string) (string, error) {
 	out, err := r.Run(ctx, []string{"sh", "-c", `printf '%s' "${XDG_CACHE_HOME:-$HOME/.cache}"`}, nil, nil)
 	if err != nil {
 		return "", fmt.Errorf("checkpoint: finding the cache directory: %w", err)
@@ -115,7 +118,7 @@ func defaultDir(ctx context.Context, r Runner, workspace string) (string, error)
 	if !path.IsAbs(cache) {
 		return "", fmt.Errorf("checkpoint: the host's cache directory %q is not absolute; set Options.Dir", cache)
 	}
-	return path.Join(cache, "acphost", "checkpoints", hashName(workspace)), nil
+	return path.Join(cache, "acphost", "checkpoints", hashName(id)), nil
 }
 
 // baseEnv keeps git away from every configuration but the command line's,

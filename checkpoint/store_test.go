@@ -105,7 +105,7 @@ func TestUserRepositoryUntouched(t *testing.T) {
 	if len(changes) != 2 || changes[0].Path != "a.txt" || changes[1].Path != "agent.txt" {
 		t.Fatalf("changes = %+v, want a.txt and agent.txt (ignored files left out)", changes)
 	}
-	if _, err := s.Restore(testCtx(t), before.ID, end.ID, false); err != nil {
+	if _, err := s.Restore(testCtx(t), before.ID, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(filepath.Join(ws, "agent.log")); err != nil {
@@ -191,7 +191,7 @@ func TestNonUTF8Name(t *testing.T) {
 	if err != nil || len(changes) != 1 || changes[0].Path != name {
 		t.Fatalf("changes = %+v, %v; want the name's own bytes", changes, err)
 	}
-	if _, err := s.RevertFile(testCtx(t), name, before.ID, end.ID, false); err != nil {
+	if _, err := s.RevertFile(testCtx(t), name, before.ID, false); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, name)); string(b) != "before\n" {
@@ -227,5 +227,26 @@ func TestDirInsideWorkspaceRefused(t *testing.T) {
 	ws := tempDir(t)
 	if _, err := Open(testCtx(t), Options{Workspace: ws, Dir: filepath.Join(ws, ".checkpoints")}); err == nil || !strings.Contains(err.Error(), "inside the workspace") {
 		t.Fatalf("Open with Dir in the workspace = %v", err)
+	}
+}
+
+func TestDefaultDir(t *testing.T) {
+	cache, ws := tempDir(t), tempDir(t)
+	t.Setenv("GIT_DIR", filepath.Join(ws, "not-this")) // an app's own GIT_DIR is ignored
+	r := envRunner{Local{}, "XDG_CACHE_HOME=" + cache}
+	dirOf := func(name string) string {
+		s, err := Open(testCtx(t), Options{Workspace: ws, Name: name, Runner: r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap(t, s, "x")
+		return s.opt.Dir
+	}
+	a, b, again := dirOf("session-a"), dirOf("session-b"), dirOf("session-a")
+	if !strings.HasPrefix(a, filepath.Join(cache, "acphost", "checkpoints")+"/") || a == b || a != again {
+		t.Errorf("dirs %s, %s, %s: want two distinct ones under %s", a, b, again, cache)
+	}
+	if _, err := os.Stat(filepath.Join(a, "HEAD")); err != nil {
+		t.Errorf("no git directory at %s: %v", a, err)
 	}
 }
