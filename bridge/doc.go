@@ -341,6 +341,7 @@
 //	auth_required  "auth":{"id":"auth-3","call":"session/new","methods":[{"id":"key","name":"API key","type":"env_var","vars":[{"name":"OPENAI_API_KEY","secret":true}]}]}
 //	notice         "text":"Recovered from a backend failure"
 //	authority      "authority":{"state":"protected","reason":"agent mode \"default\" asks before acting","hostMode":"build","agentMode":"default"}
+//	changes        "changes":{"op":"turn","from":"5b1e0c9a4f7d2e8b3a6c1d0f9e8d7c6b5a4f3e2d","to":"8c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d","files":[{"status":"M","path":"a.go","added":2,"removed":1}]}
 //
 // # Remote workspaces
 //

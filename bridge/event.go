@@ -61,6 +61,10 @@ const (
 	// KindAuthority: whether the host can interpose on what the agent
 	// does changed (Authority); the first comes when the session opens.
 	KindAuthority Kind = "authority"
+	// KindChanges: what a turn, an fs/write_text_file or a restore
+	// changed in the session's workspace (Changes), with
+	// SessionConfig.Checkpoints set.
+	KindChanges Kind = "changes"
 )
 
 // Event is everything a host shows about its agents, in one type. Events of
@@ -126,6 +130,8 @@ type Event struct {
 	// Authority is the session's new authority state, in an authority
 	// event.
 	Authority *AuthorityState `json:"authority,omitempty"`
+	// Changes is what changed in the workspace, in a changes event.
+	Changes *Changes `json:"changes,omitempty"`
 	// Err is the failure of an error, turn_end or exited event. In JSON it
 	// is the object {"message", "code"} (see EventError), and decodes as an
 	// *EventError.

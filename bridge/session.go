@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/checkpoint"
 )
 
 // SessionConfig describes a session to open.
@@ -72,6 +73,17 @@ type SessionConfig struct {
 	// title, usage) is always delivered, and a replay is always delivered
 	// when the journal holds nothing of the key.
 	KeepJournaledReplay bool
+	// Checkpoints, when set, records the workspace (Cwd, unless it says
+	// another) in a git directory of its own before and after every turn,
+	// reports what each turn changed as a changes event, and lets the app
+	// see a turn's diff and restore the state before a turn (TurnDiff,
+	// Restore, RevertFile). git runs where the agent runs: on its SSH host
+	// for an agent launched over SSH, else on this machine. The zero
+	// Options are the defaults: the git directory in the host's cache
+	// directory, named by the workspace and the session's Key (set Key to
+	// find a session's checkpoints after a restart). See package
+	// checkpoint for what a checkpoint holds and what a restore does.
+	Checkpoints *checkpoint.Options
 }
 
 // Reasons a session was replaced by a new native session
@@ -99,12 +111,13 @@ type Session struct {
 	key string // the host key (SessionConfig.Key); never changes
 	id  string
 
-	native sessionNative    // the native session and the process it is on
-	turns  sessionTurns     // turns and the turn lock
-	ctl    sessionControl   // turn admission and control calls
-	auth   sessionAuthority // the agent's authority
-	files  sessionFiles     // the agent's file calls and their gate
-	rec    sessionRecords   // the session's record
+	native sessionNative      // the native session and the process it is on
+	turns  sessionTurns       // turns and the turn lock
+	ctl    sessionControl     // turn admission and control calls
+	auth   sessionAuthority   // the agent's authority
+	files  sessionFiles       // the agent's file calls and their gate
+	rec    sessionRecords     // the session's record
+	ckpt   sessionCheckpoints // workspace checkpoints (changes.go)
 
 	closeMu sync.Mutex // one Close at a time
 
@@ -208,6 +221,7 @@ func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, 
 	s := &Session{b: b, cfg: cfg, key: cfg.Key, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider),
 		grants: slices.Clone(cfg.ExternalDirectories), created: b.clock.Now()}
 	s.native.s, s.auth.s, s.rec.s, s.turns.s, s.ctl.s, s.files.s = s, s, s, s, s, s
+	s.ckpt.s = s
 	if err := b.host.reserveKey(b, s); err != nil {
 		return nil, err
 	}
