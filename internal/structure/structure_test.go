@@ -24,8 +24,9 @@ const root = "../.."
 // exported types. A new name must be worth raising the cap for.
 var budgets = map[string]int{
 	"acpclient":       322,
-	"bridge":          273,
+	"bridge":          278,
 	"bridge/terminal": 25,
+	"checkpoint":      19,
 	"fsroot":          42,
 	"journal":         24,
 	"sshconn":         19,
