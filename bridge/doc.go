@@ -352,6 +352,24 @@
 // again after a drop. The bridge's own files (the FileStore, settings
 // overlays written through HostFS) use fsroot's atomic write.
 //
+// # Workspace custody
+//
+// With SessionConfig.Checkpoints a session records its workspace before
+// and after every turn (package checkpoint: git, run where the files are,
+// with a git directory and index of its own; the user's repository is
+// never read or written beyond its ignore rules). At the turn's end, after
+// turn_end, a changes event lists the files the turn added, modified,
+// deleted or renamed with their line counts, whoever changed them; an
+// fs/write_text_file adds one with the text before and after as it
+// happens. Session.TurnDiff gives a turn's unified diff, Session.Restore
+// the state before a turn and Session.RevertFile one file's, each refused
+// while a turn runs, recording the workspace first so it can be undone,
+// and refusing to overwrite a file changed since the last turn unless
+// forced. The checkpoints are refs of their git directory and outlive
+// the app; the changes events are journaled. What a turn changes outside
+// the workspace (granted directories elsewhere, the home directory) is
+// not recorded.
+//
 // # Where things are
 //
 // A newcomer's map of the package, concept by concept; read it top down,
