@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -250,9 +252,18 @@ func (s *Store) admit(ctx context.Context, w walked, skipped *[]Skipped) (update
 }
 
 // bigFiles finds which of paths are regular files over the size cap, with
-// find(1) on the host (symlinks are not followed).
+// find(1) on the host, or lstat on this machine for Local (symlinks are
+// not followed).
 func (s *Store) bigFiles(ctx context.Context, paths []string) (map[string]bool, error) {
 	big := map[string]bool{}
+	if _, local := s.opt.Runner.(Local); local {
+		for _, p := range paths {
+			if info, err := os.Lstat(filepath.Join(s.opt.Workspace, filepath.FromSlash(p))); err == nil && info.Mode().IsRegular() && info.Size() > s.opt.MaxFileSize {
+				big[p] = true
+			}
+		}
+		return big, nil
+	}
 	size := "+" + strconv.FormatInt(s.opt.MaxFileSize, 10) + "c"
 	// find's primaries follow the paths; "./" keeps a path that starts
 	// with '-' or '(' from reading as one.

@@ -22,9 +22,10 @@ func TestOverSSHD(t *testing.T) {
 	ws := tempDir(t)
 	userGit(t, ws, "init", "-q")
 	populate(t, ws)
+	write(t, filepath.Join(ws, "big.bin"), strings.Repeat("x", 2000), 0o644) // never recorded, never touched
 	state, want := gitState(t, ws), tree(t, ws, false)
 
-	s, err := Open(testCtx(t), Options{Workspace: ws, Runner: runner})
+	s, err := Open(testCtx(t), Options{Workspace: ws, Runner: runner, MaxFileSize: 1000})
 	if err != nil {
 		t.Fatalf("Open over ssh: %v; sshd: %s", err, srv.Log())
 	}
@@ -32,6 +33,9 @@ func TestOverSSHD(t *testing.T) {
 		t.Errorf("git directory %s is not in the login's cache directory", s.opt.Dir)
 	}
 	before := snap(t, s, "before")
+	if len(before.Skipped) != 1 || before.Skipped[0].Path != "big.bin" {
+		t.Errorf("skipped over ssh = %+v, want big.bin", before.Skipped)
+	}
 	write(t, filepath.Join(ws, "text.txt"), "changed\n", 0o644)
 	if err := os.Remove(filepath.Join(ws, "run.sh")); err != nil {
 		t.Fatal(err)
