@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/acphost/acphost/checkpoint"
 )
@@ -42,6 +43,9 @@ type Changes struct {
 	Created  bool                 `json:"created,omitempty"`
 	Restored uint64               `json:"restored,omitempty"`
 }
+
+// endCheckpointTimeout bounds the checkpoint at a turn's end.
+const endCheckpointTimeout = 10 * time.Minute
 
 // maxWriteText bounds the texts a write's changes event carries.
 const maxWriteText = 256 << 10
@@ -126,7 +130,10 @@ func (c *sessionCheckpoints) endTurn(n uint64) {
 	if !ok {
 		return // checkpoints are off, or the one before the turn failed and was reported
 	}
-	ctx := context.Background()
+	// The turn lock is held: a host whose git hangs (a dead SSH link)
+	// must not hold the session for ever.
+	ctx, cancel := context.WithTimeout(context.Background(), endCheckpointTimeout)
+	defer cancel()
 	cp, err := store.Snapshot(ctx, turnCheckpoint(n, "end"))
 	var files []checkpoint.Change
 	if err == nil {

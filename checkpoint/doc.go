@@ -68,5 +68,8 @@
 // write-tree, commit-tree and update-ref; a snapshot that finds nothing
 // changed only names the previous checkpoint again. Over SSH that is two
 // or three round trips. BenchmarkTurnOverhead measures it against git
-// status on a tree of 20,000 files.
+// status on a tree of 20,000 files. Memory is bounded by the list of
+// paths that changed (the first snapshot: all of them), never by their
+// content, which git streams to its object store; the size cap keeps big
+// files out of it.
 package checkpoint
