@@ -250,3 +250,27 @@ func TestDefaultDir(t *testing.T) {
 		t.Errorf("no git directory at %s: %v", a, err)
 	}
 }
+
+// TestOtherRefStorage: in a git directory whose refs are not loose files
+// (a reftable directory says so) checkpoints are named through git.
+func TestOtherRefStorage(t *testing.T) {
+	ws := tempDir(t)
+	write(t, filepath.Join(ws, "a.txt"), "a", 0o644)
+	s := open(t, ws, Options{})
+	if err := os.Mkdir(filepath.Join(s.opt.Dir, "reftable"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	snap(t, s, "one")
+	write(t, filepath.Join(ws, "a.txt"), "b", 0o644)
+	snap(t, s, "two")
+	// update-ref keeps a log of the ref, which the loose-file writer does not.
+	if _, err := os.Stat(filepath.Join(s.opt.Dir, "logs", "refs", "acphost", "two")); err != nil {
+		t.Fatalf("the ref was not written by update-ref: %v", err)
+	}
+	if changes, err := s.Changes(testCtx(t), "one", "two"); err != nil || len(changes) != 1 {
+		t.Errorf("Changes = %+v, %v", changes, err)
+	}
+	if head, err := os.ReadFile(filepath.Join(s.opt.Dir, "HEAD")); err != nil || strings.HasPrefix(string(head), "ref:") {
+		t.Errorf("HEAD = %q, %v: want the last checkpoint, detached", head, err)
+	}
+}
