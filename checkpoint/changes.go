@@ -34,8 +34,14 @@ func (s *Store) Changes(ctx context.Context, from, to string) ([]Change, error) 
 	if err != nil {
 		return nil, err
 	}
+	if revs[0] == revs[1] {
+		return nil, nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.diff.from == revs[0] && s.diff.to == revs[1] {
+		return parseChanges(splitZ(s.diff.raw))
+	}
 	out, err := s.git(ctx, nil, "diff-tree", "-r", "-z", "-M", "--raw", "--numstat", "--no-textconv", "--no-ext-diff", revs[0], revs[1])
 	if err != nil {
 		return nil, err

@@ -78,6 +78,9 @@ func (s *Store) snapshot(ctx context.Context, name string, last bool) (Checkpoin
 		if _, err := s.git(ctx, []byte(refs), "update-ref", "--stdin"); err != nil {
 			return Checkpoint{}, err
 		}
+		if last {
+			s.head = s.last
+		}
 		return Checkpoint{ID: s.last, Skipped: skipped}, nil
 	}
 	if len(drop) > 0 {
@@ -102,22 +105,35 @@ func (s *Store) commit(ctx context.Context, name string, update []string, last b
 	if last {
 		head = "1"
 	}
-	args := append([]string{"sh", "-c", commitScript, "sh", name, changed, head, tree}, s.gitArgs()[1:]...)
+	prev := ""
+	if last {
+		prev = s.head
+	}
+	args := append([]string{"sh", "-c", commitScript, "sh", name, changed, head, tree, prev}, s.gitArgs()[1:]...)
 	out, err := s.opt.Runner.Run(ctx, args, s.env, zList(update))
 	if err != nil {
 		return Checkpoint{}, s.fail("recording checkpoint "+name, err)
 	}
-	id := strings.TrimSpace(string(out))
+	id, diff, _ := bytes.Cut(out, []byte{0})
+	cp := Checkpoint{ID: string(id)}
 	if tree == "" {
-		s.last = id
+		s.last = cp.ID
 	}
-	return Checkpoint{ID: id}, nil
+	if last {
+		s.head = cp.ID
+		if prev != "" {
+			s.diff = cachedDiff{from: prev, to: cp.ID, raw: diff}
+		}
+	}
+	return cp, nil
 }
 
 // commitScript updates the private index from the paths on its stdin when
 // $2 is 1, writes the index's tree unless $4 names one, commits it as
 // refs/acphost/$1, and as HEAD (the last checkpoint) when $3 is 1, and
-// prints the commit. Its other arguments are git's settings.
+// prints the commit; then, when $5 names the previous last checkpoint, a
+// NUL and the changes from it (as Changes reads them), which a turn's end
+// asks for next. Its other arguments are git's settings.
 //
 // The refs are written as git's loose ref files are (gitrepository-layout:
 // the ID and a newline, through NAME.lock, which git's own writers also
@@ -125,7 +141,7 @@ func (s *Store) commit(ctx context.Context, name string, update []string, last b
 // detached ID. A git directory with another ref storage (reftable) gets
 // update-ref.
 const commitScript = `set -e
-n=$1; u=$2; h=$3; t=$4; shift 4
+n=$1; u=$2; h=$3; t=$4; p=$5; shift 5
 if [ "$u" = 1 ]; then git "$@" update-index -z --add --remove --stdin; fi
 if [ -z "$t" ]; then t=$(git "$@" write-tree); fi
 c=$(git "$@" commit-tree -m "$n" "$t")
@@ -141,7 +157,8 @@ else
 	setref "refs/acphost/$n" "$c"
 	if [ "$h" = 1 ]; then setref HEAD "$c"; fi
 fi
-printf '%s' "$c"`
+printf '%s' "$c"
+if [ -n "$p" ]; then printf '\000'; git "$@" diff-tree -r -z -M --raw --numstat --no-textconv --no-ext-diff "$p" "$c"; fi`
 
 // walked is what one walk of the workspace found against the private
 // index: new files, changed ones and deleted ones.

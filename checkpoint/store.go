@@ -52,8 +52,17 @@ type Store struct {
 	mu       sync.Mutex
 	files    int // entries in the private index, once counted
 	counted  bool
-	restores int    // restores made, to name their checkpoints
-	last     string // a checkpoint whose tree the index holds, if known
+	restores int        // restores made, to name their checkpoints
+	last     string     // a checkpoint whose tree the index holds, if known
+	head     string     // the last checkpoint (HEAD), once this Store has recorded one
+	diff     cachedDiff // the changes the last checkpoint's commit listed
+}
+
+// cachedDiff is diff-tree's output for the changes between two
+// checkpoints, listed when the second was recorded.
+type cachedDiff struct {
+	from, to string
+	raw      []byte
 }
 
 // Open prepares the Store's git directory and checks that git runs on the
