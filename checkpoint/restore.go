@@ -174,7 +174,9 @@ git "$@" read-tree "$b"
 git "$@" update-index -z --index-info
 git "$@" write-tree
 rm -f "$GIT_INDEX_FILE"`
-	args := append([]string{"sh", "-c", script, "sh", base}, s.gitArgs()[1:]...)
+	// The scratch index is not split: only the Store's own index is, and
+	// a split index's writes clean up the shared files it does not use.
+	args := append(append([]string{"sh", "-c", script, "sh", base}, s.gitArgs()[1:]...), "-c", "core.splitIndex=false")
 	tree, err := s.opt.Runner.Run(ctx, args, s.env, info)
 	if err != nil {
 		return "", s.fail("preparing the restore", err)
