@@ -21,9 +21,11 @@ import (
 //     them (the agent's own tools, fs/* calls, terminals), From the
 //     checkpoint before the turn and To the one at its end, and what the
 //     checkpoints left out (Skipped).
-//   - "write", as an fs/write_text_file is done: Path, the text before
-//     (OldText, or Created for a new file) and after (NewText). Texts over
-//     256 KiB are left out; the turn's event lists the file either way.
+//   - "write", as an fs/write_text_file is done: Path (absolute, as the
+//     agent gave it), the text before (OldText, or Created for a new file)
+//     and after (NewText). Both texts are left out when one is over 256
+//     KiB or the old one could not be read as text; the turn's event
+//     lists the file either way.
 //   - "restore", after Session.Restore or RevertFile: the files the
 //     restore changed, Restored the turn whose start it went back to, From
 //     the checkpoint recorded just before it (restoring From undoes it) and
@@ -151,24 +153,35 @@ func turnCheckpoint(n uint64, which string) string {
 	return "turn-" + strconv.FormatUint(n, 10) + "-" + which
 }
 
-// beforeWrite reads what fs/write_text_file is about to replace, for the
-// write's changes event; ok is false when the event is not wanted.
-func (c *sessionCheckpoints) beforeWrite(ctx context.Context, p string) (old string, created, ok bool) {
+// writeBefore is what an fs/write_text_file replaces, for its changes
+// event.
+type writeBefore struct {
+	report  bool // checkpoints are on: the write is reported
+	text    string
+	known   bool // text was read (or the file is new)
+	created bool
+}
+
+// beforeWrite reads what fs/write_text_file is about to replace.
+func (c *sessionCheckpoints) beforeWrite(ctx context.Context, p string) writeBefore {
 	if !c.enabled() {
-		return "", false, false
+		return writeBefore{}
 	}
 	old, err := c.s.cfg.Files.ReadTextFile(ctx, p, 0, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", true, true
+		return writeBefore{report: true, known: true, created: true}
 	}
-	return old, false, err == nil
+	return writeBefore{report: true, text: old, known: err == nil}
 }
 
 // wrote reports an fs/write_text_file that was done.
-func (c *sessionCheckpoints) wrote(p, old, content string, created bool) {
-	ch := &Changes{Op: "write", Path: p, Created: created}
-	if len(old) <= maxWriteText && len(content) <= maxWriteText {
-		ch.OldText, ch.NewText = old, content
+func (c *sessionCheckpoints) wrote(p, content string, before writeBefore) {
+	if !before.report {
+		return
+	}
+	ch := &Changes{Op: "write", Path: p, Created: before.created}
+	if before.known && len(before.text) <= maxWriteText && len(content) <= maxWriteText {
+		ch.OldText, ch.NewText = before.text, content
 	}
 	c.s.emit(Event{Kind: KindChanges, Changes: ch})
 }

@@ -224,3 +224,45 @@ func TestRestoreRefusedDuringATurn(t *testing.T) {
 	cancel()
 	waitfor.Recv(t, done, "the cancelled turn's end")
 }
+
+// TestWriteEvents: a write's event carries the text before and after; a
+// new file says so; a file that was not text leaves both texts out.
+func TestWriteEvents(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "latin1.txt"), []byte("caf\xe9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
+		{WriteFile: &acptest.WriteFile{Path: filepath.Join(dir, "new.txt"), Content: "fresh\n"}},
+		{WriteFile: &acptest.WriteFile{Path: filepath.Join(dir, "latin1.txt"), Content: "café\n"}},
+	}}}}
+	h, rec := newHostAndRecorder(t, nil)
+	b, err := h.Start(context.Background(), agentConfig(t, "writes", script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: dir, Policy: Policy{Mode: ModeFull},
+		Checkpoints: &checkpoint.Options{Dir: filepath.Join(t.TempDir(), "cp")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("write")); err != nil {
+		t.Fatal(err)
+	}
+	var writes []Changes
+	for _, ev := range rec.snapshot() {
+		if ev.Kind == KindChanges && ev.Changes.Op == "write" {
+			writes = append(writes, *ev.Changes)
+		}
+	}
+	want := []Changes{
+		{Op: "write", Path: filepath.Join(dir, "new.txt"), Created: true, NewText: "fresh\n"},
+		{Op: "write", Path: filepath.Join(dir, "latin1.txt")},
+	}
+	if !reflect.DeepEqual(writes, want) {
+		t.Errorf("write events = %+v\nwant %+v", writes, want)
+	}
+}
