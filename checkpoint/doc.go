@@ -64,15 +64,16 @@
 //
 // A snapshot is one git status of the private index (whose untracked
 // cache lets git skip the directories that did not change), the sizes of
-// new and changed files (lstat with Local, find(1) through other runners),
-// and one sh
-// running update-index, write-tree, commit-tree and the diff from the
-// last checkpoint, which Changes then answers without git; the refs are
-// written as git's loose ref files. A snapshot that finds nothing changed
-// only names the previous checkpoint again. Over SSH that is two
-// or three round trips. BenchmarkTurnOverhead measures it against git
-// status on a tree of 20,000 files. Memory is bounded by the list of
-// paths that changed (the first snapshot: all of them), never by their
-// content, which git streams to its object store; the size cap keeps big
-// files out of it.
+// new and changed files (lstat with Local, find(1) through other
+// runners), and one sh running update-index, write-tree, commit-tree and
+// the diff from the last checkpoint, which Changes then answers without
+// git; the refs are written as git's loose ref files, and the index is
+// split and in version 4, so each command reads and writes less of it. A
+// snapshot that finds nothing changed only names the previous checkpoint
+// again. Over SSH that is two or three round trips.
+// BenchmarkTurnOverhead measures a turn's end against git status on a
+// tree of 20,000 files. Memory is bounded by the list of paths that
+// changed (the first snapshot: all of them), never by their content,
+// which git streams to its object store; the size cap keeps big files
+// out of it.
 package checkpoint
