@@ -186,8 +186,8 @@ func (c *sessionCheckpoints) wrote(p, content string, before writeBefore) {
 	c.s.emit(Event{Kind: KindChanges, Changes: ch})
 }
 
-// TurnDiff returns the unified diff of what turn n changed in the
-// workspace (all of it, or the files paths name, relative to the
+// TurnDiff returns the unified diff of what the numbered turn changed in
+// the workspace (all of it, or the files paths name, relative to the
 // session's cwd or absolute in it), from the checkpoints around the turn;
 // they outlive the app. It needs SessionConfig.Checkpoints.
 func (s *Session) TurnDiff(ctx context.Context, turn uint64, paths ...string) (string, error) {
@@ -206,7 +206,8 @@ func (s *Session) TurnDiff(ctx context.Context, turn uint64, paths ...string) (s
 	return diff, nil
 }
 
-// Restore brings the workspace back to its state before turn n: every
+// Restore brings the workspace back to its state before the numbered
+// turn (Event.Turn): every
 // file that differs between that checkpoint and the last one (the end of
 // the last turn) is set back, after the workspace is recorded so the
 // restore can be undone (Changes.From of its event). A file changed since
@@ -220,7 +221,7 @@ func (s *Session) Restore(ctx context.Context, turn uint64, force bool) error {
 }
 
 // RevertFile is Restore for one file (relative to the session's cwd, or
-// absolute in it): it is set back to its state before turn n.
+// absolute in it): it is set back to its state before the numbered turn.
 func (s *Session) RevertFile(ctx context.Context, turn uint64, path string, force bool) error {
 	if path == "" {
 		return errors.New("bridge: revert: no path")
