@@ -28,9 +28,11 @@
 //
 // # What a checkpoint holds
 //
-// The files git would see as tracked or untracked in the workspace:
-// .gitignore files, the workspace's .git/info/exclude and the .git
-// directories themselves are left out. Symlinks are recorded as symlinks
+// The files git would see as tracked or untracked in the workspace: what
+// the .gitignore files in it and the workspace's .git/info/exclude ignore
+// is left out, and so are the .git directories themselves. A workspace
+// that is a subdirectory of a repository is recorded on its own: the
+// .gitignore files above it are not read. Symlinks are recorded as symlinks
 // (their target text), never followed, wherever they point. A nested
 // repository or a submodule's work tree is recorded file by file, with its
 // own .gitignore files but without its .git; a restore changes its files,
