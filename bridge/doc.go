@@ -384,6 +384,7 @@
 //	notice         "text":"Recovered from a backend failure"
 //	authority      "authority":{"state":"protected","reason":"agent mode \"default\" asks before acting","hostMode":"build","agentMode":"default"}
 //	queue          "queue":{"change":"queued","id":"q-7x2k","prompts":[{"id":"q-7x2k","content":[{"type":"text","text":"Now the docs"}],"text":"Now the docs","queued":"2026-03-01T10:00:00Z"}]}
+//	changes        "changes":{"op":"turn","from":"5b1e0c9a4f7d2e8b3a6c1d0f9e8d7c6b5a4f3e2d","to":"8c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d","files":[{"status":"M","path":"a.go","added":2,"removed":1}]}
 //
 // # Remote workspaces
 //
@@ -393,6 +394,24 @@
 // profiles (HostFS), so one connection carries everything and is dialled
 // again after a drop. The bridge's own files (the FileStore, settings
 // overlays written through HostFS) use fsroot's atomic write.
+//
+// # Workspace custody
+//
+// With SessionConfig.Checkpoints a session records its workspace before
+// and after every turn (package checkpoint: git, run where the files are,
+// with a git directory and index of its own; the user's repository is
+// never read or written beyond its ignore rules). At the turn's end, after
+// turn_end, a changes event lists the files the turn added, modified,
+// deleted or renamed with their line counts, whoever changed them; an
+// fs/write_text_file adds one with the text before and after as it
+// happens. Session.TurnDiff gives a turn's unified diff, Session.Restore
+// the state before a turn and Session.RevertFile one file's, each refused
+// while a turn runs, recording the workspace first so it can be undone,
+// and refusing to overwrite a file changed since the last turn unless
+// forced. The checkpoints are refs of their git directory and outlive
+// the app; the changes events are journaled. What a turn changes outside
+// the workspace (granted directories elsewhere, the home directory) is
+// not recorded.
 //
 // # Where things are
 //

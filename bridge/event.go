@@ -64,6 +64,10 @@ const (
 	// KindQueue: the session's prompt queue changed (Queue says how, and
 	// lists the queue after the change).
 	KindQueue Kind = "queue"
+	// KindChanges: what a turn, an fs/write_text_file or a restore
+	// changed in the session's workspace (Changes), with
+	// SessionConfig.Checkpoints set.
+	KindChanges Kind = "changes"
 )
 
 // Event is everything a host shows about its agents, in one type. Events of
@@ -135,6 +139,8 @@ type Event struct {
 	// running turn (Turn is the turn it joined) and says how it went
 	// there (see Session.Steer).
 	Steer SteerVia `json:"steer,omitempty"`
+	// Changes is what changed in the workspace, in a changes event.
+	Changes *Changes `json:"changes,omitempty"`
 	// Err is the failure of an error, turn_end or exited event. In JSON it
 	// is the object {"message", "code"} (see EventError), and decodes as an
 	// *EventError.

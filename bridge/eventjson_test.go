@@ -17,6 +17,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/bridge/terminal"
+	"github.com/acphost/acphost/checkpoint"
 )
 
 // filledEvents is one event per Kind with every field its kind uses filled
@@ -137,6 +138,12 @@ func filledEvents() map[Kind]Event {
 			e.Turn = 0
 			e.Authority = &AuthorityState{State: AuthorityAgentAutonomous, Reason: `launch flag "--approval full-access" acts without asking`,
 				HostMode: ModeAsk, ReadOnly: true, AgentMode: "code", Option: "approval", Value: "never", Flag: "--approval full-access", Blocked: true}
+		}),
+		KindChanges: with(KindChanges, func(e *Event) {
+			e.Changes = &Changes{Op: "restore", From: "5b1e0c9a4f7d2e8b3a6c1d0f9e8d7c6b5a4f3e2d", To: "8c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d",
+				Files:   []checkpoint.Change{{Status: "R", Path: "b.go", OldPath: "a.go", Added: 1, Removed: 2}, {Status: "M", Path: "img.png", Binary: true}},
+				Skipped: []checkpoint.Skipped{{Path: "big.bin", Reason: "larger than 8388608 bytes"}},
+				Path:    "/w/a.go", OldText: "old\n", NewText: "new\n", Created: true, Restored: 3}
 		}),
 		KindDecision: with(KindDecision, func(e *Event) {
 			e.Decision = &Decision{Request: "perm-1", Type: "permission", Outcome: "cancelled", OptionID: "", By: "policy", Rule: "Ask mode cancels permission requests"}

@@ -166,9 +166,11 @@ func (f *sessionFiles) writeTextFile(ctx context.Context, req *acpclient.WriteTe
 	if s.cfg.Files == nil {
 		return f.noRootRefusal("writing", req.Path)
 	}
+	before := s.ckpt.beforeWrite(ctx, req.Path)
 	if err := s.cfg.Files.WriteTextFile(ctx, req.Path, req.Content); err != nil {
 		return fileError("writing", req.Path, err)
 	}
+	s.ckpt.wrote(req.Path, req.Content, before)
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/checkpoint"
 )
 
 // SessionConfig describes a session to open.
@@ -75,6 +76,17 @@ type SessionConfig struct {
 	// QueueLimit caps the prompts waiting in the session's queue
 	// (Enqueue); past it Enqueue fails with ErrQueueFull. 0 means 32.
 	QueueLimit int
+	// Checkpoints, when set, records the workspace (Cwd, unless it says
+	// another) in a git directory of its own before and after every turn,
+	// reports what each turn changed as a changes event, and lets the app
+	// see a turn's diff and restore the state before a turn (TurnDiff,
+	// Restore, RevertFile). git runs where the agent runs: on its SSH host
+	// for an agent launched over SSH, else on this machine. The zero
+	// Options are the defaults: the git directory in the host's cache
+	// directory, named by the workspace and the session's Key (set Key to
+	// find a session's checkpoints after a restart). See package
+	// checkpoint for what a checkpoint holds and what a restore does.
+	Checkpoints *checkpoint.Options
 }
 
 // Reasons a session was replaced by a new native session
@@ -102,13 +114,14 @@ type Session struct {
 	key string // the host key (SessionConfig.Key); never changes
 	id  string
 
-	native sessionNative    // the native session and the process it is on
-	turns  sessionTurns     // turns and the turn lock
-	ctl    sessionControl   // turn admission and control calls
-	auth   sessionAuthority // the agent's authority
-	files  sessionFiles     // the agent's file calls and their gate
-	rec    sessionRecords   // the session's record
-	queue  sessionQueue     // prompts waiting to run (queue.go)
+	native sessionNative      // the native session and the process it is on
+	turns  sessionTurns       // turns and the turn lock
+	ctl    sessionControl     // turn admission and control calls
+	auth   sessionAuthority   // the agent's authority
+	files  sessionFiles       // the agent's file calls and their gate
+	rec    sessionRecords     // the session's record
+	queue  sessionQueue       // prompts waiting to run (queue.go)
+	ckpt   sessionCheckpoints // workspace checkpoints (changes.go)
 
 	closeMu sync.Mutex // one Close at a time
 
@@ -225,6 +238,7 @@ func (b *Bridge) openSession(ctx context.Context, cfg SessionConfig, fork *ForkO
 	}
 	s.native.s, s.auth.s, s.rec.s, s.turns.s, s.ctl.s, s.files.s = s, s, s, s, s, s
 	s.queue.s = s
+	s.ckpt.s = s
 	if err := b.host.reserveKey(b, s); err != nil {
 		return nil, err
 	}

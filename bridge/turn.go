@@ -167,6 +167,7 @@ func (s *Session) prompt(ctx context.Context, content []acpclient.ContentBlock, 
 	}
 	close(settled)
 	s.turns.finishTurn(turn, nil, err) // no answer came: the agent died or the send failed
+	s.ckpt.endTurn(turn.number)
 	return turn.stopReason, turn.err
 }
 
@@ -201,6 +202,7 @@ func (tr *sessionTurns) beginTurn(ctx context.Context, content []acpclient.Conte
 	// The record counts the turn before it runs, so a host that dies in it
 	// never numbers another turn the same.
 	s.rec.saveProgress()
+	s.ckpt.beginTurn(ctx, turn.number)
 	s.emit(Event{Kind: KindTurnStart, Text: promptText(content)})
 	if s.b.provider.OnTurnStart != nil {
 		s.emitAll(s.b.provider.OnTurnStart(s.id))

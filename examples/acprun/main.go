@@ -79,6 +79,19 @@
 // naming the holder, and --journal FILE gives it another. Flags may follow
 // the subcommand.
 //
+// # Checkpoints
+//
+// Every turn records the workspace with git before and after it (package
+// checkpoint: a git directory of its own under $XDG_CACHE_HOME/acphost,
+// on the SSH host for --ssh; the workspace's own repository, if any, is
+// never touched), and the turn's end adds a changes event. "acprun
+// changes SESSION" prints what each turn changed, a line per file with its
+// status letter (A, M, D, R) and path, --turn N one turn's, --diff with
+// the unified diff, --events as JSON lines. "acprun restore SESSION --turn
+// N" brings the workspace back to its state before turn N and journals
+// it; a file changed since the last turn is a conflict that changes
+// nothing, unless --force. --checkpoints=false turns the recording off.
+//
 // The agent may read and write files only inside --cwd (the current
 // directory by default). --mode sets the host's policy: ask and plan refuse
 // every permission request and file write, build (the default) lets acprun
@@ -158,6 +171,7 @@ import (
 	"github.com/acphost/acphost/bridge"
 	"github.com/acphost/acphost/bridge/profiles"
 	"github.com/acphost/acphost/bridge/terminal"
+	"github.com/acphost/acphost/checkpoint"
 	"github.com/acphost/acphost/examples/internal/cmdline"
 	"github.com/acphost/acphost/examples/internal/demoagent"
 	"github.com/acphost/acphost/examples/internal/sshflags"
@@ -195,8 +209,10 @@ type options struct {
 	env                                    envFlags // --env, repeated
 	envAll                                 bool     // --env-all
 	allowAutonomous                        bool     // --allow-autonomous
-	turn                                   uint64   // --turn: fork from the state before this turn
+	turn                                   uint64   // --turn: fork from the state before this turn; changes, restore: the turn
 	transcript                             bool     // --transcript: a transcript fork where the agent cannot fork
+	checkpoints                            bool     // --checkpoints: record the workspace around turns
+	diff, force                            bool     // changes --diff, restore --force
 
 	command string   // "", or the subcommand: doctor, sessions, history, fork
 	args    []string // the prompt words, or the subcommand's arguments
@@ -243,6 +259,10 @@ func run(args []string) int {
 		err = runFork(opts, os.Stdout, os.Stderr)
 	case "chat":
 		err = runChat(opts)
+	case "changes":
+		err = runChanges(opts, os.Stdout)
+	case "restore":
+		err = runRestore(opts, os.Stdout)
 	default:
 		err = runTurn(opts)
 	}
@@ -264,6 +284,8 @@ const usageText = `usage: acprun [flags] "prompt"
        acprun history [--journal FILE] [--events] SESSION
        acprun fork [flags] SESSION [--turn N] [--transcript]
        acprun chat [flags] (prompts on stdin, one a line; see acprun chat -h)
+       acprun changes [--journal FILE] [--turn N] [--diff] [--events] SESSION
+       acprun restore [--journal FILE] --turn N [--force] SESSION
 
 Runs one turn of an ACP agent (the built-in demo agent unless --provider or
 --agent is given) in the workspace --cwd and shows it. The prompt may also
@@ -309,8 +331,11 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.terminals, "terminals", false, "let the agent run commands through acprun (terminal/*, Build and Full mode) and show every command's output live under its tool row")
 	fs.Var(&o.env, "env", "pass the agent `NAME` from this environment (or every NAME* of a prefix), or set NAME=VALUE; repeat it (the agent gets a minimal environment otherwise: see acprun -h)")
 	fs.BoolVar(&o.envAll, "env-all", false, "pass a local agent acprun's whole environment instead of the minimal one")
-	fs.Uint64Var(&o.turn, "turn", 0, "fork: fork from the state before turn `N` (default: the end of the session)")
+	fs.Uint64Var(&o.turn, "turn", 0, "fork: fork from the state before turn `N` (default: the end of the session); changes, restore: the turn N")
 	fs.BoolVar(&o.transcript, "transcript", false, "fork: where the agent cannot fork (at --turn), make a new session whose first prompt carries a transcript of the earlier turns")
+	fs.BoolVar(&o.checkpoints, "checkpoints", true, "record the workspace with git before and after every turn (for acprun changes and restore); =false turns it off")
+	fs.BoolVar(&o.diff, "diff", false, "changes: add each turn's unified diff")
+	fs.BoolVar(&o.force, "force", false, "restore: overwrite files changed since the last turn")
 	fs.BoolVar(&o.verbose, "v", false, "log diagnostics of the library and every JSON-RPC line in (<-) and out (->) on stderr")
 
 	// Flags may come before and after the prompt words; "--" ends them.
@@ -332,7 +357,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 		// Flags before the word would be the turn's, which doctor ignores.
 		return nil, &usageError{err: errors.New("doctor's flags come after it: acprun doctor [flags] [PROVIDER…]"), help: "acprun doctor -h"}
 	}
-	if len(words) > 0 && slices.Contains([]string{"sessions", "history", "fork", "chat"}, words[0]) {
+	if len(words) > 0 && slices.Contains([]string{"sessions", "history", "fork", "chat", "changes", "restore"}, words[0]) {
 		o.command, words = words[0], words[1:]
 	}
 	o.args = append(words, rest...)
@@ -540,6 +565,9 @@ func openSession(ctx context.Context, o *options, host *bridge.Host, stdinTTY bo
 	sc := bridge.SessionConfig{
 		Key: o.resumeKey, ResumeID: o.resume, Model: o.model, Effort: o.effort, MoveCwd: o.moveCwd,
 		Policy: bridge.Policy{Mode: bridge.Mode(o.mode)},
+	}
+	if o.checkpoints && (o.ssh != "" || hasGit()) {
+		sc.Checkpoints = &checkpoint.Options{}
 	}
 	var b *bridge.Bridge
 	var setMode string

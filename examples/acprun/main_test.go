@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	acprunBinary = filepath.Join(dir, "acprun")
+	// Agents on the in-process SSH servers run with this process's
+	// environment: their checkpoints go to a cache directory of the run.
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	build := exec.Command("go", "build", "-o", acprunBinary, ".")
 	build.Stderr = os.Stderr
 	code := 1
@@ -187,9 +190,9 @@ func TestDemoEvents(t *testing.T) {
 	want := []string{
 		"session", "authority", "turn_start", "thinking", "plan", "text", "plan",
 		"tool_start", "permission", // the app allowed (decisions: checkDecisions)
-		"tool_update", "tool_end", // write: in progress, completed
+		"tool_update", "changes", "tool_end", // write: in progress, its before and after, completed
 		"plan", "tool_start", "tool_end", "plan", // read it back
-		"text", "usage", "turn_end", "exited",
+		"text", "usage", "turn_end", "changes", "exited", // what the turn changed
 	}
 	if got := kinds(events); !slices.Equal(got, want) {
 		t.Errorf("kinds:\n got %q\nwant %q", got, want)

@@ -67,6 +67,30 @@ flags:
 `, []subFlag{{"journal", "", ""}, {"events", "print JSON lines instead of text", ""}}, true
 	case "fork":
 		return forkUsage, forkHelpFlags, true
+	case "changes":
+		return `usage: acprun changes [flags] SESSION
+
+Prints what the turns of a journaled session changed in its workspace: a
+line per file, its status letter (A added, M modified, D deleted, R
+renamed) and its path, each turn under a "turn N" line unless --turn
+picks one. --diff adds each turn's unified diff from the session's
+checkpoints (for a session on an SSH host, give --ssh and its key flags).
+
+flags:
+`, []subFlag{{"journal", "", ""}, {"turn", "", ""}, {"diff", "", ""}, {"events", "print the changes events as JSON lines instead", ""},
+				{"ssh", "the SSH host of a remote session, for --diff", ""}, {"ssh-key", "", ""}, {"ssh-known-hosts", "", ""}}, true
+	case "restore":
+		return `usage: acprun restore [flags] --turn N SESSION
+
+Brings a journaled session's workspace back to its state before turn N,
+records the workspace first (the journaled restore names that checkpoint,
+so it can be undone), and prints the files it changed. A file changed
+since the session's last turn is a conflict: nothing changes, unless
+--force. It needs the journal for writing, so no turn runs meanwhile.
+
+flags:
+`, []subFlag{{"journal", "", ""}, {"turn", "", ""}, {"force", "", ""},
+				{"ssh", "the SSH host of a remote session", ""}, {"ssh-key", "", ""}, {"ssh-known-hosts", "", ""}}, true
 	}
 	return "", nil, false
 }

@@ -24,8 +24,9 @@ const root = "../.."
 // exported types. A new name must be worth raising the cap for.
 var budgets = map[string]int{
 	"acpclient":       315,
-	"bridge":          297,
+	"bridge":          302,
 	"bridge/terminal": 25,
+	"checkpoint":      19,
 	"fsroot":          42,
 	"journal":         24,
 	"sshconn":         19,

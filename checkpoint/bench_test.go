@@ -1,0 +1,121 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/acphost/acphost/internal/sshdtest"
+)
+
+// benchTree writes a committed repository of n small files in
+// directories of 100.
+func benchTree(b *testing.B, n int) string {
+	b.Helper()
+	ws, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		p := filepath.Join(ws, fmt.Sprintf("pkg%03d", i/100), fmt.Sprintf("file%03d.go", i%100))
+		if i%100 == 0 {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(p, []byte("package p\n\nconst n = "+strconv.Itoa(i)+"\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"commit", "-qm", "tree"}} {
+		benchGit(b, ws, args...)
+	}
+	return ws
+}
+
+func benchGit(b *testing.B, dir string, args ...string) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=u", "GIT_AUTHOR_EMAIL=u@x", "GIT_COMMITTER_NAME=u", "GIT_COMMITTER_EMAIL=u@x"}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// BenchmarkTurnOverhead measures what checkpoints add to a turn on a tree
+// of 20,000 files of which a turn changes five: a Snapshot and the
+// Changes since the previous one, against "git status --porcelain" on
+// the same tree in the same iteration (ratio: the first over the second;
+// two-snapshots-ratio also counts the snapshot taken before the turn).
+func BenchmarkTurnOverhead(b *testing.B) {
+	b.Run("local", func(b *testing.B) { benchTurn(b, Local{}) })
+	b.Run("sshd", func(b *testing.B) {
+		srv := sshdtest.Start(b)
+		client := srv.Dial(b)
+		r := SSH{Dial: func(context.Context) (*ssh.Client, error) { return client, nil }}
+		// git status runs over the same connection, as it would for a user.
+		benchTurn(b, r)
+	})
+}
+
+func benchTurn(b *testing.B, r Runner) {
+	ws := benchTree(b, 20_000)
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Workspace: ws, Dir: filepath.Join(b.TempDir(), "cp"), Runner: r})
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	prev, err := s.Snapshot(ctx, "first")
+	if err != nil {
+		b.Fatal(err)
+	}
+	first := time.Since(start)
+	status := []string{"sh", "-c", `cd "$1" && exec git status --porcelain`, "sh", ws}
+	statusEnv := []string{"HOME=" + ws, "GIT_CONFIG_NOSYSTEM=1"}
+	var ours, theirs, before time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		for k := range 5 {
+			p := filepath.Join(ws, fmt.Sprintf("pkg%03d/file%03d.go", (i*5+k)%200, k))
+			if err := os.WriteFile(p, []byte("package p\n// turn "+strconv.Itoa(i)+"\n"), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		t0 := time.Now()
+		cp, err := s.Snapshot(ctx, "turn-"+strconv.Itoa(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		changes, err := s.Changes(ctx, prev.ID, cp.ID)
+		if err != nil || len(changes) == 0 {
+			b.Fatalf("changes %v, %v", changes, err)
+		}
+		t1 := time.Now()
+		if _, err := r.Run(ctx, status, statusEnv, nil); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		if _, err := s.Snapshot(ctx, "turn-"+strconv.Itoa(i)+"-before"); err != nil {
+			b.Fatal(err)
+		}
+		t3 := time.Now()
+		ours += t1.Sub(t0)
+		theirs += t2.Sub(t1)
+		before += t3.Sub(t2)
+		prev = cp
+	}
+	b.ReportMetric(float64(first.Milliseconds()), "first-snapshot-ms")
+	b.ReportMetric(float64(ours.Microseconds())/float64(b.N)/1000, "turn-ms")
+	b.ReportMetric(float64(theirs.Microseconds())/float64(b.N)/1000, "status-ms")
+	b.ReportMetric(float64(ours)/float64(theirs), "ratio")
+	b.ReportMetric(float64(ours+before)/float64(theirs), "two-snapshots-ratio")
+}

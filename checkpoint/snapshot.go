@@ -1,0 +1,377 @@
+package checkpoint
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Checkpoint is one recorded state of the workspace.
+type Checkpoint struct {
+	// ID names the checkpoint (a commit of the Store's git directory);
+	// Changes, Diff and Restore take it.
+	ID string `json:"id"`
+	// Skipped lists what the checkpoint left out, and why.
+	Skipped []Skipped `json:"skipped,omitempty"`
+	// Undo is, for the checkpoint a restore returns, the one recorded
+	// just before it: restoring Undo undoes the restore.
+	Undo string `json:"undo,omitempty"`
+}
+
+// Skipped is a file or directory a checkpoint left out.
+type Skipped struct {
+	Path string `json:"path"`
+	// Reason says why: "larger than N bytes", "over the cap of N files".
+	Reason string `json:"reason"`
+}
+
+// maxNesting bounds how deep nested repositories are followed.
+const maxNesting = 8
+
+// sizeBatch bounds the paths of one find command (well under ARG_MAX).
+const sizeBatch = 64 << 10
+
+// Snapshot records the workspace as it is now, under name (a ref of the
+// Store's git directory, so that it outlives the process: "turn-3-before"),
+// and returns it. Files that .gitignore, the workspace's .git/info/exclude
+// or the limits leave out are not recorded; the limits' omissions are named
+// in Checkpoint.Skipped. The workspace is only read.
+//
+// The new checkpoint is the Store's last checkpoint: the state a later
+// Restore expects the workspace in (see Restore).
+func (s *Store) Snapshot(ctx context.Context, name string) (Checkpoint, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.snapshot(ctx, name, true)
+}
+
+// snapshot records the workspace as name; last makes it the last
+// checkpoint (HEAD of the git directory).
+func (s *Store) snapshot(ctx context.Context, name string, last bool) (Checkpoint, error) {
+	if !validName(name) {
+		return Checkpoint{}, fmt.Errorf("checkpoint: %q is not a checkpoint name (letters, digits, '-', '_', '.', '/')", name)
+	}
+	if err := s.countFiles(ctx); err != nil {
+		return Checkpoint{}, err
+	}
+	w, err := s.walk(ctx)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	var skipped []Skipped
+	update, drop, err := s.admit(ctx, w, &skipped)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	if len(update) == 0 && len(drop) == 0 && s.last != "" {
+		// Nothing changed since the index was recorded: name it again.
+		refs := "update refs/acphost/" + name + " " + s.last + "\n"
+		if last {
+			refs += "option no-deref\nupdate HEAD " + s.last + "\n"
+		}
+		if _, err := s.git(ctx, []byte(refs), "update-ref", "--stdin"); err != nil {
+			return Checkpoint{}, err
+		}
+		if last {
+			s.head = s.last
+		}
+		return Checkpoint{ID: s.last, Skipped: skipped}, nil
+	}
+	if len(drop) > 0 {
+		if _, err := s.git(ctx, zList(drop), "update-index", "-z", "--force-remove", "--stdin"); err != nil {
+			return Checkpoint{}, err
+		}
+	}
+	cp, err := s.commit(ctx, name, update, last, "")
+	cp.Skipped = skipped
+	return cp, err
+}
+
+// commit records a checkpoint named name: tree, or when tree is "" the
+// index after update-index adds, changes or removes update. last makes it
+// the last checkpoint. One command does it all: over SSH that is one
+// round trip.
+func (s *Store) commit(ctx context.Context, name string, update []string, last bool, tree string) (Checkpoint, error) {
+	changed, head := "0", "0"
+	if len(update) > 0 {
+		changed = "1"
+	}
+	if last {
+		head = "1"
+	}
+	prev := ""
+	if last {
+		prev = s.head
+	}
+	args := append([]string{"sh", "-c", commitScript, "sh", name, changed, head, tree, prev}, s.gitArgs()[1:]...)
+	out, err := s.opt.Runner.Run(ctx, args, s.env, zList(update))
+	if err != nil {
+		return Checkpoint{}, s.fail("recording checkpoint "+name, err)
+	}
+	id, diff, _ := bytes.Cut(out, []byte{0})
+	cp := Checkpoint{ID: string(id)}
+	if tree == "" {
+		s.last = cp.ID
+	}
+	if last {
+		s.head = cp.ID
+		if prev != "" {
+			s.diff = cachedDiff{from: prev, to: cp.ID, raw: diff}
+		}
+	}
+	return cp, nil
+}
+
+// commitScript updates the private index from the paths on its stdin when
+// $2 is 1, writes the index's tree unless $4 names one, commits it as
+// refs/acphost/$1, and as HEAD (the last checkpoint) when $3 is 1, and
+// prints the commit; then, when $5 names the previous last checkpoint, a
+// NUL and the changes from it (as Changes reads them), which a turn's end
+// asks for next. Its other arguments are git's settings.
+//
+// The refs are written as git's loose ref files are (gitrepository-layout:
+// the ID and a newline, through NAME.lock, which git's own writers also
+// take, and a rename), sparing a git process per checkpoint; HEAD is a
+// detached ID. A git directory with another ref storage (reftable) gets
+// update-ref.
+const commitScript = `set -e
+n=$1; u=$2; h=$3; t=$4; p=$5; shift 5
+if [ "$u" = 1 ]; then git "$@" update-index -z --add --remove --stdin; fi
+if [ -z "$t" ]; then t=$(git "$@" write-tree); fi
+c=$(git "$@" commit-tree -m "$n" "$t")
+setref() {
+	f=$GIT_DIR/$1
+	[ -d "${f%/*}" ] || mkdir -p "${f%/*}"
+	(set -C; printf '%s\n' "$2" > "$f.lock")
+	mv -f "$f.lock" "$f"
+}
+if [ -d "$GIT_DIR/reftable" ]; then
+	{ printf 'update refs/acphost/%s %s\n' "$n" "$c"; if [ "$h" = 1 ]; then printf 'option no-deref\nupdate HEAD %s\n' "$c"; fi; } | git "$@" update-ref --stdin
+else
+	setref "refs/acphost/$n" "$c"
+	if [ "$h" = 1 ]; then setref HEAD "$c"; fi
+fi
+printf '%s' "$c"
+if [ -n "$p" ]; then printf '\000'; git "$@" diff-tree -r -z -M --raw --numstat --no-textconv --no-ext-diff "$p" "$c"; fi`
+
+// walked is what one walk of the workspace found against the private
+// index: new files, changed ones and deleted ones.
+type walked struct {
+	others, modified, deleted []string
+}
+
+// walk lists the workspace's new, changed and deleted files against the
+// private index, with the ignore rules applied, in one git status (which
+// refreshes the index's file times, so a file touched but unchanged is
+// not read again). New directories are listed whole, and nested
+// repositories (which git lists as "dir/" again) followed.
+func (s *Store) walk(ctx context.Context) (walked, error) {
+	var w walked
+	out, err := s.git(ctx, nil, "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--no-renames", "--ignore-submodules=all")
+	if err != nil {
+		return w, err
+	}
+	var dirs []string
+	for _, e := range splitZ(out) {
+		if len(e) < 4 {
+			continue
+		}
+		code, p := e[:2], e[3:]
+		switch {
+		case code == "??" && strings.HasSuffix(p, "/"):
+			dirs = append(dirs, p)
+		case code == "??":
+			w.others = append(w.others, p)
+		case code[1] == 'D':
+			w.deleted = append(w.deleted, p)
+		case code[1] == 'M' || code[1] == 'T':
+			w.modified = append(w.modified, p)
+		}
+	}
+	if len(dirs) == 0 {
+		return w, nil
+	}
+	out, err = s.git(ctx, nil, append([]string{"ls-files", "-z", "-o", "--exclude-standard", "--"}, dirs...)...)
+	if err != nil {
+		return w, err
+	}
+	var nested []string
+	for _, p := range splitZ(out) {
+		if strings.HasSuffix(p, "/") {
+			nested = append(nested, p)
+		} else {
+			w.others = append(w.others, p)
+		}
+	}
+	more, err := s.walkNested(ctx, nested, 0)
+	w.others = append(w.others, more...)
+	return w, err
+}
+
+// walkNested lists the files of nested repositories (and submodules) that
+// the private index does not know yet: git does not enter a directory with
+// a .git of its own, unless the index has files under it, so the first
+// files are found by a walk with that directory as the work tree. Their
+// .git stays out, like the workspace's.
+func (s *Store) walkNested(ctx context.Context, dirs []string, depth int) ([]string, error) {
+	var files []string
+	for _, dir := range dirs {
+		if depth >= maxNesting {
+			break
+		}
+		env := append(append([]string(nil), s.env...),
+			"GIT_WORK_TREE="+s.opt.Workspace+"/"+strings.TrimSuffix(dir, "/"),
+			"GIT_INDEX_FILE="+s.opt.Dir+"/nested-index-never-written")
+		out, err := s.opt.Runner.Run(ctx, s.gitArgs("ls-files", "-z", "-o", "--exclude-standard"), env, nil)
+		if err != nil {
+			return nil, s.fail("listing the nested repository "+dir, err)
+		}
+		var deeper []string
+		for _, p := range splitZ(out) {
+			if strings.HasSuffix(p, "/") {
+				deeper = append(deeper, dir+p)
+			} else {
+				files = append(files, dir+p)
+			}
+		}
+		more, err := s.walkNested(ctx, deeper, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, more...)
+	}
+	return files, nil
+}
+
+// admit applies the limits to what the walk found and returns the paths
+// for update-index: deleted files, files changed or new under the size
+// cap, new files under the count cap; and the paths to drop: a changed
+// file now over the size cap leaves the index (the checkpoint does not
+// hold it).
+func (s *Store) admit(ctx context.Context, w walked, skipped *[]Skipped) (update, drop []string, err error) {
+	big, err := s.bigFiles(ctx, append(append([]string(nil), w.modified...), w.others...))
+	if err != nil {
+		return nil, nil, err
+	}
+	update = append(update, w.deleted...)
+	s.files -= len(w.deleted)
+	tooBig := "larger than " + strconv.FormatInt(s.opt.MaxFileSize, 10) + " bytes"
+	for _, p := range w.modified {
+		if big[p] {
+			*skipped = append(*skipped, Skipped{Path: p, Reason: tooBig})
+			drop = append(drop, p)
+			s.files--
+		} else {
+			update = append(update, p)
+		}
+	}
+	for _, p := range w.others {
+		switch {
+		case big[p]:
+			*skipped = append(*skipped, Skipped{Path: p, Reason: tooBig})
+		case s.files >= s.opt.MaxFiles:
+			*skipped = append(*skipped, Skipped{Path: p, Reason: "over the cap of " + strconv.Itoa(s.opt.MaxFiles) + " files"})
+		default:
+			s.files++
+			update = append(update, p)
+		}
+	}
+	return update, drop, nil
+}
+
+// bigFiles finds which of paths are regular files over the size cap, with
+// find(1) on the host, or lstat on this machine for Local (symlinks are
+// not followed).
+func (s *Store) bigFiles(ctx context.Context, paths []string) (map[string]bool, error) {
+	big := map[string]bool{}
+	if _, local := s.opt.Runner.(Local); local {
+		for _, p := range paths {
+			if info, err := os.Lstat(filepath.Join(s.opt.Workspace, filepath.FromSlash(p))); err == nil && info.Mode().IsRegular() && info.Size() > s.opt.MaxFileSize {
+				big[p] = true
+			}
+		}
+		return big, nil
+	}
+	size := "+" + strconv.FormatInt(s.opt.MaxFileSize, 10) + "c"
+	// find's primaries follow the paths; "./" keeps a path that starts
+	// with '-' or '(' from reading as one.
+	const script = `cd "$1" || exit 1; s=$2; shift 2; find "$@" -prune -type f -size "$s" -print0 2>/dev/null; exit 0`
+	for len(paths) > 0 {
+		args := []string{"sh", "-c", script, "sh", s.opt.Workspace, size}
+		n := 0
+		for len(paths) > 0 && n < sizeBatch {
+			args = append(args, "./"+paths[0])
+			n += len(paths[0]) + 3
+			paths = paths[1:]
+		}
+		out, err := s.opt.Runner.Run(ctx, args, nil, nil)
+		if err != nil {
+			return nil, s.fail("measuring files", err)
+		}
+		for _, p := range splitZ(out) {
+			big[strings.TrimPrefix(p, "./")] = true
+		}
+	}
+	return big, nil
+}
+
+// countFiles counts the private index's entries, once per Store.
+func (s *Store) countFiles(ctx context.Context) error {
+	if s.counted {
+		return nil
+	}
+	out, err := s.git(ctx, nil, "ls-files", "-z")
+	if err != nil {
+		return err
+	}
+	s.files, s.counted = bytes.Count(out, []byte{0}), true
+	return nil
+}
+
+// zList joins paths NUL-terminated, for a --stdin -z.
+func zList(paths []string) []byte {
+	var b []byte
+	for _, p := range paths {
+		b = append(append(b, p...), 0)
+	}
+	return b
+}
+
+// splitZ splits NUL-terminated output.
+func splitZ(out []byte) []string {
+	var list []string
+	for len(out) > 0 {
+		i := bytes.IndexByte(out, 0)
+		if i < 0 {
+			i = len(out)
+		}
+		list = append(list, string(out[:i]))
+		out = out[min(i+1, len(out)):]
+	}
+	return list
+}
+
+// validName reports whether name makes a plain ref name.
+func validName(name string) bool {
+	if name == "" || strings.Contains(name, "..") || strings.HasPrefix(name, "/") || strings.HasSuffix(name, "/") || strings.HasSuffix(name, ".lock") {
+		return false
+	}
+	for _, r := range name {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("-_./", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// hashName names a workspace's default git directory.
+func hashName(workspace string) string {
+	sum := sha256.Sum256([]byte(workspace))
+	return hex.EncodeToString(sum[:12])
+}

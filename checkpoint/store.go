@@ -1,0 +1,183 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path"
+	"strings"
+	"sync"
+)
+
+// ErrNoGit is the error of a Store whose host has no git.
+var ErrNoGit = errors.New("checkpoint: git is not installed on the workspace's host")
+
+// Defaults of Options' limits.
+const (
+	defaultMaxFileSize = 8 << 20
+	defaultMaxFiles    = 200_000
+)
+
+// Options say which workspace a Store records, where, and within which
+// limits. The zero value of each optional field is a useful default.
+type Options struct {
+	// Workspace is the absolute path of the directory to record, on the
+	// runner's host.
+	Workspace string
+	// Dir is the absolute path of the Store's own git directory on the
+	// same host, outside Workspace; it is made when missing. "" means
+	// $XDG_CACHE_HOME/acphost/checkpoints/HASH (~/.cache/… without it),
+	// HASH naming Workspace and Name. One Store uses a Dir at a time.
+	Dir string
+	// Name tells apart the Stores of one workspace in the default Dir (a
+	// session key, say), so that they do not share a git directory.
+	Name string
+	// Runner runs git where the files are; nil means Local.
+	Runner Runner
+	// MaxFileSize is the size in bytes past which a file is left out of a
+	// checkpoint (and named in Checkpoint.Skipped); 0 means 8 MiB.
+	MaxFileSize int64
+	// MaxFiles caps the files a checkpoint holds; new files past it are
+	// left out and named. 0 means 200,000.
+	MaxFiles int
+}
+
+// Store keeps the checkpoints of one workspace in a git directory of its
+// own. Its methods may be called from several goroutines; they run one at
+// a time.
+type Store struct {
+	opt      Options
+	env      []string // the git environment: the private dir, index and config
+	mu       sync.Mutex
+	files    int // entries in the private index, once counted
+	counted  bool
+	restores int        // restores made, to name their checkpoints
+	last     string     // a checkpoint whose tree the index holds, if known
+	head     string     // the last checkpoint (HEAD), once this Store has recorded one
+	diff     cachedDiff // the changes the last checkpoint's commit listed
+}
+
+// cachedDiff is diff-tree's output for the changes between two
+// checkpoints, listed when the second was recorded.
+type cachedDiff struct {
+	from, to string
+	raw      []byte
+}
+
+// Open prepares the Store's git directory and checks that git runs on the
+// workspace's host (ErrNoGit when it does not). It changes nothing in the
+// workspace.
+func Open(ctx context.Context, opt Options) (*Store, error) {
+	if opt.Runner == nil {
+		opt.Runner = Local{}
+	}
+	if opt.MaxFileSize <= 0 {
+		opt.MaxFileSize = defaultMaxFileSize
+	}
+	if opt.MaxFiles <= 0 {
+		opt.MaxFiles = defaultMaxFiles
+	}
+	if !path.IsAbs(opt.Workspace) {
+		return nil, fmt.Errorf("checkpoint: workspace %q is not an absolute path", opt.Workspace)
+	}
+	opt.Workspace = path.Clean(opt.Workspace)
+	if opt.Dir == "" {
+		dir, err := defaultDir(ctx, opt.Runner, opt.Workspace+"\x00"+opt.Name)
+		if err != nil {
+			return nil, err
+		}
+		opt.Dir = dir
+	}
+	if !path.IsAbs(opt.Dir) {
+		return nil, fmt.Errorf("checkpoint: git directory %q is not an absolute path", opt.Dir)
+	}
+	opt.Dir = path.Clean(opt.Dir)
+	if opt.Dir == opt.Workspace || strings.HasPrefix(opt.Dir, opt.Workspace+"/") {
+		return nil, fmt.Errorf("checkpoint: git directory %s is inside the workspace %s", opt.Dir, opt.Workspace)
+	}
+	s := &Store{opt: opt, env: gitEnv(opt)}
+	if err := s.init(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// init makes the git directory (again: git init keeps what is there) and
+// the attributes that keep every file's bytes as they are.
+func (s *Store) init(ctx context.Context) error {
+	// The attributes file outranks the workspace's .gitattributes: no
+	// end-of-line conversion, filter or keyword expansion between the
+	// workspace and the checkpoint, so a restore is byte for byte.
+	const script = `mkdir -p "$1" && git init -q --bare "$1" && mkdir -p "$1/info" && printf '%s\n' '* -text -ident -filter !eol !working-tree-encoding' > "$1/info/attributes"`
+	_, err := s.opt.Runner.Run(ctx, []string{"sh", "-c", script, "sh", s.opt.Dir}, baseEnv(s.opt.Dir), nil)
+	if err != nil {
+		return s.fail("preparing "+s.opt.Dir, err)
+	}
+	return nil
+}
+
+// defaultDir is Options.Dir's default, under the host's cache directory.
+func defaultDir(ctx context.Context, r Runner, id string) (string, error) {
+	out, err := r.Run(ctx, []string{"sh", "-c", `printf '%s' "${XDG_CACHE_HOME:-$HOME/.cache}"`}, nil, nil)
+	if err != nil {
+		return "", fmt.Errorf("checkpoint: finding the cache directory: %w", err)
+	}
+	cache := string(out)
+	if !path.IsAbs(cache) {
+		return "", fmt.Errorf("checkpoint: the host's cache directory %q is not absolute; set Options.Dir", cache)
+	}
+	return path.Join(cache, "acphost", "checkpoints", hashName(id)), nil
+}
+
+// baseEnv keeps git away from every configuration but the command line's,
+// and makes its messages and paths plain.
+func baseEnv(dir string) []string {
+	return []string{
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1",
+		"HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "GIT_TERMINAL_PROMPT=0",
+		"GIT_NO_REPLACE_OBJECTS=1", "GIT_LITERAL_PATHSPECS=1", "LC_ALL=C",
+	}
+}
+
+// gitEnv is the environment of every git command of a Store: its own
+// directory and index, the workspace as work tree.
+func gitEnv(opt Options) []string {
+	return append(baseEnv(opt.Dir),
+		"GIT_DIR="+opt.Dir, "GIT_WORK_TREE="+opt.Workspace, "GIT_INDEX_FILE="+opt.Dir+"/index",
+		"GIT_AUTHOR_NAME=acphost", "GIT_AUTHOR_EMAIL=acphost@localhost",
+		"GIT_COMMITTER_NAME=acphost", "GIT_COMMITTER_EMAIL=acphost@localhost")
+}
+
+// gitArgs prefixes a git command with the settings that keep the user's
+// hooks, filters and monitors from running and the bytes unconverted. The
+// private index keeps an untracked cache (directory times), so a walk
+// reads only the directories that changed, and is split (a shared part
+// and the recent changes, in the compact version 4), so the few git
+// commands that record a checkpoint each read and write less.
+func (s *Store) gitArgs(args ...string) []string {
+	return append([]string{"git",
+		"-c", "core.bare=false", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+		"-c", "core.autocrlf=false", "-c", "core.safecrlf=false", "-c", "core.symlinks=true",
+		"-c", "core.filemode=true", "-c", "core.quotepath=false", "-c", "gc.auto=0",
+		"-c", "core.untrackedCache=true", "-c", "safe.directory=*", "-c", "index.version=4", "-c", "core.splitIndex=true", "-c", "splitIndex.sharedIndexExpire=now",
+		"-c", "core.excludesFile=" + s.opt.Workspace + "/.git/info/exclude",
+	}, args...)
+}
+
+// git runs one git command in the Store's environment.
+func (s *Store) git(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+	out, err := s.opt.Runner.Run(ctx, s.gitArgs(args...), s.env, stdin)
+	if err != nil {
+		return out, s.fail("git "+args[0], err)
+	}
+	return out, nil
+}
+
+// fail names what failed, and says ErrNoGit when git is missing.
+func (s *Store) fail(what string, err error) error {
+	if errors.Is(err, exec.ErrNotFound) {
+		return fmt.Errorf("%w (%s in %s): %v", ErrNoGit, what, s.opt.Workspace, err)
+	}
+	return fmt.Errorf("checkpoint: %s in %s: %w", what, s.opt.Workspace, err)
+}

@@ -1,0 +1,276 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestChangesAndDiff(t *testing.T) {
+	ws := tempDir(t)
+	write(t, filepath.Join(ws, "keep.txt"), "a\nb\nc\n", 0o644)
+	write(t, filepath.Join(ws, "gone.txt"), "x\ny\n", 0o644)
+	long := strings.Repeat("a line that stays the same when the file moves\n", 20)
+	write(t, filepath.Join(ws, "old/name.txt"), long, 0o644)
+	write(t, filepath.Join(ws, "bin.dat"), "\x00\x01\x02", 0o644)
+	s := open(t, ws, Options{})
+	before := snap(t, s, "before")
+
+	write(t, filepath.Join(ws, "keep.txt"), "a\nB\nc\nd\n", 0o644)
+	if err := os.Remove(filepath.Join(ws, "gone.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(ws, "old/name.txt"), filepath.Join(ws, "new.txt")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(ws, "dir/added.txt"), "1\n2\n3\n", 0o644)
+	write(t, filepath.Join(ws, "bin.dat"), "\x00\x01\x03", 0o644)
+	after := snap(t, s, "after")
+
+	got, err := s.Changes(testCtx(t), before.ID, after.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Change{
+		{Status: "M", Path: "bin.dat", Binary: true},
+		{Status: "A", Path: "dir/added.txt", Added: 3},
+		{Status: "D", Path: "gone.txt", Removed: 2},
+		{Status: "M", Path: "keep.txt", Added: 2, Removed: 1},
+		{Status: "R", Path: "new.txt", OldPath: "old/name.txt"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Changes =\n%+v\nwant\n%+v", got, want)
+	}
+	if byName, err := s.Changes(testCtx(t), "before", "after"); err != nil || !reflect.DeepEqual(byName, want) {
+		t.Errorf("Changes by name = %+v, %v", byName, err)
+	}
+	if _, err := s.Changes(testCtx(t), "--output=/tmp/x", "after"); err == nil {
+		t.Error("an option passed as a checkpoint was accepted")
+	}
+	diff, err := s.Diff(testCtx(t), before.ID, after.ID, "keep.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"--- a/keep.txt", "+++ b/keep.txt", "-b", "+B", "+d"} {
+		if !strings.Contains(diff, "\n"+line+"\n") {
+			t.Errorf("diff lacks %q:\n%s", line, diff)
+		}
+	}
+	if strings.Contains(diff, "added.txt") {
+		t.Errorf("diff of keep.txt names another file:\n%s", diff)
+	}
+	if none, err := s.Changes(testCtx(t), after.ID, snap(t, s, "again").ID); err != nil || len(none) != 0 {
+		t.Errorf("Changes with nothing changed = %v, %v", none, err)
+	}
+}
+
+// TestUserRepositoryUntouched: a repository with staged and unstaged
+// changes, an untracked and an ignored file, a stash and a hook is
+// byte for byte the same after snapshots and restores.
+func TestUserRepositoryUntouched(t *testing.T) {
+	ws := tempDir(t)
+	userGit(t, ws, "init", "-q")
+	write(t, filepath.Join(ws, ".gitignore"), "*.log\n", 0o644)
+	write(t, filepath.Join(ws, "a.txt"), "one\n", 0o644)
+	userGit(t, ws, "add", ".")
+	userGit(t, ws, "commit", "-qm", "first")
+	write(t, filepath.Join(ws, "a.txt"), "stashed\n", 0o644)
+	userGit(t, ws, "stash", "-q")
+	write(t, filepath.Join(ws, "a.txt"), "staged\n", 0o644)
+	userGit(t, ws, "add", "a.txt")
+	write(t, filepath.Join(ws, "a.txt"), "unstaged\n", 0o644)
+	write(t, filepath.Join(ws, "new.txt"), "untracked\n", 0o644)
+	write(t, filepath.Join(ws, "debug.log"), "ignored\n", 0o644)
+	marker := filepath.Join(tempDir(t), "hook-ran")
+	write(t, filepath.Join(ws, ".git/hooks/post-index-change"), "#!/bin/sh\ntouch "+marker+"\n", 0o755)
+	write(t, filepath.Join(ws, ".git/hooks/post-checkout"), "#!/bin/sh\ntouch "+marker+"\n", 0o755)
+	state := gitState(t, ws)
+	files := tree(t, ws, false)
+
+	s := open(t, ws, Options{})
+	before := snap(t, s, "before")
+	write(t, filepath.Join(ws, "a.txt"), "agent\n", 0o644)
+	write(t, filepath.Join(ws, "agent.txt"), "agent\n", 0o644)
+	write(t, filepath.Join(ws, "agent.log"), "ignored too\n", 0o644)
+	end := snap(t, s, "end")
+	changes, err := s.Changes(testCtx(t), before.ID, end.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changes) != 2 || changes[0].Path != "a.txt" || changes[1].Path != "agent.txt" {
+		t.Fatalf("changes = %+v, want a.txt and agent.txt (ignored files left out)", changes)
+	}
+	if _, err := s.Restore(testCtx(t), before.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(ws, "agent.log")); err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, "workspace after restore", tree(t, ws, false), files)
+	if got := gitState(t, ws); got != state {
+		t.Errorf("the user's repository changed:\nbefore:\n%s\nafter:\n%s", state, got)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a hook of the user's repository ran")
+	}
+}
+
+func TestIgnoreRules(t *testing.T) {
+	ws := tempDir(t)
+	userGit(t, ws, "init", "-q")
+	write(t, filepath.Join(ws, ".gitignore"), "build/\n", 0o644)
+	write(t, filepath.Join(ws, ".git/info/exclude"), "secret.env\n", 0o644)
+	write(t, filepath.Join(ws, "sub/.gitignore"), "*.tmp\n", 0o644)
+	for _, p := range []string{"build/out.o", "secret.env", "sub/x.tmp", "sub/x.go", "main.go"} {
+		write(t, filepath.Join(ws, p), p, 0o644)
+	}
+	s := open(t, ws, Options{})
+	empty := snap(t, s, "empty") // nothing is recorded before the first snapshot, so compare with a tree
+	_ = empty
+	got := lsTree(t, s, empty.ID)
+	want := []string{".gitignore", "main.go", "sub/.gitignore", "sub/x.go"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("recorded %q, want %q", got, want)
+	}
+}
+
+// lsTree lists a checkpoint's files.
+func lsTree(t *testing.T, s *Store, id string) []string {
+	t.Helper()
+	out, err := s.git(testCtx(t), nil, "ls-tree", "-r", "-z", "--name-only", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return splitZ(out)
+}
+
+func TestLimits(t *testing.T) {
+	ws := tempDir(t)
+	write(t, filepath.Join(ws, "small.txt"), "small", 0o644)
+	write(t, filepath.Join(ws, "grows.txt"), "small", 0o644)
+	write(t, filepath.Join(ws, "big.bin"), strings.Repeat("x", 101), 0o644)
+	s := open(t, ws, Options{MaxFileSize: 100, MaxFiles: 2})
+	first := snap(t, s, "first")
+	if !reflect.DeepEqual(first.Skipped, []Skipped{{Path: "big.bin", Reason: "larger than 100 bytes"}}) {
+		t.Errorf("skipped = %+v", first.Skipped)
+	}
+	if got := lsTree(t, s, first.ID); !reflect.DeepEqual(got, []string{"grows.txt", "small.txt"}) {
+		t.Errorf("recorded %q", got)
+	}
+	write(t, filepath.Join(ws, "grows.txt"), strings.Repeat("y", 200), 0o644)
+	write(t, filepath.Join(ws, "third.txt"), "3", 0o644)
+	write(t, filepath.Join(ws, "fourth.txt"), "4", 0o644)
+	second := snap(t, s, "second")
+	var reasons []string
+	for _, k := range second.Skipped {
+		reasons = append(reasons, k.Path+": "+k.Reason)
+	}
+	want := []string{"grows.txt: larger than 100 bytes", "big.bin: larger than 100 bytes", "third.txt: over the cap of 2 files"}
+	if !reflect.DeepEqual(reasons, want) {
+		t.Errorf("skipped = %q, want %q", reasons, want)
+	}
+	if got := lsTree(t, s, second.ID); !reflect.DeepEqual(got, []string{"fourth.txt", "small.txt"}) {
+		t.Errorf("recorded %q", got)
+	}
+}
+
+func TestNonUTF8Name(t *testing.T) {
+	ws := tempDir(t)
+	name := "caf\xe9 \"quoted\"\tand\nnewline.txt"
+	write(t, filepath.Join(ws, name), "before\n", 0o644)
+	s := open(t, ws, Options{})
+	before := snap(t, s, "before")
+	write(t, filepath.Join(ws, name), "after\n", 0o644)
+	end := snap(t, s, "end")
+	changes, err := s.Changes(testCtx(t), before.ID, end.ID)
+	if err != nil || len(changes) != 1 || changes[0].Path != name {
+		t.Fatalf("changes = %+v, %v; want the name's own bytes", changes, err)
+	}
+	if _, err := s.RevertFile(testCtx(t), name, before.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, name)); string(b) != "before\n" {
+		t.Errorf("reverted file = %q", b)
+	}
+}
+
+func TestNoGit(t *testing.T) {
+	bin := tempDir(t)
+	for _, tool := range []string{"mkdir", "sh"} {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Skip(tool, "not found")
+		}
+		if err := os.Symlink(p, filepath.Join(bin, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := Open(testCtx(t), Options{Workspace: tempDir(t), Dir: filepath.Join(tempDir(t), "cp"), Runner: pathRunner{bin}})
+	if !errors.Is(err, ErrNoGit) {
+		t.Fatalf("Open without git = %v, want ErrNoGit", err)
+	}
+}
+
+// pathRunner runs locally with PATH set to one directory.
+type pathRunner struct{ dir string }
+
+func (r pathRunner) Run(ctx context.Context, args, env []string, stdin []byte) ([]byte, error) {
+	return Local{}.Run(ctx, args, append(env, "PATH="+r.dir), stdin)
+}
+
+func TestDirInsideWorkspaceRefused(t *testing.T) {
+	ws := tempDir(t)
+	if _, err := Open(testCtx(t), Options{Workspace: ws, Dir: filepath.Join(ws, ".checkpoints")}); err == nil || !strings.Contains(err.Error(), "inside the workspace") {
+		t.Fatalf("Open with Dir in the workspace = %v", err)
+	}
+}
+
+func TestDefaultDir(t *testing.T) {
+	cache, ws := tempDir(t), tempDir(t)
+	t.Setenv("GIT_DIR", filepath.Join(ws, "not-this")) // an app's own GIT_DIR is ignored
+	r := envRunner{Local{}, "XDG_CACHE_HOME=" + cache}
+	dirOf := func(name string) string {
+		s, err := Open(testCtx(t), Options{Workspace: ws, Name: name, Runner: r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap(t, s, "x")
+		return s.opt.Dir
+	}
+	a, b, again := dirOf("session-a"), dirOf("session-b"), dirOf("session-a")
+	if !strings.HasPrefix(a, filepath.Join(cache, "acphost", "checkpoints")+"/") || a == b || a != again {
+		t.Errorf("dirs %s, %s, %s: want two distinct ones under %s", a, b, again, cache)
+	}
+	if _, err := os.Stat(filepath.Join(a, "HEAD")); err != nil {
+		t.Errorf("no git directory at %s: %v", a, err)
+	}
+}
+
+// TestOtherRefStorage: in a git directory whose refs are not loose files
+// (a reftable directory says so) checkpoints are named through git.
+func TestOtherRefStorage(t *testing.T) {
+	ws := tempDir(t)
+	write(t, filepath.Join(ws, "a.txt"), "a", 0o644)
+	s := open(t, ws, Options{})
+	if err := os.Mkdir(filepath.Join(s.opt.Dir, "reftable"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	snap(t, s, "one")
+	write(t, filepath.Join(ws, "a.txt"), "b", 0o644)
+	snap(t, s, "two")
+	// update-ref keeps a log of the ref, which the loose-file writer does not.
+	if _, err := os.Stat(filepath.Join(s.opt.Dir, "logs", "HEAD")); err != nil {
+		t.Fatalf("HEAD was not moved by update-ref: %v", err)
+	}
+	if changes, err := s.Changes(testCtx(t), "one", "two"); err != nil || len(changes) != 1 {
+		t.Errorf("Changes = %+v, %v", changes, err)
+	}
+	if head, err := os.ReadFile(filepath.Join(s.opt.Dir, "HEAD")); err != nil || strings.HasPrefix(string(head), "ref:") {
+		t.Errorf("HEAD = %q, %v: want the last checkpoint, detached", head, err)
+	}
+}
