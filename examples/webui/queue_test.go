@@ -1,0 +1,124 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/bridge"
+)
+
+// steerScript is an agent that steers over the wire form given ("": none)
+// and forks when fork is set; its "hold" turn waits for steered text (or a
+// cancel), every other turn answers at once.
+func steerScript(wire string, fork bool) acptest.Script {
+	sc := acptest.Script{
+		QuietReports: true,
+		Steering:     acptest.SteeringScript{Wire: wire},
+		Prompts: []acptest.Turn{
+			{Match: "hold", Steps: []acptest.Step{{Text: "Holding"}, {WaitSteer: true}, {Text: "Let go"}}},
+			{Steps: []acptest.Step{{Text: "Answered"}}},
+		},
+	}
+	if fork {
+		sc.Initialize.AgentCapabilities = json.RawMessage(`{"loadSession":true,"sessionCapabilities":{"list":{},"resume":{},"close":{},"fork":{}}}`)
+	}
+	return sc
+}
+
+// queueOf decodes the queue an API call answers with.
+type queueAnswer struct {
+	Queue  []bridge.QueuedPrompt `json:"queue"`
+	Paused bool                  `json:"paused"`
+}
+
+func texts(q []bridge.QueuedPrompt) string {
+	var out []string
+	for _, p := range q {
+		out = append(out, p.Text)
+	}
+	return strings.Join(out, ",")
+}
+
+// TestQueueAPI: prompts sent while a turn runs are queued, listed in the
+// session's state, moved, removed and cleared; each change is a queue
+// event on the stream; the queued prompts run in order once the turn ends.
+func TestQueueAPI(t *testing.T) {
+	ts := startServer(t, fakeAgent(t, "fake", steerScript("", false)))
+	key := ts.newSession(t, "fake")
+	live := ts.stream(t, "?key="+key, nil)
+	base := "/api/sessions/" + key
+	ts.call(t, "POST", base+"/prompt", map[string]string{"text": "hold on"}, http.StatusAccepted, nil)
+	live.until(t, kind(bridge.KindTurnStart))
+
+	ids := map[string]string{}
+	for _, text := range []string{"one", "two", "three"} {
+		var got struct{ ID string }
+		ts.call(t, "POST", base+"/queue", map[string]string{"text": text}, http.StatusAccepted, &got)
+		if got.ID == "" {
+			t.Fatalf("queueing %q: no id", text)
+		}
+		ids[text] = got.ID
+		if ev := live.until(t, kind(bridge.KindQueue)); ev.Queue.Change != "queued" || ev.Queue.ID != got.ID {
+			t.Fatalf("queue event %+v, want %s queued", ev.Queue, got.ID)
+		}
+	}
+	var st sessionItem
+	ts.call(t, "GET", base, nil, http.StatusOK, &st)
+	if texts(st.Queue) != "one,two,three" || st.QueuePaused {
+		t.Fatalf("the session's queue: %q paused %v", texts(st.Queue), st.QueuePaused)
+	}
+
+	var q queueAnswer
+	ts.call(t, "POST", base+"/queue/move", map[string]any{"id": ids["three"], "index": 0}, http.StatusOK, &q)
+	if texts(q.Queue) != "three,one,two" {
+		t.Fatalf("after moving three first: %q", texts(q.Queue))
+	}
+	if ev := live.until(t, kind(bridge.KindQueue)); ev.Queue.Change != "moved" || texts(ev.Queue.Prompts) != "three,one,two" {
+		t.Fatalf("move event %+v", ev.Queue)
+	}
+	ts.call(t, "POST", base+"/queue/remove", map[string]string{"id": ids["one"]}, http.StatusOK, &q)
+	if texts(q.Queue) != "three,two" {
+		t.Fatalf("after removing one: %q", texts(q.Queue))
+	}
+	// Refusals: no such prompt, a negative index, an empty prompt, a
+	// field the call does not take.
+	ts.call(t, "POST", base+"/queue/remove", map[string]string{"id": ids["one"]}, http.StatusNotFound, nil)
+	ts.call(t, "POST", base+"/queue/move", map[string]any{"id": ids["two"], "index": -1}, http.StatusBadRequest, nil)
+	ts.call(t, "POST", base+"/queue", map[string]string{"text": "  "}, http.StatusBadRequest, nil)
+	ts.call(t, "POST", base+"/queue", map[string]any{"text": "x", "argv": []string{"sh"}}, http.StatusBadRequest, nil)
+	ts.call(t, "POST", "/api/sessions/nope/queue", map[string]string{"text": "x"}, http.StatusConflict, nil)
+
+	// Cancel keeps the queue: its prompts run, in order, as turns.
+	ts.call(t, "POST", base+"/cancel", struct{}{}, http.StatusAccepted, nil)
+	var started []string
+	for len(started) < 2 {
+		ev := live.until(t, kind(bridge.KindTurnStart))
+		started = append(started, ev.Text)
+	}
+	if strings.Join(started, ",") != "three,two" {
+		t.Fatalf("the queued turns ran as %q, want three,two", started)
+	}
+	live.until(t, func(ev bridge.Event) bool { return ev.Kind == bridge.KindTurnEnd && ev.Text == "" && ev.Turn == 3 })
+
+	// Clear drops what waits.
+	ts.call(t, "POST", base+"/prompt", map[string]string{"text": "hold again"}, http.StatusAccepted, nil)
+	live.until(t, kind(bridge.KindTurnStart))
+	ts.call(t, "POST", base+"/queue", map[string]string{"text": "four"}, http.StatusAccepted, nil)
+	ts.call(t, "POST", base+"/queue/clear", struct{}{}, http.StatusOK, &q)
+	if len(q.Queue) != 0 {
+		t.Fatalf("after clear: %q", texts(q.Queue))
+	}
+	if ev := live.until(t, func(ev bridge.Event) bool { return ev.Kind == bridge.KindQueue && ev.Queue.Change == "cleared" }); len(ev.Queue.Prompts) != 0 {
+		t.Fatalf("clear event %+v", ev.Queue)
+	}
+	// Resume of a queue that is not paused is harmless; of a closed
+	// session, refused.
+	ts.call(t, "POST", base+"/queue/resume", struct{}{}, http.StatusOK, nil)
+	ts.call(t, "POST", base+"/cancel", struct{}{}, http.StatusAccepted, nil)
+	live.until(t, kind(bridge.KindTurnEnd))
+	ts.call(t, "POST", base+"/close", struct{}{}, http.StatusOK, nil)
+	ts.call(t, "POST", base+"/queue/resume", struct{}{}, http.StatusConflict, nil)
+}
