@@ -12,12 +12,15 @@ import (
 
 // steerScript is an agent that steers over the wire form given ("": none)
 // and forks when fork is set; its "hold" turn waits for steered text (or a
-// cancel), every other turn answers at once.
+// cancel), its "break" turn too and then refuses; every other turn
+// answers at once ("again" first, whatever else the prompt holds).
 func steerScript(wire string, fork bool) acptest.Script {
 	sc := acptest.Script{
 		QuietReports: true,
 		Steering:     acptest.SteeringScript{Wire: wire},
 		Prompts: []acptest.Turn{
+			{Match: "again", Steps: []acptest.Step{{Text: "Answered again"}}},
+			{Match: "break", Steps: []acptest.Step{{Text: "Breaking"}, {WaitSteer: true}}, StopReason: "refusal"},
 			{Match: "hold", Steps: []acptest.Step{{Text: "Holding"}, {WaitSteer: true}, {Text: "Let go"}}},
 			{Steps: []acptest.Step{{Text: "Answered"}}},
 		},
