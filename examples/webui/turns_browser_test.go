@@ -98,9 +98,13 @@ func TestBrowserTurns(t *testing.T) {
 	// Edit and resend is offered where the session says it can rewind
 	// (CanFork nil for that turn); it asks for a fork before that turn.
 	// No ACP agent can today, so the server refuses, and the page says why.
-	b.js(tab, `(app.current.info.forks.rewind = [app.current.info.turns], renderMsgActions(app.current), "ok")`)
-	b.until(tab, "edit and resend on the last message", count(".edit-resend")+" === 1")
-	b.run(tab, chromedp.Click(chromedp.CSS(".edit-resend")))
+	// The state is set and the button pressed in one step: a state the
+	// page fetches meanwhile would take the button away again.
+	if got := b.js(tab, `(() => { app.current.info.forks.rewind = [app.current.info.turns]; renderMsgActions(app.current); `+
+		`const bs = document.querySelectorAll(".edit-resend"); if (bs.length !== 1) return "buttons: " + bs.length; `+
+		`if (!bs[0].closest(".msg.user[data-turn]") || bs[0].closest(".msg.user").dataset.turn !== String(app.current.info.turns)) return "on the wrong message"; bs[0].click(); return "clicked"; })()`); got != "clicked" {
+		t.Fatalf("edit and resend: %s", got)
+	}
 	b.until(tab, "the server's refusal", `[...document.querySelectorAll("#notices .notice")].some(n => n.textContent.includes("can fork only at the end"))`)
 
 	// An agent that cannot steer: the button says it interrupts, and does.
