@@ -54,10 +54,8 @@ func TestSteerAPI(t *testing.T) {
 	if got.Via != string(bridge.SteerQueue) {
 		t.Fatalf("fallback applied %q, want queue", got.Via)
 	}
-	st = sessionItem{}
-	ts.call(t, "GET", pbase, nil, http.StatusOK, &st)
-	if texts(st.Queue) != "then next" {
-		t.Fatalf("queue after the queue fallback: %q", texts(st.Queue))
+	if ev := plive.until(t, kind(bridge.KindQueue)); ev.Queue.Change != "queued" || texts(ev.Queue.Prompts) != "then next" {
+		t.Fatalf("queue after the queue fallback: %+v", ev.Queue)
 	}
 	ts.call(t, "POST", pbase+"/steer", map[string]string{"text": "right now", "fallback": "interrupt"}, http.StatusOK, &got)
 	if got.Via != string(bridge.SteerInterrupt) {
@@ -89,6 +87,8 @@ func TestForkAPI(t *testing.T) {
 		ts.call(t, "GET", base, nil, http.StatusOK, &st)
 		return st.Turns == 2 && !st.Busy
 	})
+	// Fork waits for no turn: the last one's Prompt call has returned.
+	ts.waitFor(t, func() bool { sess, err := ts.openSession(key); return err == nil && !sess.Busy() })
 	if st.Forks == nil || !st.Forks.CanFork || !st.Forks.Transcript {
 		t.Fatalf("fork checks of a forking agent: %+v", st.Forks)
 	}
@@ -121,7 +121,7 @@ func TestForkAPI(t *testing.T) {
 	// The fork runs turns of its own, numbered on from the parent's.
 	flive := ts.stream(t, "?key="+fork.Key, nil)
 	ts.call(t, "POST", "/api/sessions/"+fork.Key+"/prompt", map[string]string{"text": "third"}, http.StatusAccepted, nil)
-	if ev := flive.until(t, kind(bridge.KindTurnStart)); ev.Key == fork.Key && ev.Turn != 3 {
+	if ev := flive.until(t, func(ev bridge.Event) bool { return ev.Kind == bridge.KindTurnStart && ev.Key == fork.Key }); ev.Turn != 3 || ev.Text != "third" {
 		t.Fatalf("the fork's first turn is numbered %d, want 3", ev.Turn)
 	}
 

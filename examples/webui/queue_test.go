@@ -68,11 +68,14 @@ func TestQueueAPI(t *testing.T) {
 			t.Fatalf("queue event %+v, want %s queued", ev.Queue, got.ID)
 		}
 	}
+	// The session's state has the queue (from the Host's view, which
+	// follows the events).
 	var st sessionItem
-	ts.call(t, "GET", base, nil, http.StatusOK, &st)
-	if texts(st.Queue) != "one,two,three" || st.QueuePaused {
-		t.Fatalf("the session's queue: %q paused %v", texts(st.Queue), st.QueuePaused)
-	}
+	ts.waitFor(t, func() bool {
+		st = sessionItem{}
+		ts.call(t, "GET", base, nil, http.StatusOK, &st)
+		return texts(st.Queue) == "one,two,three" && !st.QueuePaused
+	})
 
 	var q queueAnswer
 	ts.call(t, "POST", base+"/queue/move", map[string]any{"id": ids["three"], "index": 0}, http.StatusOK, &q)
@@ -107,7 +110,7 @@ func TestQueueAPI(t *testing.T) {
 	live.until(t, func(ev bridge.Event) bool { return ev.Kind == bridge.KindTurnEnd && ev.Text == "" && ev.Turn == 3 })
 
 	// Clear drops what waits.
-	ts.call(t, "POST", base+"/prompt", map[string]string{"text": "hold again"}, http.StatusAccepted, nil)
+	ts.call(t, "POST", base+"/prompt", map[string]string{"text": "hold once more"}, http.StatusAccepted, nil)
 	live.until(t, kind(bridge.KindTurnStart))
 	ts.call(t, "POST", base+"/queue", map[string]string{"text": "four"}, http.StatusAccepted, nil)
 	ts.call(t, "POST", base+"/queue/clear", struct{}{}, http.StatusOK, &q)
