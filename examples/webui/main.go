@@ -70,12 +70,12 @@
 //	POST /api/sessions/{key}/queue/resume              run a paused queue again
 //	POST /api/sessions/{key}/steer {"text","fallback":""|"queue"|"interrupt"}
 //	POST /api/sessions/{key}/fork {"beforeTurn","transcript"}  the new session's key
+//	POST /api/auth {"agent","id","method","env"|"decline"}  env: only the method's declared variables
 //
 // A session's state says how it steers (steerMode, "" when the agent
 // cannot and the fallback applies), what it can fork (forks: at the end,
 // before which turns, why not) and its queue; the list gives each fork its
 // parent, so it is drawn as a tree.
-//	POST /api/auth {"agent","id","method","env"|"decline"}  env: only the method's declared variables
 package main
 
 import (
