@@ -128,3 +128,53 @@ func TestQueueAPI(t *testing.T) {
 	ts.call(t, "POST", base+"/close", struct{}{}, http.StatusOK, nil)
 	ts.call(t, "POST", base+"/queue/resume", struct{}{}, http.StatusConflict, nil)
 }
+
+// TestTurnCallsAreGuarded: the queue, steer and fork calls change a
+// session, so the guard holds them to the page's own origin, a JSON body
+// of bounded size and the token, before any of them runs.
+func TestTurnCallsAreGuarded(t *testing.T) {
+	ts := startServer(t, fakeAgent(t, "fake", steerScript("", true)))
+	key := ts.newSession(t, "fake")
+	big := `{"text":"` + strings.Repeat("x", maxBody) + `"}`
+	for _, action := range []string{"queue", "queue/move", "queue/remove", "queue/clear", "queue/resume", "steer", "fork"} {
+		path := ts.base + "/api/sessions/" + key + "/" + action
+		for _, c := range []struct {
+			name, origin, contentType, token, body string
+			want                                   int
+		}{
+			{"another origin", "http://evil.example", "application/json", ts.token, `{}`, http.StatusForbidden},
+			{"a form", "", "application/x-www-form-urlencoded", ts.token, `text=hi`, http.StatusUnsupportedMediaType},
+			{"no token", "", "application/json", "", `{}`, http.StatusUnauthorized},
+			{"a wrong token", "", "application/json", "wrong", `{}`, http.StatusForbidden},
+			{"an oversize body", "", "application/json", ts.token, big, http.StatusRequestEntityTooLarge},
+		} {
+			req, _ := http.NewRequest("POST", path, strings.NewReader(c.body))
+			req.Header.Set("Content-Type", c.contentType)
+			if c.token != "" {
+				req.Header.Set("Authorization", "Bearer "+c.token)
+			}
+			if c.origin != "" {
+				req.Header.Set("Origin", c.origin)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != c.want {
+				t.Errorf("%s with %s: %d, want %d", action, c.name, resp.StatusCode, c.want)
+			}
+		}
+	}
+	// Nothing of it ran: no queue, no fork.
+	var list struct{ Sessions []sessionItem }
+	ts.call(t, "GET", "/api/sessions", nil, http.StatusOK, &list)
+	if len(list.Sessions) != 1 {
+		t.Fatalf("sessions after refused calls: %+v", list.Sessions)
+	}
+	var st sessionItem
+	ts.call(t, "GET", "/api/sessions/"+key, nil, http.StatusOK, &st)
+	if len(st.Queue) != 0 {
+		t.Fatalf("queue after refused calls: %q", texts(st.Queue))
+	}
+}
