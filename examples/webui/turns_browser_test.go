@@ -87,7 +87,7 @@ func TestBrowserTurns(t *testing.T) {
 	b.until(tab, "the parent again", `app.current.key === "`+key+`" && `+count(`.msg.user[data-turn="2"] .resend-transcript`)+" === 1")
 	b.run(tab, chromedp.Click(chromedp.CSS(`.msg.user[data-turn="2"] .resend-transcript`)))
 	b.until(tab, "the transcript fork", `app.current.key !== "`+key+`" && document.querySelector("#prompt").value === "three" && `+
-		count(`#sessions li[data-session="`+key+`"] > ul.forks > li .badge.transcript`)+" === 1 && "+count(`#sessions li[data-session="`+key+`"] > ul.forks > li`)+" === 2")
+		count(`#sessions li[data-session="`+key+`"] > ul.forks > li .badge.tfork`)+" === 1 && "+count(`#sessions li[data-session="`+key+`"] > ul.forks > li`)+" === 2")
 	b.run(tab, chromedp.SendKeys(chromedp.CSS("#prompt"), " again"+kb.Enter))
 	b.until(tab, "the edited message's answer", `[...document.querySelectorAll(".msg.user .msg-text")].some(e => e.textContent.endsWith("three again")) && document.querySelector("#transcript").textContent.includes("Answered again") && !document.querySelector("#send").disabled`)
 	// The fork's queue is its own: the parent's, in the inherited

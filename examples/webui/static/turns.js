@@ -165,6 +165,6 @@ function sessionTree(sessions) {
 function forkBadge(s) {
   if (!s.fork) return null;
   return s.fork.transcript
-    ? el("span", { class: "badge transcript", title: "A new session given a transcript of its parent's turns 1–" + s.fork.afterTurn + " (the agent could not fork)" }, "transcript fork")
+    ? el("span", { class: "badge tfork", title: "A new session given a transcript of its parent's turns 1–" + s.fork.afterTurn + " (the agent could not fork)" }, "transcript fork")
     : el("span", { class: "badge fork", title: "Forked by the agent after turn " + s.fork.afterTurn }, "fork");
 }
