@@ -178,3 +178,52 @@ func TestTurnCallsAreGuarded(t *testing.T) {
 		t.Fatalf("queue after refused calls: %q", texts(st.Queue))
 	}
 }
+
+// TestQueuePausesAndResumes: a turn the agent refuses pauses the queue
+// (the state says so) instead of sending the next prompt; resume runs it.
+func TestQueuePausesAndResumes(t *testing.T) {
+	ts := startServer(t, fakeAgent(t, "fake", steerScript(acptest.SteerWireInject, false)))
+	key := ts.newSession(t, "fake")
+	base := "/api/sessions/" + key
+	live := ts.stream(t, "?key="+key, nil)
+	ts.call(t, "POST", base+"/prompt", map[string]string{"text": "break it"}, http.StatusAccepted, nil)
+	live.until(t, kind(bridge.KindTurnStart))
+	var got struct{ ID string }
+	ts.call(t, "POST", base+"/queue", map[string]string{"text": "after the pause"}, http.StatusAccepted, &got)
+	ts.call(t, "POST", base+"/steer", map[string]string{"text": "go"}, http.StatusOK, nil)
+	if ev := live.until(t, func(ev bridge.Event) bool { return ev.Kind == bridge.KindQueue && ev.Queue.Change == "paused" }); !ev.Queue.Paused || texts(ev.Queue.Prompts) != "after the pause" {
+		t.Fatalf("paused event %+v", ev.Queue)
+	}
+	var st sessionItem
+	ts.waitFor(t, func() bool {
+		st = sessionItem{}
+		ts.call(t, "GET", base, nil, http.StatusOK, &st)
+		return st.QueuePaused
+	})
+	if texts(st.Queue) != "after the pause" {
+		t.Fatalf("the paused queue in the state: %q", texts(st.Queue))
+	}
+	var q queueAnswer
+	ts.call(t, "POST", base+"/queue/resume", struct{}{}, http.StatusOK, &q)
+	if q.Paused {
+		t.Fatalf("still paused after resume: %+v", q)
+	}
+	// The prompt leaves the queue (started) as its turn begins, in
+	// whichever order the two events come.
+	started, turn := false, false
+	for !started || !turn {
+		ev := live.nextEvent(t)
+		switch {
+		case ev.Kind == bridge.KindQueue && ev.Queue.Change == "started":
+			if ev.Queue.ID != got.ID {
+				t.Fatalf("started %+v, want %s", ev.Queue, got.ID)
+			}
+			started = true
+		case ev.Kind == bridge.KindTurnStart:
+			if ev.Text != "after the pause" {
+				t.Fatalf("the resumed turn %q", ev.Text)
+			}
+			turn = true
+		}
+	}
+}

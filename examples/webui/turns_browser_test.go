@@ -79,6 +79,7 @@ func TestBrowserTurns(t *testing.T) {
 	b.until(tab, "the fork under its parent", `app.current.key !== "`+key+`" && document.querySelector('#sessions li[data-session="`+key+`"] > ul.forks > li[data-parent="`+key+`"] .badge.fork') !== null`)
 	// Its history reads through the parent.
 	b.until(tab, "the fork's inherited history", count(".msg.user")+" === 5")
+	b.until(tab, "the fork named by its parent", `document.querySelector('#sessions li[data-parent="`+key+`"] .t')?.textContent === "Fork of hold on"`)
 	b.shot(tab, "forked")
 
 	// Resend as transcript on the second message: a transcript fork,

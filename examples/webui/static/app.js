@@ -113,7 +113,7 @@ async function loadSessions() {
     const kids = children.get(s.key) || [];
     return el("li", { class: s.outside ? "outside" : null, "data-session": s.key, "data-parent": s.fork ? s.fork.parent : null },
       el("button", { type: "button", "data-key": s.key, "aria-current": current ? "true" : "false", onclick: () => openView(s.key) },
-        el("span", { class: "t" }, s.title || "Untitled session"),
+        el("span", { class: "t" }, s.title || forkTitle(s, data.sessions) || "Untitled session"),
         el("span", { class: "m" }, forkBadge(s), s.fork ? " " : "", s.agent, " · ", s.open ? (s.busy ? "working" : "open") : "closed",
           s.turns ? " · " + s.turns + " turn" + (s.turns > 1 ? "s" : "") : "", s.updatedAt ? " · " + ago(s.updatedAt) : "",
           s.outside ? " · outside this server's workspace" : "")),

@@ -168,3 +168,9 @@ function forkBadge(s) {
     ? el("span", { class: "badge tfork", title: "A new session given a transcript of its parent's turns 1–" + s.fork.afterTurn + " (the agent could not fork)" }, "transcript fork")
     : el("span", { class: "badge fork", title: "Forked by the agent after turn " + s.fork.afterTurn }, "fork");
 }
+
+// forkTitle names a fork that has no title of its own yet by its parent.
+function forkTitle(s, sessions) {
+  const parent = s.fork && sessions.find((p) => p.key === s.fork.parent);
+  return parent && parent.title ? "Fork of " + parent.title : "";
+}
