@@ -101,9 +101,10 @@ func TestBrowserTurns(t *testing.T) {
 	// No ACP agent can today, so the server refuses, and the page says why.
 	// The state is set and the button pressed in one step: a state the
 	// page fetches meanwhile would take the button away again.
-	if got := b.js(tab, `(() => { app.current.info.forks.rewind = [app.current.info.turns]; renderMsgActions(app.current); `+
+	if got := b.js(tab, `(() => { const ms = document.querySelectorAll(".msg.user[data-turn]"); const last = Number(ms[ms.length - 1].dataset.turn); `+
+		`app.current.info.forks.rewind = [last]; renderMsgActions(app.current); `+
 		`const bs = document.querySelectorAll(".edit-resend"); if (bs.length !== 1) return "buttons: " + bs.length; `+
-		`if (!bs[0].closest(".msg.user[data-turn]") || bs[0].closest(".msg.user").dataset.turn !== String(app.current.info.turns)) return "on the wrong message"; bs[0].click(); return "clicked"; })()`); got != "clicked" {
+		`if (bs[0].closest(".msg.user").dataset.turn !== String(last)) return "on the wrong message"; bs[0].click(); return "clicked"; })()`); got != "clicked" {
 		t.Fatalf("edit and resend: %s", got)
 	}
 	b.until(tab, "the server's refusal", `[...document.querySelectorAll("#notices .notice")].some(n => n.textContent.includes("can fork only at the end"))`)
