@@ -50,13 +50,14 @@ func writeError(w http.ResponseWriter, status int, err error) {
 // errorStatus maps the library's errors to HTTP statuses.
 func errorStatus(err error) int {
 	switch {
-	case errors.Is(err, errNotFound):
+	case errors.Is(err, errNotFound), errors.Is(err, bridge.ErrNotQueued):
 		return http.StatusNotFound
 	case errors.Is(err, errOutsideWorkspace):
 		return http.StatusForbidden
 	case errors.Is(err, bridge.ErrBusy), errors.Is(err, bridge.ErrTurnRunning),
 		errors.Is(err, bridge.ErrAlreadyAnswered), errors.Is(err, bridge.ErrSessionOpen),
-		errors.Is(err, bridge.ErrSessionClosed), errors.Is(err, errNotOpen):
+		errors.Is(err, bridge.ErrSessionClosed), errors.Is(err, errNotOpen),
+		errors.Is(err, bridge.ErrQueueFull), errors.Is(err, bridge.ErrNoTurn):
 		return http.StatusConflict
 	case errors.Is(err, acpclient.ErrUnsupported):
 		return http.StatusNotImplemented

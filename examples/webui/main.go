@@ -63,7 +63,19 @@
 //	POST /api/sessions/{key}/config {"id","value"|"bool"}
 //	POST /api/sessions/{key}/compact
 //	POST /api/sessions/{key}/close
+//	POST /api/sessions/{key}/queue {"text"}            queue a prompt (it runs when no turn does)
+//	POST /api/sessions/{key}/queue/move {"id","index"} 0 runs next
+//	POST /api/sessions/{key}/queue/remove {"id"}
+//	POST /api/sessions/{key}/queue/clear
+//	POST /api/sessions/{key}/queue/resume              run a paused queue again
+//	POST /api/sessions/{key}/steer {"text","fallback":""|"queue"|"interrupt"}
+//	POST /api/sessions/{key}/fork {"beforeTurn","transcript"}  the new session's key
 //	POST /api/auth {"agent","id","method","env"|"decline"}  env: only the method's declared variables
+//
+// A session's state says how it steers (steerMode, "" when the agent
+// cannot and the fallback applies), what it can fork (forks: at the end,
+// before which turns, why not) and its queue; the list gives each fork its
+// parent, so it is drawn as a tree.
 package main
 
 import (

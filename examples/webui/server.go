@@ -189,6 +189,13 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("POST /api/sessions/{key}/config", s.handleConfig)
 	mux.HandleFunc("POST /api/sessions/{key}/compact", s.handleCompact)
 	mux.HandleFunc("POST /api/sessions/{key}/close", s.handleClose)
+	mux.HandleFunc("POST /api/sessions/{key}/queue", s.handleEnqueue)
+	mux.HandleFunc("POST /api/sessions/{key}/queue/move", s.handleQueueMove)
+	mux.HandleFunc("POST /api/sessions/{key}/queue/remove", s.handleQueueRemove)
+	mux.HandleFunc("POST /api/sessions/{key}/queue/clear", s.handleQueueClear)
+	mux.HandleFunc("POST /api/sessions/{key}/queue/resume", s.handleQueueResume)
+	mux.HandleFunc("POST /api/sessions/{key}/steer", s.handleSteer)
+	mux.HandleFunc("POST /api/sessions/{key}/fork", s.handleFork)
 	return mux
 }
 

@@ -30,6 +30,16 @@ type sessionItem struct {
 	// Outside: the session's directory is not in this server's workspace,
 	// so it is not opened again here.
 	Outside bool `json:"outside,omitempty"`
+	// Fork links a forked session to its parent (the list is drawn as a
+	// tree).
+	Fork *bridge.ForkOrigin `json:"fork,omitempty"`
+	// Of an open session: how Steer puts text into a running turn ("":
+	// the agent offers no way, the fallback applies), what it can fork,
+	// and its prompt queue.
+	SteerMode   bridge.SteerVia       `json:"steerMode,omitempty"`
+	Forks       *forkChecks           `json:"forks,omitempty"`
+	Queue       []bridge.QueuedPrompt `json:"queue,omitempty"`
+	QueuePaused bool                  `json:"queuePaused,omitempty"`
 }
 
 // item describes a listed session. views are the live sessions' states as
@@ -38,7 +48,7 @@ type sessionItem struct {
 // is counted before its record is saved.
 func (s *server) item(ctx context.Context, e bridge.SessionEntry, views map[string]bridge.SessionView) sessionItem {
 	it := sessionItem{Key: e.Key, Agent: e.Bridge, NativeID: e.NativeID, Cwd: e.Cwd, Title: e.Title,
-		UpdatedAt: e.UpdatedAt, Open: e.Open, Policy: bridge.Policy{Mode: bridge.ModeBuild}}
+		UpdatedAt: e.UpdatedAt, Open: e.Open, Policy: bridge.Policy{Mode: bridge.ModeBuild}, Fork: e.Fork}
 	if r := e.Record; r != nil {
 		it.Turns, it.AgentMode = r.Turns, r.AgentMode
 		it.Policy = bridge.Policy{Mode: bridge.ParseMode(r.Mode), ReadOnly: r.ReadOnly}
@@ -47,6 +57,7 @@ func (s *server) item(ctx context.Context, e bridge.SessionEntry, views map[stri
 		v := views[e.Key]
 		it.Busy, it.Turns = v.Busy, max(it.Turns, v.Turn)
 		it.Policy, it.AgentMode = sess.Policy(), sess.AgentMode()
+		it.Queue, it.QueuePaused = v.Queue, v.QueuePaused
 	}
 	if it.Title == "" {
 		it.Title = s.firstPrompt(ctx, e.Key)
@@ -127,7 +138,13 @@ func (s *server) handleSessionState(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorStatus(err), err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.item(r.Context(), e, s.views()))
+	it := s.item(r.Context(), e, s.views())
+	if sess := e.Session; sess != nil && e.Open {
+		it.SteerMode = sess.SteerMode()
+		checks := s.checkForks(sess, it.Turns)
+		it.Forks = &checks
+	}
+	writeJSON(w, http.StatusOK, it)
 }
 
 // openSession returns the open session with this host key.

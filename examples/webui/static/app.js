@@ -106,15 +106,20 @@ async function loadSessions() {
   const list = $("sessions");
   list.replaceChildren();
   if (!data.sessions.length) list.append(el("li", { class: "empty" }, "No sessions yet: start one with an agent above."));
-  for (const s of data.sessions) {
+  // Forks are listed under their parents (turns.js: sessionTree).
+  const { roots, children } = sessionTree(data.sessions);
+  const item = (s) => {
     const current = app.current && app.current.key === s.key;
-    list.append(el("li", s.outside ? { class: "outside" } : {},
+    const kids = children.get(s.key) || [];
+    return el("li", { class: s.outside ? "outside" : null, "data-session": s.key, "data-parent": s.fork ? s.fork.parent : null },
       el("button", { type: "button", "data-key": s.key, "aria-current": current ? "true" : "false", onclick: () => openView(s.key) },
-        el("span", { class: "t" }, s.title || "Untitled session"),
-        el("span", { class: "m" }, s.agent, " · ", s.open ? (s.busy ? "working" : "open") : "closed",
+        el("span", { class: "t" }, s.title || forkTitle(s, data.sessions) || "Untitled session"),
+        el("span", { class: "m" }, forkBadge(s), s.fork ? " " : "", s.agent, " · ", s.open ? (s.busy ? "working" : "open") : "closed",
           s.turns ? " · " + s.turns + " turn" + (s.turns > 1 ? "s" : "") : "", s.updatedAt ? " · " + ago(s.updatedAt) : "",
-          s.outside ? " · outside this server's workspace" : ""))));
-  }
+          s.outside ? " · outside this server's workspace" : "")),
+      kids.length ? el("ul", { class: "forks" }, kids.map(item)) : null);
+  };
+  list.append(...roots.map(item));
 }
 
 let sessionsTimer = 0;
@@ -193,7 +198,7 @@ function openView(key) {
   history.replaceState(null, "", location.pathname + "#session=" + encodeURIComponent(key));
   const v = {
     key, es: null, busy: false, open: false, lastBlock: null, rows: [], cards: new Map(), termHeld: new Map(),
-    agentModes: null, authority: null,
+    agentModes: null, authority: null, queue: [], queuePaused: false,
   };
   app.current = v;
   $("welcome").hidden = true;
@@ -206,6 +211,7 @@ function openView(key) {
   $("s-config").replaceChildren();
   setSafety(null);
   setMeter(null);
+  renderQueue(v);
   for (const b of document.querySelectorAll(".sessions button")) b.setAttribute("aria-current", b.dataset.key === key ? "true" : "false");
   attempt(loadState);
   // The whole history of the session replays from the journal, then live
@@ -252,6 +258,10 @@ function renderCurrentBadges() {
   $("send").disabled = !v.open || v.busy || !!v.sending;
   $("cancel").disabled = !v.open || !v.busy;
   renderWorking(v);
+  renderSteer(v);
+  renderFork(v);
+  renderQueue(v);
+  renderMsgActions(v);
   const banner = $("s-banner");
   banner.replaceChildren();
   banner.className = "banner";
@@ -333,7 +343,7 @@ function apply(v, ev) {
       v.lastError = "";
       // Until the agent names the session, its first prompt does (as the list).
       if (!v.titled && ev.text) { $("s-title").textContent = shorten(ev.text); v.titled = true; }
-      add(v, el("div", { class: "msg user" }, ev.text || ""), ev);
+      add(v, el("div", { class: "msg user", "data-turn": ev.turn || null }, el("span", { class: "msg-text" }, ev.text || "")), ev);
       v.turnShown = false; // until the agent shows something of this turn
       v.busySince = Date.parse(ev.time) || Date.now();
       return renderCurrentBadges();
@@ -372,6 +382,7 @@ function apply(v, ev) {
       return line(v, "Error: " + (ev.error ? ev.error.message : "unknown"), "error", ev);
     case "notice": return line(v, ev.text, "", ev);
     case "authority": return setSafety(ev.authority);
+    case "queue": return queueEvent(v, ev);
     default: return extEvent(v, ev);
   }
 }
@@ -387,6 +398,12 @@ function shorten(text) {
 // typed.
 function addText(v, ev) {
   const b = v.lastBlock;
+  // Text steered into a turn is a message of its own, marked so.
+  if (ev.steer) {
+    if (ev.text.trim() === "") return;
+    add(v, el("div", { class: "msg user_text steered", "data-steer": ev.steer }, ev.text), ev);
+    return;
+  }
   if (b && b.kind === ev.kind && (b.messageId || "") === (ev.messageId || "")) {
     b.raw += ev.text;
   } else if (ev.text.trim() !== "") {
@@ -880,6 +897,8 @@ $("composer").addEventListener("submit", async (e) => {
   e.preventDefault();
   const v = app.current;
   const text = $("prompt").value.trim();
+  // While a turn runs, what is sent is queued (turns.js).
+  if (v && v.open && v.busy) return enqueue();
   if (!v || !text || $("send").disabled) return;
   // Sending holds the composer until the turn's start (or end) arrives on
   // the stream, which may come before this call's answer does; a turn
