@@ -16,27 +16,14 @@ import (
 // each with the whole list. Steering puts text into the running turn, by
 // the way the session's SteerMode names, or by the fallback the page chose.
 
-// queueRequest is a prompt to queue.
-type queueRequest struct {
-	Text string `json:"text"`
-}
-
 // handleEnqueue queues a prompt: it runs once no turn runs, after those
 // queued before it (at once when the session is free).
 func (s *server) handleEnqueue(w http.ResponseWriter, r *http.Request) {
-	var req queueRequest
-	if !decode(w, r, &req) {
-		return
-	}
-	sess, ok := s.sessionOf(w, r)
+	sess, text, ok := s.promptOf(w, r)
 	if !ok {
 		return
 	}
-	if strings.TrimSpace(req.Text) == "" {
-		writeError(w, http.StatusBadRequest, errors.New("empty prompt"))
-		return
-	}
-	id, err := sess.Enqueue(acpclient.TextBlock(req.Text))
+	id, err := sess.Enqueue(acpclient.TextBlock(text))
 	if err != nil {
 		writeError(w, errorStatus(err), err)
 		return

@@ -27,19 +27,28 @@ type promptRequest struct {
 	Text string `json:"text"`
 }
 
-// handlePrompt starts a turn and answers at once: the turn's events come
-// on the event stream, its end as turn_end.
-func (s *server) handlePrompt(w http.ResponseWriter, r *http.Request) {
+// promptOf reads a prompt's text, {"text": ...}, for the session the
+// request names, refusing an empty one; when ok is false it has answered.
+func (s *server) promptOf(w http.ResponseWriter, r *http.Request) (sess *bridge.Session, text string, ok bool) {
 	var req promptRequest
 	if !decode(w, r, &req) {
-		return
+		return nil, "", false
 	}
-	sess, ok := s.sessionOf(w, r)
-	if !ok {
-		return
+	if sess, ok = s.sessionOf(w, r); !ok {
+		return nil, "", false
 	}
 	if strings.TrimSpace(req.Text) == "" {
 		writeError(w, http.StatusBadRequest, errors.New("empty prompt"))
+		return nil, "", false
+	}
+	return sess, req.Text, true
+}
+
+// handlePrompt starts a turn and answers at once: the turn's events come
+// on the event stream, its end as turn_end.
+func (s *server) handlePrompt(w http.ResponseWriter, r *http.Request) {
+	sess, text, ok := s.promptOf(w, r)
+	if !ok {
 		return
 	}
 	if sess.Busy() {
@@ -47,7 +56,7 @@ func (s *server) handlePrompt(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.work.Go(func() {
-		if _, err := sess.Prompt(s.ctx, acpclient.TextBlock(req.Text)); err != nil {
+		if _, err := sess.Prompt(s.ctx, acpclient.TextBlock(text)); err != nil {
 			s.log.Info("turn failed", "session", sess.Key(), "err", err)
 		}
 	})
