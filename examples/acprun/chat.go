@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -121,44 +120,13 @@ func runChat(o *options) (err error) {
 			err = fail(exitFailed, "journal: %v", cerr)
 		}
 	}()
-	if o.resume != "" {
-		var cwd string
-		if o.resumeKey, o.resume, cwd, err = resumeTarget(setupCtx, db, o.resume); err != nil {
-			return fail(exitFailed, "--resume: %v", err)
-		}
-		if err := resumeCwd(o, cwd); err != nil {
-			return err
-		}
+	if err := resolveResume(setupCtx, o, db); err != nil {
+		return err
 	}
 	host := bridge.NewHost(&bridge.HostOptions{Journal: db})
 	state := newChatState()
-	shown := make(chan struct{})
-	go func() {
-		defer close(shown)
-		relayEvents(host.Events(), out, func(ev bridge.Event) {
-			switch {
-			case ev.Kind == bridge.KindPermission && !answered(ev.Permission):
-				out.permission(ev, func() string { return approve.decide(ev.Permission, toolTitle(ev.Tool)) })
-			case ev.Kind == bridge.KindAuthRequired && ev.Auth != nil:
-				out.event(ev)
-				auth.answer(ev.Auth)
-			default:
-				out.event(ev)
-			}
-			state.note(ev)
-		})
-	}()
 	var closers []io.Closer
-	finish := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-		defer cancel()
-		host.Shutdown(ctx)
-		<-shown
-		out.finish()
-		for _, c := range slices.Backward(closers) {
-			c.Close()
-		}
-	}
+	finish := showEvents(host, out, approve, auth, state.note, &closers)
 	sess, err := openSession(setupCtx, o, host, false, &closers)
 	if err == nil {
 		con := &consenter{allow: o.allowAutonomous, prompt: os.Stderr, stdin: stdin, colors: approve.colors}

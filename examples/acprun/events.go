@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"io"
+	"slices"
 
 	"github.com/acphost/acphost/bridge"
 )
@@ -83,5 +85,41 @@ func relayEvents(events <-chan bridge.Event, out output, show func(bridge.Event)
 			return
 		}
 		show(ev)
+	}
+}
+
+// showEvents shows host's events on out until the host shuts down,
+// answering the permission requests the policy left open with approve and
+// sign-ins with auth, and handing each event, once shown, to note when it
+// is set. The returned finish shuts the host down, waits until every
+// event is shown, flushes out, then closes closers, the last first.
+func showEvents(host *bridge.Host, out output, approve *approver, auth *signer, note func(bridge.Event), closers *[]io.Closer) (finish func()) {
+	shown := make(chan struct{})
+	go func() {
+		defer close(shown)
+		relayEvents(host.Events(), out, func(ev bridge.Event) {
+			switch {
+			case ev.Kind == bridge.KindPermission && !answered(ev.Permission):
+				out.permission(ev, func() string { return approve.decide(ev.Permission, toolTitle(ev.Tool)) })
+			case ev.Kind == bridge.KindAuthRequired && ev.Auth != nil:
+				out.event(ev)
+				auth.answer(ev.Auth)
+			default:
+				out.event(ev) // an answered permission: its decision event follows
+			}
+			if note != nil {
+				note(ev)
+			}
+		})
+	}()
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		host.Shutdown(ctx)
+		<-shown
+		out.finish()
+		for _, c := range slices.Backward(*closers) {
+			c.Close()
+		}
 	}
 }

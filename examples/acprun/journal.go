@@ -246,3 +246,21 @@ func shellWord(s string) string {
 	q := strconv.Quote(s)
 	return "$'" + strings.ReplaceAll(q[1:len(q)-1], "'", `\'`) + "'"
 }
+
+// resolveResume turns --resume into the session to reopen (o.resumeKey,
+// o.resume) and its recorded cwd; a reference that names several sessions
+// is a usage error.
+func resolveResume(ctx context.Context, o *options, db *journal.DB) error {
+	if o.resume == "" {
+		return nil
+	}
+	key, native, cwd, err := resumeTarget(ctx, db, o.resume)
+	if err != nil {
+		if errors.Is(err, bridge.ErrAmbiguousSession) {
+			return fail(exitUsage, "--resume: %v", err)
+		}
+		return fail(exitFailed, "--resume: %v", err)
+	}
+	o.resumeKey, o.resume = key, native
+	return resumeCwd(o, cwd)
+}

@@ -468,51 +468,12 @@ func runTurn(o *options) (err error) {
 			err = fail(exitFailed, "journal: %v", cerr)
 		}
 	}()
-	if o.resume != "" {
-		var cwd string
-		if o.resumeKey, o.resume, cwd, err = resumeTarget(setupCtx, db, o.resume); err != nil {
-			if errors.Is(err, bridge.ErrAmbiguousSession) {
-				return fail(exitUsage, "--resume: %v", err)
-			}
-			return fail(exitFailed, "--resume: %v", err)
-		}
-		if err := resumeCwd(o, cwd); err != nil {
-			return err
-		}
+	if err := resolveResume(setupCtx, o, db); err != nil {
+		return err
 	}
 	host := bridge.NewHost(&bridge.HostOptions{Journal: db})
-	shown := make(chan struct{})
-	go func() {
-		defer close(shown)
-		relayEvents(host.Events(), out, func(ev bridge.Event) {
-			switch ev.Kind {
-			case bridge.KindPermission:
-				if answered(ev.Permission) { // the policy decided; its decision event follows
-					out.event(ev)
-					break
-				}
-				out.permission(ev, func() string { return approve.decide(ev.Permission, toolTitle(ev.Tool)) })
-			case bridge.KindAuthRequired:
-				out.event(ev)
-				if ev.Auth != nil {
-					auth.answer(ev.Auth)
-				}
-			default:
-				out.event(ev)
-			}
-		})
-	}()
 	var closers []io.Closer
-	finish := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-		defer cancel()
-		host.Shutdown(ctx)
-		<-shown
-		out.finish()
-		for _, c := range slices.Backward(closers) {
-			c.Close()
-		}
-	}
+	finish := showEvents(host, out, approve, auth, nil, &closers)
 
 	sess, err := openSession(setupCtx, o, host, stdinTTY, &closers)
 	if screen != nil {
