@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 
+	"github.com/acphost/acphost/bridge"
 	"github.com/acphost/acphost/checkpoint"
 )
 
@@ -37,6 +38,20 @@ func gitCanRun(ws *workspace) bool {
 	return err == nil
 }
 
+// errNoCheckpoints answers the Changes calls of a server that records no
+// turns.
+var errNoCheckpoints = errors.New("this server records no checkpoints (git was not found when it started)")
+
+// changesOf is the open session the path names, where the server records
+// checkpoints; when ok is false it has answered.
+func (s *server) changesOf(w http.ResponseWriter, r *http.Request) (*bridge.Session, bool) {
+	if !s.cfg.Checkpoints {
+		writeError(w, http.StatusConflict, errNoCheckpoints)
+		return nil, false
+	}
+	return s.sessionOf(w, r)
+}
+
 // handleTurnDiff answers with the unified diff of what a turn changed
 // (?turn=N), all of it or one file (&path=P, relative to the workspace).
 func (s *server) handleTurnDiff(w http.ResponseWriter, r *http.Request) {
@@ -45,7 +60,7 @@ func (s *server) handleTurnDiff(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Errorf("turn %q: want a turn number", r.URL.Query().Get("turn")))
 		return
 	}
-	sess, ok := s.sessionOf(w, r)
+	sess, ok := s.changesOf(w, r)
 	if !ok {
 		return
 	}
@@ -103,7 +118,7 @@ func (s *server) restore(w http.ResponseWriter, r *http.Request, file bool) {
 		writeError(w, http.StatusBadRequest, errors.New("a path is for revert; restore sets back every file"))
 		return
 	}
-	sess, ok := s.sessionOf(w, r)
+	sess, ok := s.changesOf(w, r)
 	if !ok {
 		return
 	}
