@@ -183,7 +183,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer db.Close()
 
-	srv, err := newServer(ctx, serverConfig{Agents: specs, Workspace: ws, Journal: db, Terminals: o.terminals, Auth: o.auth, Log: stderr})
+	srv, err := newServer(ctx, serverConfig{Agents: specs, Workspace: ws, Journal: db, Terminals: o.terminals, Checkpoints: gitCanRun(ws), Auth: o.auth, Log: stderr})
 	if err != nil {
 		return err
 	}

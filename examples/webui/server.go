@@ -26,6 +26,9 @@ type serverConfig struct {
 	Workspace *workspace
 	Journal   *journal.DB
 	Terminals bool
+	// Checkpoints has sessions record the workspace before and after each
+	// turn (package checkpoint), for the page's Changes panel.
+	Checkpoints bool
 	// Auth is the sign-in method to answer agents' sign-in requests with
 	// (--auth); "" leaves them to the page.
 	Auth string
@@ -196,6 +199,9 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("POST /api/sessions/{key}/queue/resume", s.handleQueueResume)
 	mux.HandleFunc("POST /api/sessions/{key}/steer", s.handleSteer)
 	mux.HandleFunc("POST /api/sessions/{key}/fork", s.handleFork)
+	mux.HandleFunc("GET /api/sessions/{key}/diff", s.handleTurnDiff)
+	mux.HandleFunc("POST /api/sessions/{key}/restore", s.handleRestore)
+	mux.HandleFunc("POST /api/sessions/{key}/revert", s.handleRevert)
 	return mux
 }
 

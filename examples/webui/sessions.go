@@ -231,6 +231,7 @@ func (s *server) start(a *agent, key string, rec *bridge.Record) (*bridge.Sessio
 		cfg.Policy = bridge.Policy{Mode: bridge.ParseMode(rec.Mode), ReadOnly: rec.ReadOnly}
 	}
 	cfg.Cwd = dir
+	cfg.Checkpoints = s.checkpointsFor()
 	files, err := s.cfg.Workspace.files(ctx, dir)
 	if err != nil {
 		return nil, fmt.Errorf("the session's workspace: %w", err)

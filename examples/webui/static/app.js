@@ -40,7 +40,11 @@ async function api(path, body) {
   const text = await res.text();
   let data = {};
   try { data = text ? JSON.parse(text) : {}; } catch { data = { error: text.trim() }; }
-  if (!res.ok) throw new Error(data.error || res.status + " " + res.statusText);
+  if (!res.ok) {
+    const err = new Error(data.error || res.status + " " + res.statusText);
+    err.data = data; // the rest of the answer: a restore's conflicts, say
+    throw err;
+  }
   return data;
 }
 
@@ -383,6 +387,7 @@ function apply(v, ev) {
     case "notice": return line(v, ev.text, "", ev);
     case "authority": return setSafety(ev.authority);
     case "queue": return queueEvent(v, ev);
+    case "changes": return changesEvent(v, ev);
     default: return extEvent(v, ev);
   }
 }
