@@ -8,7 +8,10 @@
 # claude-agent-acp and codex-acp are newer releases of the agents in
 # shared/peers, under their new package names: they advertise steering
 # (_meta.steering.supported) and session/fork, which the pinned ones there
-# do not (bridge's interop_steer_test.go).
+# do not (bridge's interop_steer_test.go). ws-sdk is the TypeScript SDK
+# release with a WebSocket server transport, and the ws library under it:
+# internal/peertest/testdata/wsagent.mjs serves an agent with them
+# (bridge's interop_websocket_test.go).
 set -euo pipefail
 dir=${1:?usage: acceptance-agents.sh DIR [NAME...]}
 shift
@@ -19,14 +22,15 @@ agents=(
   "copilot @github/copilot@1.0.102"
   "claude-agent-acp @agentclientprotocol/claude-agent-acp@0.101.0"
   "codex-acp @agentclientprotocol/codex-acp@2.6.0"
+  "ws-sdk @agentclientprotocol/sdk@2.4.0 ws@8.18.3"
 )
 for entry in "${agents[@]}"; do
-  read -r name pkg <<<"$entry"
+  read -r name pkg <<<"$entry" # pkg: one package or several, space-separated
   if [ $# -gt 0 ] && [[ " $* " != *" $name "* ]]; then continue; fi
   mkdir -p "$dir/$name"
   stamp="$dir/$name/.installed"
   if [ "$(cat "$stamp" 2>/dev/null)" != "$pkg" ]; then
-    (cd "$dir/$name" && npm install --no-audit --no-fund --loglevel=error "$pkg" >/dev/null)
+    (cd "$dir/$name" && npm install --no-audit --no-fund --loglevel=error $pkg >/dev/null)
     echo "$pkg" >"$stamp"
   fi
 done
