@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"github.com/coder/websocket"
 )
@@ -28,8 +29,7 @@ type Stream struct {
 	ws   *websocket.Conn
 	name string // what the errors name: the URL or the peer's address
 
-	ctx    context.Context // ends every read and write when the Stream is closed
-	cancel context.CancelFunc
+	closed atomic.Bool // Close was called: a read error is the end of file
 
 	rmu     sync.Mutex
 	msg     io.Reader // the text message being read, nil between messages
@@ -45,8 +45,7 @@ type Stream struct {
 // New returns the Stream of ws. name is used in error texts.
 func New(ws *websocket.Conn, name string) *Stream {
 	ws.SetReadLimit(-1)
-	ctx, cancel := context.WithCancel(context.Background())
-	return &Stream{ws: ws, name: name, ctx: ctx, cancel: cancel}
+	return &Stream{ws: ws, name: name}
 }
 
 // Read reads the messages as lines. A message's bytes pass through except
@@ -84,7 +83,9 @@ func (s *Stream) Read(p []byte) (int, error) {
 			}
 			continue
 		}
-		typ, r, err := s.ws.Reader(s.ctx)
+		// No deadline or cancellation here: Close unblocks a read, and a
+		// context that can end costs a timer per message.
+		typ, r, err := s.ws.Reader(context.Background())
 		if err != nil {
 			return 0, s.readError(err)
 		}
@@ -102,7 +103,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 // it normally or this side closed it, else what broke, naming the peer.
 func (s *Stream) readError(err error) error {
 	switch {
-	case s.ctx.Err() != nil:
+	case s.closed.Load():
 		return io.EOF
 	case websocket.CloseStatus(err) == websocket.StatusNormalClosure,
 		websocket.CloseStatus(err) == websocket.StatusGoingAway:
@@ -133,7 +134,7 @@ func (s *Stream) Write(p []byte) (int, error) {
 		}
 		p = p[i+1:]
 		if len(bytes.TrimSpace(line)) > 0 {
-			if err := s.ws.Write(s.ctx, websocket.MessageText, line); err != nil {
+			if err := s.ws.Write(context.Background(), websocket.MessageText, line); err != nil {
 				return 0, s.writeError(err)
 			}
 		}
@@ -143,7 +144,7 @@ func (s *Stream) Write(p []byte) (int, error) {
 }
 
 func (s *Stream) writeError(err error) error {
-	if s.ctx.Err() != nil {
+	if s.closed.Load() {
 		return fmt.Errorf("websocket %s: %w", s.name, io.ErrClosedPipe)
 	}
 	return fmt.Errorf("websocket %s: sending: %w", s.name, err)
@@ -153,8 +154,8 @@ func (s *Stream) writeError(err error) error {
 // at most, bounded by the library) for the peer to answer it.
 func (s *Stream) Close() error {
 	s.closeOnce.Do(func() {
+		s.closed.Store(true)
 		err := s.ws.Close(websocket.StatusNormalClosure, "")
-		s.cancel()
 		if err != nil && !errors.Is(err, net.ErrClosed) && websocket.CloseStatus(err) == -1 {
 			s.closeErr = fmt.Errorf("websocket %s: closing: %w", s.name, err)
 		}
