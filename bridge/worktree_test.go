@@ -167,7 +167,7 @@ func TestWorktreeRefusals(t *testing.T) {
 	plain := t.TempDir()
 	for _, c := range []struct {
 		name, cwd, want string
-		w           Worktree
+		w               Worktree
 	}{
 		{"not a repository", plain, "is not in a git repository", Worktree{}},
 		{"branch exists", repo, "branch taken exists", Worktree{Branch: "taken"}},
