@@ -75,6 +75,7 @@ func (c *sessionCheckpoints) open(ctx context.Context) (*checkpoint.Store, error
 	}
 	s := c.s
 	opt := *s.cfg.Checkpoints
+	c.forkOwn(&opt)
 	if opt.Workspace == "" {
 		opt.Workspace = s.cfg.Cwd
 	}

@@ -11,7 +11,9 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
+	"github.com/acphost/acphost/bridge/terminal"
 	"github.com/acphost/acphost/checkpoint"
+	"github.com/acphost/acphost/internal/sshdtest"
 	"github.com/acphost/acphost/internal/waitfor"
 )
 
@@ -211,6 +213,64 @@ func TestWorktreeRefusals(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the worktree is still there: %v", err)
+	}
+	if got := repoState(t, repo); got != state {
+		t.Errorf("the user's repository changed:\n%s\nwant\n%s", got, state)
+	}
+}
+
+// TestWorktreeOnTheSSHHost: for an agent launched over SSH the worktree
+// is added on that host, by default in the login's data directory, on the
+// branch acphost/KEY; the session's commands run in it; deleting the
+// session removes it there and, asked to, the branch.
+func TestWorktreeOnTheSSHHost(t *testing.T) {
+	srv := sshdtest.Start(t)
+	repo := userRepo(t)
+	state := repoState(t, repo)
+	script := acptest.WriteScript(t, acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{
+		{Terminal: &acptest.Terminal{Command: "sh", Args: []string{"-c", "printf 'remote\\n' > remote.txt"}}},
+	}}}})
+	tr := &acpclient.SSHTransport{Client: srv.Dial(t), Path: acptest.BuildBinary(t), Args: []string{"-script", script}}
+	h, rec := newHostAndRecorder(t, nil)
+	b, err := h.Start(context.Background(), Config{ID: "remote-wt", Transport: tr, Terminals: &terminal.Options{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := waitfor.Context(t)
+	s, err := b.OpenSession(ctx, SessionConfig{Key: "remote", Cwd: repo, Policy: Policy{Mode: ModeBuild},
+		Worktree: &Worktree{DeleteBranch: true}, Checkpoints: &checkpoint.Options{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(ctx, acpclient.TextBlock("run")); err != nil {
+		t.Fatal(err)
+	}
+	ev := rec.waitFor("the turn's changes", func(ev Event) bool { return ev.Kind == KindChanges && ev.Changes.Op == "turn" })
+	if len(ev.Changes.Files) != 1 || ev.Changes.Files[0].Path != "remote.txt" {
+		t.Errorf("the turn's changes = %+v", ev.Changes.Files)
+	}
+	parents, err := filepath.Glob(filepath.Join(srv.Home, ".local", "share", "acphost", "worktrees", "repo-*", "acphost-remote"))
+	if err != nil || len(parents) != 1 {
+		t.Fatalf("worktrees in the login's data directory: %v, %v", parents, err)
+	}
+	wt := parents[0]
+	if b, err := os.ReadFile(filepath.Join(wt, "remote.txt")); err != nil || string(b) != "remote\n" {
+		t.Fatalf("the command's file in the worktree: %q, %v", b, err)
+	}
+	if got := strings.TrimSpace(gitIn(t, wt, "symbolic-ref", "HEAD")); got != "refs/heads/acphost/remote" {
+		t.Errorf("the worktree's HEAD = %s", got)
+	}
+	if err := os.Remove(filepath.Join(wt, "remote.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(wt); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the worktree is still there: %v", err)
+	}
+	if out := gitIn(t, repo, "branch", "--list", "acphost/remote"); out != "" {
+		t.Errorf("DeleteBranch kept the branch: %q", out)
 	}
 	if got := repoState(t, repo); got != state {
 		t.Errorf("the user's repository changed:\n%s\nwant\n%s", got, state)
