@@ -276,3 +276,28 @@ func TestWorktreeOnTheSSHHost(t *testing.T) {
 		t.Errorf("the user's repository changed:\n%s\nwant\n%s", got, state)
 	}
 }
+
+// TestWorktreeOfASessionThatFailsToOpen: the worktree made for a session
+// the agent refuses to create is removed again, with its branch.
+func TestWorktreeOfASessionThatFailsToOpen(t *testing.T) {
+	repo := userRepo(t)
+	state := repoState(t, repo)
+	h, _ := newHostAndRecorder(t, nil)
+	b, err := h.Start(context.Background(), agentConfig(t, "wt-fail", acptest.Script{NewSession: acptest.NewSessionScript{RequireAuth: "*"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := filepath.Join(t.TempDir(), "wt")
+	if _, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: repo, Worktree: &Worktree{Branch: "failed", Dir: wt}}); err == nil {
+		t.Fatal("OpenSession succeeded with an agent that refuses session/new")
+	}
+	if _, err := os.Stat(wt); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the worktree is still there: %v", err)
+	}
+	if out := gitIn(t, repo, "branch", "--list", "failed"); out != "" {
+		t.Errorf("the branch is still there: %q", out)
+	}
+	if got := repoState(t, repo); got != state {
+		t.Errorf("the user's repository changed:\n%s\nwant\n%s", got, state)
+	}
+}
