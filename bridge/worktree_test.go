@@ -301,3 +301,22 @@ func TestWorktreeOfASessionThatFailsToOpen(t *testing.T) {
 		t.Errorf("the user's repository changed:\n%s\nwant\n%s", got, state)
 	}
 }
+
+// TestDeleteKeepsAWorktreeItCannotReach: a journaled session whose
+// worktree is on the host of a bridge that is not running is not
+// deleted: the error says so, and the record stays.
+func TestDeleteKeepsAWorktreeItCannotReach(t *testing.T) {
+	j := newMemJournal()
+	ctx := waitfor.Context(t)
+	rec := Record{Key: "far", Bridge: "gone", Cwd: "/wt/far", Worktree: &Worktree{Branch: "far", Dir: "/wt/far", Repo: "/repo"}}
+	if err := j.SaveSession(ctx, "far", rec); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := newHostAndRecorder(t, &HostOptions{Journal: j})
+	if err := h.DeleteSession(ctx, "far"); err == nil || !strings.Contains(err.Error(), "/wt/far") || !strings.Contains(err.Error(), "not running") {
+		t.Errorf("DeleteSession = %v, want a refusal naming the worktree and the bridge", err)
+	}
+	if _, ok, _ := j.LoadSession(ctx, "far"); !ok {
+		t.Error("the record was deleted with its worktree left behind")
+	}
+}
