@@ -28,8 +28,10 @@ import (
 // second time), and Session.Delete or Host.DeleteSession removes it,
 // keeping the branch unless DeleteBranch. A worktree with changes not
 // committed to its branch is not removed: the delete fails, saying so,
-// and the session's record stays. A fork (Session.Fork) works in its
-// parent's worktree and never removes it.
+// with the session closed and its record kept, to delete again once the
+// changes are committed or discarded. A fork (Session.Fork) works in its
+// parent's worktree and never removes it, unless ForkOptions.Worktree
+// gives it one of its own.
 type Worktree struct {
 	// Branch is the new branch; "" means acphost/KEY, KEY the session's
 	// key. A branch that exists is refused.
