@@ -26,10 +26,10 @@ import (
 //     and after (NewText). Both texts are left out when one is over 256
 //     KiB or the old one could not be read as text; the turn's event
 //     lists the file either way.
-//   - "restore", after Session.Restore or RevertFile: the files the
-//     restore changed, Restored the turn whose start it went back to, From
-//     the checkpoint recorded just before it (restoring From undoes it) and
-//     To the one after.
+//   - "restore", after Session.Restore, RevertFile or RestoreCheckpoint:
+//     the files the restore changed, Restored the turn whose start it went
+//     back to (0 for RestoreCheckpoint), From the checkpoint recorded just
+//     before it (RestoreCheckpoint(From) undoes it) and To the one after.
 //
 // Checkpoints are IDs of package checkpoint's Store; the event's Turn is
 // the turn that changed the files (0 for a restore).
@@ -75,6 +75,7 @@ func (c *sessionCheckpoints) open(ctx context.Context) (*checkpoint.Store, error
 	}
 	s := c.s
 	opt := *s.cfg.Checkpoints
+	c.forkOwn(&opt)
 	if opt.Workspace == "" {
 		opt.Workspace = s.cfg.Cwd
 	}

@@ -408,10 +408,14 @@
 // the state before a turn and Session.RevertFile one file's, each refused
 // while a turn runs, recording the workspace first so it can be undone,
 // and refusing to overwrite a file changed since the last turn unless
-// forced. The checkpoints are refs of their git directory and outlive
-// the app; the changes events are journaled. What a turn changes outside
-// the workspace (granted directories elsewhere, the home directory) is
-// not recorded.
+// forced. Session.RestoreCheckpoint(From) undoes a restore, From being
+// the checkpoint its changes event names. The checkpoints are refs of
+// their git directory and outlive the app; the changes events are
+// journaled. What a turn changes outside the workspace (granted
+// directories elsewhere, the home directory) is not recorded. A fork
+// records its turns as its parent does. With SessionConfig.Worktree a
+// session works in a git worktree of its own, on a new branch, made where
+// the agent runs and removed when the session is deleted (see Worktree).
 //
 // # Where things are
 //
@@ -427,7 +431,7 @@
 //	profiles, launching         profile.go, profile_hooks.go, profile_support.go, profile_env.go, profile_fs.go, provider.go, resolve.go, workspace.go, hostfs_ssh.go
 //	health check                doctor.go, doctor_status.go
 //	Session and opening one     session.go (state, OpenSession, emitting), attach.go (sessionNative: load or create, replay, reattach), restore.go, sessions.go (Close, the session list)
-//	forks                       fork.go (Session.Fork, CanFork), forkhistory.go (a fork's history through its parents), forkseed.go (transcript forks)
+//	forks                       fork.go (Session.Fork, CanFork), forkhistory.go (a fork's history through its parents), forkseed.go (transcript forks), forkcheckpoints.go (its checkpoints)
 //	turns                       turn.go (sessionTurns), watchdog.go, profile_hooks.go (retries)
 //	the prompt queue, steering  queue.go (sessionQueue: queued turns, their events and record), steer.go
 //	control calls               control.go (sessionControl: mode, model, options, compaction), effort.go

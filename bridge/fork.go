@@ -56,6 +56,12 @@ type ForkOptions struct {
 	Files Files
 	// Store, as SessionConfig.Store, for apps without a Host journal.
 	Store Store
+	// Worktree, when set, gives the fork a new git worktree of its own (see
+	// SessionConfig.Worktree), added from the parent's directory: Base ""
+	// is the parent's HEAD, refused while the parent has uncommitted
+	// changes. Nil: the fork works in the parent's directory, its worktree
+	// if it has one (which the fork never removes).
+	Worktree *Worktree
 	// Transcript is the app's explicit choice of a fallback where the
 	// agent cannot fork (at BeforeTurn, or at all): a new session
 	// (session/new) whose first prompt carries, ahead of the app's
@@ -112,7 +118,11 @@ func (s *Session) CanFork(beforeTurn uint64) error {
 // session event, Record and session list entry carry its ForkOrigin; its
 // turns are numbered on from the parent's; History and Host.Subscribe show
 // its history as the parent's up to the fork, then its own.
-// The parent is unchanged and stays open.
+// The parent is unchanged and stays open. A parent with checkpoints
+// (SessionConfig.Checkpoints) gives the fork its options, so the fork's
+// turns are recorded too, in a git directory of the fork's own: an
+// explicit Options.Dir or Name gets "-KEY" appended, KEY the fork's key,
+// so the fork opened again with its parent's options finds it.
 //
 // A fork is made between turns: while a turn runs (and so while a
 // permission request or another question of that turn waits for the user,
@@ -163,7 +173,8 @@ func (s *Session) Fork(ctx context.Context, opts ForkOptions) (*Session, error) 
 		s.mu.Lock()
 		origin := &ForkOrigin{Parent: s.key, ParentSession: s.id, AfterTurn: after, Transcript: seeded}
 		cfg := SessionConfig{Key: opts.Key, Cwd: s.cfg.Cwd, ExternalDirectories: slices.Clone(s.grants), Model: s.cfg.Model,
-			Effort: s.cfg.Effort, MCPServers: s.cfg.MCPServers, Policy: s.policy, Files: opts.Files, Store: opts.Store}
+			Effort: s.cfg.Effort, MCPServers: s.cfg.MCPServers, Policy: s.policy, Files: opts.Files, Store: opts.Store,
+			Checkpoints: s.forkCheckpoints(opts.Worktree != nil), Worktree: opts.Worktree}
 		s.mu.Unlock()
 		return s.b.openSession(ctx, cfg, origin, seed)
 	})

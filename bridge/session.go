@@ -87,6 +87,10 @@ type SessionConfig struct {
 	// find a session's checkpoints after a restart). See package
 	// checkpoint for what a checkpoint holds and what a restore does.
 	Checkpoints *checkpoint.Options
+	// Worktree, when set, makes the session's cwd a new git worktree of
+	// the repository at Cwd, on a new branch, removed when the session is
+	// deleted (see Worktree).
+	Worktree *Worktree
 }
 
 // Reasons a session was replaced by a new native session
@@ -156,6 +160,7 @@ type Session struct {
 	closed        bool // Close has finished: nothing is saved any more
 
 	recorded *Record     // the record OpenSession resumed, to restore from (see restore.go); set before it is shared
+	worktree *Worktree   // the session's own worktree (worktree.go), once made or recalled; set before it is shared
 	fork     *ForkOrigin // the session it was forked from (see fork.go); set before it is shared
 	seed     string      // a transcript fork's transcript, for its first prompt (see forkseed.go)
 }
@@ -261,6 +266,18 @@ func (b *Bridge) openSession(ctx context.Context, cfg SessionConfig, fork *ForkO
 		if err := s.reseed(ctx); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.addWorktree(ctx); err != nil {
+		return nil, err
+	}
+	if s.worktree != nil && s.recorded == nil {
+		defer func() {
+			if !opened { // the worktree made for a session that did not open
+				w := *s.worktree
+				w.DeleteBranch = true
+				_ = removeWorktree(context.WithoutCancel(ctx), b.hostRunner(), &w)
+			}
+		}()
 	}
 	s.files.defaultFiles()
 	defer func() {

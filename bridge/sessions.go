@@ -139,6 +139,9 @@ func (s *Session) Delete(ctx context.Context) error {
 	if err := s.b.deleteOnAgent(ctx, s.id); err != nil {
 		return fmt.Errorf("bridge %s: deleting session %s: %w", s.b.cfg.ID, s.key, err)
 	}
+	if err := removeWorktree(ctx, s.b.hostRunner(), s.worktree); err != nil {
+		return fmt.Errorf("bridge %s: deleting session %s: %w", s.b.cfg.ID, s.key, err)
+	}
 	if err := s.b.host.deleteRecord(ctx, s.key); err != nil {
 		return err
 	}
@@ -188,6 +191,11 @@ func (h *Host) DeleteSession(ctx context.Context, key string) error {
 		if err := b.deleteOnAgent(ctx, rec.NativeSessionID); err != nil {
 			return fmt.Errorf("bridge %s: deleting session %s: %w", b.cfg.ID, key, err)
 		}
+		if err := removeWorktree(ctx, b.hostRunner(), rec.Worktree); err != nil {
+			return fmt.Errorf("bridge %s: deleting session %s: %w", b.cfg.ID, key, err)
+		}
+	} else if rec.Worktree != nil {
+		return fmt.Errorf("bridge: deleting session %s: its worktree %s is on the host of bridge %s, which is not running: start it, then delete the session", key, rec.Worktree.Dir, rec.Bridge)
 	}
 	return h.deleteRecord(ctx, key)
 }

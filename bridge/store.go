@@ -54,6 +54,9 @@ type Record struct {
 	// Queue is the session's prompt queue (Session.Enqueue), first to run
 	// first: a resumed session has it back, paused.
 	Queue []QueuedPrompt `json:"queue,omitempty"`
+	// Worktree is the git worktree the session works in and owns
+	// (SessionConfig.Worktree), removed when the session is deleted.
+	Worktree *Worktree `json:"worktree,omitempty"`
 }
 
 // ApprovalPolicyOption is implemented by the Vendor options of profiles
@@ -179,6 +182,10 @@ func (r *sessionRecords) record() Record {
 	s.mu.Unlock()
 	rec.Provider, rec.Cwd = s.b.provider.Name, s.cfg.Cwd
 	rec.Queue = s.queue.persisted()
+	if s.worktree != nil {
+		w := *s.worktree
+		rec.Worktree = &w
+	}
 	rec.Mode, rec.ReadOnly, rec.ExternalDirectories = string(p.Mode), p.ReadOnly, s.Grants()
 	if l := s.b.Launch(); l != nil {
 		o := l.Options()
@@ -270,6 +277,15 @@ func (r *sessionRecords) recall(ctx context.Context) (string, error) {
 	s.cfg.Model = cmp.Or(s.cfg.Model, rec.Model)
 	s.cfg.Effort = cmp.Or(s.cfg.Effort, rec.Effort)
 	s.recorded = &rec
+	if rec.Worktree != nil {
+		// The session owns its recorded worktree, and works in it again
+		// when opened with the same Worktree option.
+		w := *rec.Worktree
+		s.worktree = &w
+		if s.cfg.Worktree != nil {
+			s.cfg.Cwd = rec.Cwd
+		}
+	}
 	switch {
 	case s.cfg.Cwd == "":
 		s.cfg.Cwd = rec.Cwd

@@ -72,7 +72,7 @@
 //
 // # Schema
 //
-// The schema version is PRAGMA user_version (now 4). Open migrates an
+// The schema version is PRAGMA user_version (now 5). Open migrates an
 // older file in one transaction and refuses a newer one (ErrSchemaTooNew).
 // PRAGMA application_id marks the file as a journal (0x61637068, "acph").
 // Open refuses, with ErrNotJournal and without changing or creating
@@ -112,6 +112,7 @@
 //	fork_after_turn  INTEGER  the parent's turn the fork branched after
 //	fork_transcript  INTEGER  the fork is a new session seeded with a transcript (ForkOrigin.Transcript)
 //	queue            TEXT  JSON array of the prompts queued (Record.Queue)
+//	worktree         TEXT  JSON object of the git worktree the session owns, '' for none (Record.Worktree)
 //
 // Append creates a row for a key it has not seen (key, bridge, native_id,
 // created_at) and keeps updated_at, last_seq, last_pos and title current.

@@ -20,7 +20,7 @@ type migration func(ctx context.Context, tx *sql.Tx) error
 // migrations[i] migrates version i to version i+1; the schema version of
 // this package is len(migrations). A new version appends a step, never
 // edits one: files in the field are at every version.
-var migrations = []migration{createV1, addSessionState, addForkOrigin, addQueue}
+var migrations = []migration{createV1, addSessionState, addForkOrigin, addQueue, addWorktree}
 
 // migrate runs the steps a file still needs, all in one transaction, so a
 // crash during a migration leaves the file at its old version.
@@ -157,5 +157,13 @@ ALTER TABLE sessions ADD COLUMN fork_transcript INTEGER NOT NULL DEFAULT 0;`)
 // session has back.
 func addQueue(ctx context.Context, tx *sql.Tx) error {
 	_, err := tx.ExecContext(ctx, `ALTER TABLE sessions ADD COLUMN queue TEXT NOT NULL DEFAULT '[]';`)
+	return err
+}
+
+// addWorktree (version 5) keeps the git worktree a session owns
+// (bridge.Worktree), which a resumed session works in and a delete
+// removes.
+func addWorktree(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `ALTER TABLE sessions ADD COLUMN worktree TEXT NOT NULL DEFAULT '';`)
 	return err
 }

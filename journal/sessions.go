@@ -21,8 +21,8 @@ var ErrNoKey = errors.New("empty session key")
 const saveSessionSQL = `INSERT INTO sessions
 	(key, bridge, provider, native_id, cwd, model, effort, mode, read_only,
 	 approval_policy, agent_mode, grants, title, turns, created_at, updated_at,
-	 session_mode, config_values, fork_parent, fork_parent_session, fork_after_turn, fork_transcript, queue)
-	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, COALESCE(?15, ?16), ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)
+	 session_mode, config_values, fork_parent, fork_parent_session, fork_after_turn, fork_transcript, queue, worktree)
+	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, COALESCE(?15, ?16), ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)
 	ON CONFLICT (key) DO UPDATE SET
 	bridge = CASE WHEN ?2 = '' THEN bridge ELSE ?2 END,
 	provider = ?3,
@@ -31,7 +31,7 @@ const saveSessionSQL = `INSERT INTO sessions
 	approval_policy = ?10, agent_mode = ?11, grants = ?12,
 	title = CASE WHEN ?13 = '' THEN title ELSE ?13 END,
 	turns = ?14, session_mode = ?17, config_values = ?18,
-	fork_parent = ?19, fork_parent_session = ?20, fork_after_turn = ?21, fork_transcript = ?22, queue = ?23,
+	fork_parent = ?19, fork_parent_session = ?20, fork_after_turn = ?21, fork_transcript = ?22, queue = ?23, worktree = ?24,
 	created_at = COALESCE(?15, created_at, ?16),
 	updated_at = CASE WHEN updated_at IS NULL OR ?16 > updated_at THEN ?16 ELSE updated_at END`
 
@@ -75,6 +75,12 @@ func (db *DB) saveTx(ctx context.Context, key string, rec bridge.Record) error {
 			return err
 		}
 	}
+	var worktree []byte
+	if rec.Worktree != nil {
+		if worktree, err = json.Marshal(rec.Worktree); err != nil {
+			return err
+		}
+	}
 	var fork bridge.ForkOrigin
 	if rec.Fork != nil {
 		fork = *rec.Fork
@@ -92,7 +98,7 @@ func (db *DB) saveTx(ctx context.Context, key string, rec bridge.Record) error {
 		rec.Cwd, rec.Model, rec.Effort, rec.Mode, boolInt(rec.ReadOnly), rec.ApprovalPolicy, rec.AgentMode,
 		string(grants), rec.Title, rec.Turns, timeText(rec.CreatedAt), timeText(updated),
 		rec.SessionMode, string(values), fork.Parent, fork.ParentSession, fork.AfterTurn, boolInt(fork.Transcript),
-		string(queue)); err != nil {
+		string(queue), string(worktree)); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, "DELETE FROM native_sessions WHERE key = ?", key); err != nil {
@@ -110,7 +116,7 @@ func (db *DB) saveTx(ctx context.Context, key string, rec bridge.Record) error {
 
 const recordColumns = `key, bridge, provider, native_id, cwd, model, effort, mode, read_only,
 	approval_policy, agent_mode, grants, title, turns, created_at, updated_at, session_mode, config_values,
-	fork_parent, fork_parent_session, fork_after_turn, fork_transcript, queue`
+	fork_parent, fork_parent_session, fork_after_turn, fork_transcript, queue, worktree`
 
 // LoadSession returns the record of session key, with its native history.
 func (db *DB) LoadSession(ctx context.Context, key string) (bridge.Record, bool, error) {
@@ -179,15 +185,21 @@ func (db *DB) readRecords(ctx context.Context, where string, args ...any) ([]bri
 func scanRecord(rows *sql.Rows) (bridge.Record, error) {
 	var rec bridge.Record
 	var readOnly int
-	var grants, values, queue string
+	var grants, values, queue, worktree string
 	var created, updated sql.NullString
 	var fork bridge.ForkOrigin
 	var transcript int
 	if err := rows.Scan(&rec.Key, &rec.Bridge, &rec.Provider, &rec.NativeSessionID, &rec.Cwd, &rec.Model,
 		&rec.Effort, &rec.Mode, &readOnly, &rec.ApprovalPolicy, &rec.AgentMode, &grants, &rec.Title,
 		&rec.Turns, &created, &updated, &rec.SessionMode, &values,
-		&fork.Parent, &fork.ParentSession, &fork.AfterTurn, &transcript, &queue); err != nil {
+		&fork.Parent, &fork.ParentSession, &fork.AfterTurn, &transcript, &queue, &worktree); err != nil {
 		return rec, err
+	}
+	if worktree != "" {
+		rec.Worktree = new(bridge.Worktree)
+		if err := json.Unmarshal([]byte(worktree), rec.Worktree); err != nil {
+			return rec, fmt.Errorf("worktree of session %q: %w", rec.Key, err)
+		}
 	}
 	if err := json.Unmarshal([]byte(queue), &rec.Queue); err != nil {
 		return rec, fmt.Errorf("prompt queue of session %q: %w", rec.Key, err)

@@ -45,6 +45,8 @@ func fullRecord(t *testing.T, key string) bridge.Record {
 			}))
 		case *bridge.ForkOrigin:
 			f.Set(reflect.ValueOf(&bridge.ForkOrigin{Parent: "parent-" + key, ParentSession: "native-" + key, AfterTurn: uint64(i), Transcript: true}))
+		case *bridge.Worktree:
+			f.Set(reflect.ValueOf(&bridge.Worktree{Branch: "acphost/" + key, Base: "main", Dir: "/wt/" + key, DeleteBranch: true, Repo: "/repo"}))
 		default:
 			t.Fatalf("Record.%s is a %s this test does not fill: give it a column and fill it here", name, f.Type())
 		}
