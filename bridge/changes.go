@@ -218,7 +218,7 @@ func (s *Session) TurnDiff(ctx context.Context, turn uint64, paths ...string) (s
 // runs, and no turn starts until it is done. A changes event (Op
 // "restore") reports it, and so the journal keeps it.
 func (s *Session) Restore(ctx context.Context, turn uint64, force bool) error {
-	return s.ckpt.restore(ctx, turn, "", force)
+	return s.ckpt.restore(ctx, turn, "", "", force)
 }
 
 // RevertFile is Restore for one file (relative to the session's cwd, or
@@ -227,10 +227,12 @@ func (s *Session) RevertFile(ctx context.Context, turn uint64, path string, forc
 	if path == "" {
 		return errors.New("bridge: revert: no path")
 	}
-	return s.ckpt.restore(ctx, turn, path, force)
+	return s.ckpt.restore(ctx, turn, "", path, force)
 }
 
-func (c *sessionCheckpoints) restore(ctx context.Context, turn uint64, file string, force bool) error {
+// restore sets the workspace (or only file) back to checkpoint id, or
+// when id is "" to the state before the numbered turn.
+func (c *sessionCheckpoints) restore(ctx context.Context, turn uint64, id, file string, force bool) error {
 	s := c.s
 	store, err := c.storeFor(ctx, "restore")
 	if err != nil {
@@ -245,7 +247,10 @@ func (c *sessionCheckpoints) restore(ctx context.Context, turn uint64, file stri
 		return err
 	}
 	defer s.turns.mu.Unlock()
-	to := turnCheckpoint(turn, "before")
+	to, what := id, "checkpoint "+id
+	if id == "" {
+		to, what = turnCheckpoint(turn, "before"), fmt.Sprintf("the state before turn %d", turn)
+	}
 	var cp checkpoint.Checkpoint
 	if file == "" {
 		cp, err = store.Restore(ctx, to, force)
@@ -256,7 +261,7 @@ func (c *sessionCheckpoints) restore(ctx context.Context, turn uint64, file stri
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("bridge: session %s: restoring the state before turn %d: %w", s.key, turn, err)
+		return fmt.Errorf("bridge: session %s: restoring %s: %w", s.key, what, err)
 	}
 	files, err := store.Changes(ctx, cp.Undo, cp.ID)
 	if err != nil {

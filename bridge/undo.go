@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 	"errors"
-	"fmt"
 )
 
 // RestoreCheckpoint brings the workspace back to a checkpoint the session
@@ -27,33 +26,5 @@ func (s *Session) RestoreCheckpoint(ctx context.Context, id string, force bool) 
 	if id == "" {
 		return errors.New("bridge: restore: no checkpoint ID")
 	}
-	return s.ckpt.restoreTo(ctx, id, force)
-}
-
-// restoreTo is RestoreCheckpoint: Restore of a checkpoint named by its ID
-// rather than by the turn it precedes.
-func (c *sessionCheckpoints) restoreTo(ctx context.Context, id string, force bool) error {
-	s := c.s
-	store, err := c.storeFor(ctx, "restore")
-	if err != nil {
-		return err
-	}
-	if err := s.turns.claimTurn(ctx); err != nil {
-		return fmt.Errorf("bridge: session %s: restore: %w", s.key, err)
-	}
-	defer s.turns.releaseTurn()
-	if err := s.turns.mu.LockCtx(ctx); err != nil {
-		return err
-	}
-	defer s.turns.mu.Unlock()
-	cp, err := store.Restore(ctx, id, force)
-	if err != nil {
-		return fmt.Errorf("bridge: session %s: restoring checkpoint %s: %w", s.key, id, err)
-	}
-	files, err := store.Changes(ctx, cp.Undo, cp.ID)
-	if err != nil {
-		return fmt.Errorf("bridge: session %s: restore done, listing what it changed: %w", s.key, err)
-	}
-	s.emit(Event{Kind: KindChanges, Changes: &Changes{Op: "restore", From: cp.Undo, To: cp.ID, Files: files}})
-	return nil
+	return s.ckpt.restore(ctx, 0, id, "", force)
 }
