@@ -191,13 +191,10 @@ func (s *Store) watchLocal(ctx context.Context, report func([]Change, error)) (f
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { lw.run(ctx) })
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			cancel()
-			wg.Wait()
-		})
-	}, nil
+	return sync.OnceFunc(func() {
+		cancel()
+		wg.Wait()
+	}), nil
 }
 
 // run turns the notifications into reports until ctx is done or the

@@ -80,10 +80,10 @@ func (s *Store) watchSSH(ctx context.Context, r SSH, report func([]Change, error
 	wg.Go(func() { sw.readStderr(stderr, ready) })
 	wg.Go(func() { sw.readEvents(ctx, stdout) })
 	wg.Go(func() { exited <- sess.Wait() })
-	stopSession := func() {
+	stopSession := sync.OnceFunc(func() {
 		_ = stdin.Close()
 		_ = sess.Close()
-	}
+	})
 	select {
 	case sw.dirs = <-ready:
 	case err := <-exited:
@@ -102,14 +102,11 @@ func (s *Store) watchSSH(ctx context.Context, r SSH, report func([]Change, error
 		sw.run(ctx, exited)
 		stopSession()
 	})
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			cancel()
-			stopSession()
-			wg.Wait()
-		})
-	}, nil
+	return sync.OnceFunc(func() {
+		cancel()
+		stopSession()
+		wg.Wait()
+	}), nil
 }
 
 // readStderr keeps inotifywait's last messages and sends on ready the
@@ -164,6 +161,7 @@ func (sw *sshWatch) readEvents(ctx context.Context, r io.Reader) {
 func (sw *sshWatch) run(ctx context.Context, exited <-chan error) {
 	for {
 		batch := touches{}
+		var newDirs []string
 		select {
 		case <-ctx.Done():
 			return
@@ -175,7 +173,7 @@ func (sw *sshWatch) run(ctx context.Context, exited <-chan error) {
 				}
 				return
 			}
-			sw.handle(ev, batch)
+			newDirs = sw.handle(ev, batch, newDirs)
 		}
 	drain:
 		for len(batch) < maxWatchBatch {
@@ -184,7 +182,7 @@ func (sw *sshWatch) run(ctx context.Context, exited <-chan error) {
 				if !ok {
 					break drain
 				}
-				sw.handle(ev, batch)
+				newDirs = sw.handle(ev, batch, newDirs)
 			default:
 				break drain
 			}
@@ -193,10 +191,14 @@ func (sw *sshWatch) run(ctx context.Context, exited <-chan error) {
 			sw.report(nil, sw.s.errTooManyDirs())
 			return
 		}
-		if len(batch) == 0 {
+		err := sw.listNew(ctx, newDirs, batch)
+		if err == nil && len(batch) == 0 {
 			continue
 		}
-		files, err := sw.filter.keep(ctx, batch.list())
+		var files []Change
+		if err == nil {
+			files, err = sw.filter.keep(ctx, batch.list())
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				sw.report(nil, err)
@@ -209,11 +211,12 @@ func (sw *sshWatch) run(ctx context.Context, exited <-chan error) {
 	}
 }
 
-// handle adds one record to batch; a directory's only counts.
-func (sw *sshWatch) handle(ev remoteEvent, batch touches) {
+// handle adds one record to batch; a directory's only counts, and a new
+// one is added to newDirs.
+func (sw *sshWatch) handle(ev remoteEvent, batch touches, newDirs []string) []string {
 	rel, ok := strings.CutPrefix(ev.path, sw.s.opt.Workspace+"/")
-	if !ok || rel == "" {
-		return
+	if !ok || rel == "" || inGitDir(rel) {
+		return newDirs
 	}
 	names := "," + ev.names + ","
 	has := func(name string) bool { return strings.Contains(names, ","+name+",") }
@@ -221,6 +224,7 @@ func (sw *sshWatch) handle(ev remoteEvent, batch touches) {
 	case has("ISDIR"):
 		if has("CREATE") || has("MOVED_TO") {
 			sw.dirs++
+			newDirs = append(newDirs, rel)
 		} else if has("DELETE") || has("MOVED_FROM") {
 			sw.dirs--
 		}
@@ -231,6 +235,34 @@ func (sw *sshWatch) handle(ev remoteEvent, batch touches) {
 	case has("MODIFY"), has("ATTRIB"):
 		batch.add(rel, "M")
 	}
+	return newDirs
+}
+
+// listNewScript prints, NUL-terminated, what is not a directory under the
+// directories it is given (relative to the workspace $1), .git left out.
+const listNewScript = `cd "$1" || exit 1; shift; find "$@" -name .git -prune -o ! -type d -print0 2>/dev/null; exit 0`
+
+// listNew adds to batch, as created, the files already in new
+// directories: inotifywait watches a new directory only once it is
+// there, so what was made in it at once has no event.
+func (sw *sshWatch) listNew(ctx context.Context, dirs []string, batch touches) error {
+	for len(dirs) > 0 {
+		args := []string{"sh", "-c", listNewScript, "sh", sw.s.opt.Workspace}
+		n := 0
+		for len(dirs) > 0 && n < sizeBatch {
+			args = append(args, "./"+dirs[0])
+			n += len(dirs[0]) + 3
+			dirs = dirs[1:]
+		}
+		out, err := sw.s.opt.Runner.Run(ctx, args, nil, nil)
+		if err != nil {
+			return sw.s.fail("listing new directories", err)
+		}
+		for _, p := range splitZ(out) {
+			batch.add(strings.TrimPrefix(p, "./"), "A")
+		}
+	}
+	return nil
 }
 
 // failed is the error of a watch whose inotifywait ended: not installed
