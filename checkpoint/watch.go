@@ -139,18 +139,24 @@ func (f *ignoreFilter) keep(ctx context.Context, changes []Change) ([]Change, er
 	return kept, nil
 }
 
-// touches gathers a batch's changes, one per path, the latest status
-// winning except that a file created and then changed stays created.
+// touches gathers a batch's changes, one per path: a file created and
+// then changed stays created, one created and removed is left out, one
+// removed and created again is modified.
 type touches map[string]string
 
 func (t touches) add(p, status string) {
 	if inGitDir(p) {
 		return
 	}
-	if t[p] == "A" && status == "M" {
-		return
+	switch old := t[p]; {
+	case old == "A" && status == "D":
+		delete(t, p)
+	case old == "A":
+	case old == "D" && status == "A":
+		t[p] = "M"
+	default:
+		t[p] = status
 	}
-	t[p] = status
 }
 
 // list is the batch in path order.

@@ -26,7 +26,7 @@ var budgets = map[string]int{
 	"acpclient":       315,
 	"bridge":          302,
 	"bridge/terminal": 25,
-	"checkpoint":      19,
+	"checkpoint":      20,
 	"fsroot":          42,
 	"journal":         24,
 	"sshconn":         19,
