@@ -413,6 +413,12 @@
 // the workspace (granted directories elsewhere, the home directory) is
 // not recorded.
 //
+// While a turn runs, changes events of Op "touch" report the files it
+// touches, at most one every 250ms, for a UI to follow along: through
+// fsnotify locally, through inotifywait on an SSH host that has it; where
+// there is no watcher, one such event says so and the turn's event still
+// lists every file.
+//
 // # Where things are
 //
 // A newcomer's map of the package, concept by concept; read it top down,
