@@ -30,8 +30,9 @@ func lineDiff(a, b string) string {
 }
 
 // TestSubmodule: a submodule's work tree is recorded file by file (its
-// .git file left out), its changes listed and restored, and neither the
-// outer repository nor the submodule's (under .git/modules) changes.
+// .git file left out), its changes reported live, listed and restored, and
+// neither the outer repository nor the submodule's (under .git/modules)
+// changes.
 func TestSubmodule(t *testing.T) {
 	lib := tempDir(t)
 	userGit(t, lib, "init", "-q")
@@ -57,11 +58,22 @@ func TestSubmodule(t *testing.T) {
 	if got := lsTree(t, s, before.ID); !reflect.DeepEqual(got, want) {
 		t.Fatalf("recorded %q, want %q", got, want)
 	}
+	log := newWatchLog()
+	stop, err := s.Watch(testCtx(t), log.report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
 	write(t, filepath.Join(sub, "lib.go"), "package lib // the agent\n", 0o644)
 	write(t, filepath.Join(sub, "new.go"), "package lib\n", 0o644)
 	if err := os.Remove(filepath.Join(sub, "tool.sh")); err != nil {
 		t.Fatal(err)
 	}
+	// The watch follows the submodule's work tree, not its git directory.
+	log.waitFor(t, "the submodule's files reported live", func(files map[string]string, _ error) bool {
+		return reflect.DeepEqual(files, map[string]string{"sub/lib.go": "M", "sub/new.go": "A", "sub/tool.sh": "D"})
+	})
+	stop()
 	end := snap(t, s, "end")
 	changes, err := s.Changes(testCtx(t), before.ID, end.ID)
 	if err != nil {
