@@ -30,6 +30,16 @@ import (
 //     the files the restore changed, Restored the turn whose start it went
 //     back to (0 for RestoreCheckpoint), From the checkpoint recorded just
 //     before it (RestoreCheckpoint(From) undoes it) and To the one after.
+//   - "touch", while a turn runs: the files it touched since the last
+//     such event (Status "A" created, "M" modified, "D" removed; no line
+//     counts), at most one event every 250ms, the last before the turn's
+//     event. They let a UI follow along; the turn's event is the record.
+//     They come from the host's file notifications: fsnotify locally,
+//     inotifywait(1) on an SSH host that has it (see checkpoint's
+//     Store.Watch). Skipped, with Path ".", says why live reports
+//     stopped or are missing (no watcher on the host, more directories
+//     than Options.MaxWatchedDirs) or that an event left files out.
+//     Options.MaxWatchedDirs < 0 turns them off.
 //
 // Checkpoints are IDs of package checkpoint's Store; the event's Turn is
 // the turn that changed the files (0 for a restore).
@@ -60,6 +70,7 @@ type sessionCheckpoints struct {
 	mu     sync.Mutex
 	store  *checkpoint.Store
 	before map[uint64]string // checkpoint IDs before turns whose end is not recorded yet
+	live   *liveChanges      // the running turn's live reports
 }
 
 // enabled reports whether the app asked for checkpoints.
@@ -119,12 +130,14 @@ func (c *sessionCheckpoints) beginTurn(ctx context.Context, n uint64) {
 	}
 	c.before[n] = cp.ID
 	c.mu.Unlock()
+	c.startLive(ctx, n, store)
 }
 
 // endTurn records the workspace at the end of turn n and reports what the
 // turn changed. It runs with the turn lock held, after turn_end, so the
 // next turn's checkpoint comes after it.
 func (c *sessionCheckpoints) endTurn(n uint64) {
+	c.endLive(n)
 	c.mu.Lock()
 	before, ok := c.before[n]
 	delete(c.before, n)

@@ -417,6 +417,12 @@
 // session works in a git worktree of its own, on a new branch, made where
 // the agent runs and removed when the session is deleted (see Worktree).
 //
+// While a turn runs, changes events of Op "touch" report the files it
+// touches, at most one every 250ms, for a UI to follow along: through
+// fsnotify locally, through inotifywait on an SSH host that has it; where
+// there is no watcher, one such event says so and the turn's event still
+// lists every file.
+//
 // # Where things are
 //
 // A newcomer's map of the package, concept by concept; read it top down,

@@ -62,6 +62,24 @@
 // with git's error, after recording; a host without git fails Open with
 // ErrNoGit.
 //
+// # Live reports
+//
+// Watch follows the workspace while a turn runs, for a UI to show files
+// as they change; the checkpoints stay the record. It asks git
+// (check-ignore, one command for many paths, answers remembered) what the
+// checkpoints would ignore, and leaves it out. On this machine it uses
+// fsnotify: one inotify watch per directory that is not ignored, added as
+// directories appear (their files listed then, since they may have been
+// made before the watch was), at most Options.MaxWatchedDirs. SFTP has no
+// notifications, so on an SSH host it runs inotifywait(1) from
+// inotify-tools over the runner's connection, after counting the
+// directories against the same cap; a new directory's files are listed
+// with find(1). A host without inotifywait (not Linux, or the package
+// not installed) has no live reports: Watch says so (exec.ErrNotFound)
+// and the checkpoints work as ever. inotifywait watches what .gitignore
+// ignores too (only .git is left out), so ignored directories count
+// against the cap there.
+//
 // # Cost
 //
 // A snapshot is one git status of the private index (whose untracked

@@ -41,6 +41,11 @@ type Options struct {
 	// MaxFiles caps the files a checkpoint holds; new files past it are
 	// left out and named. 0 means 200,000.
 	MaxFiles int
+	// MaxWatchedDirs caps the directories Watch follows on this machine
+	// (an inotify watch each, a kernel resource); past it the watch
+	// ends, saying so. 0 means 8192. A negative value turns Watch off,
+	// and with it a session's live reports; the checkpoints still work.
+	MaxWatchedDirs int
 }
 
 // Store keeps the checkpoints of one workspace in a git directory of its

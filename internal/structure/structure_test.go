@@ -26,7 +26,7 @@ var budgets = map[string]int{
 	"acpclient":       317,
 	"bridge":          304,
 	"bridge/terminal": 25,
-	"checkpoint":      19,
+	"checkpoint":      20,
 	"fsroot":          42,
 	"journal":         24,
 	"sshconn":         19,

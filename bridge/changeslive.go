@@ -1,0 +1,146 @@
+package bridge
+
+import (
+	"context"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/acphost/acphost/checkpoint"
+)
+
+// liveInterval is how often a turn's live reports go out at most: a
+// flood of writes to one file is one report an interval.
+const liveInterval = 250 * time.Millisecond
+
+// maxLiveFiles bounds the files one live report lists.
+const maxLiveFiles = 1000
+
+// liveChanges reports the files a running turn touches (changes events of
+// Op "touch"), gathered for liveInterval on the Bridge's clock. It lives
+// from the checkpoint before the turn to the turn's end.
+type liveChanges struct {
+	s    *Session
+	turn uint64
+	stop func() // ends the watch; nil when it could not start
+
+	mu      sync.Mutex
+	pending map[string]string // path → status since the last report
+	more    int               // files touched past maxLiveFiles since then
+	stopped string            // why live reporting stopped, not reported yet
+	timer   Timer
+	ended   bool
+}
+
+// startLive starts the live reports of turn n, unless the app turned them
+// off (Options.MaxWatchedDirs < 0). A watch that cannot start (no watcher
+// on the host) is said once, in the turn's first live report.
+func (c *sessionCheckpoints) startLive(ctx context.Context, n uint64, store *checkpoint.Store) {
+	if c.s.cfg.Checkpoints.MaxWatchedDirs < 0 {
+		return
+	}
+	l := &liveChanges{s: c.s, turn: n, pending: map[string]string{}}
+	stop, err := store.Watch(ctx, l.touched)
+	if err != nil {
+		l.touched(nil, err)
+	}
+	l.stop = stop
+	c.mu.Lock()
+	c.live = l
+	c.mu.Unlock()
+}
+
+// endLive ends turn n's live reports: the watch stops, and what it saw
+// since the last report is reported now, before the turn's changes.
+func (c *sessionCheckpoints) endLive(n uint64) {
+	c.mu.Lock()
+	l := c.live
+	if l == nil || l.turn != n {
+		c.mu.Unlock()
+		return
+	}
+	c.live = nil
+	c.mu.Unlock()
+	if l.stop != nil {
+		l.stop() // no report comes after it returns
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ended = true
+	if l.timer != nil {
+		l.timer.Stop()
+		l.timer = nil
+	}
+	l.emitLocked()
+}
+
+// touched is the watch's report: files touched, or why it stopped.
+func (l *liveChanges) touched(files []checkpoint.Change, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended {
+		return
+	}
+	if err != nil {
+		l.stopped = "live reports stopped, the turn's changes event lists every file: " + err.Error()
+	}
+	for _, f := range files {
+		l.merge(f.Path, f.Status)
+	}
+	if l.timer == nil && (len(l.pending) > 0 || l.more > 0 || l.stopped != "") {
+		l.timer = l.s.b.clock.AfterFunc(liveInterval, l.flush)
+	}
+}
+
+// merge adds one touch to those pending: a file made in the interval
+// stays made, one made and removed in it is not reported, one removed
+// and made again is modified.
+func (l *liveChanges) merge(p, status string) {
+	old, seen := l.pending[p]
+	switch {
+	case !seen && len(l.pending) >= maxLiveFiles:
+		l.more++
+	case !seen:
+		l.pending[p] = status
+	case old == "A" && status == "D":
+		delete(l.pending, p)
+	case old == "A":
+	case old == "D" && status == "A":
+		l.pending[p] = "M"
+	default:
+		l.pending[p] = status
+	}
+}
+
+// flush is the timer's: it reports what is pending.
+func (l *liveChanges) flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.timer = nil
+	if !l.ended {
+		l.emitLocked()
+	}
+}
+
+// emitLocked reports what is pending, if anything; l.mu is held, so the
+// reports go out in order.
+func (l *liveChanges) emitLocked() {
+	if len(l.pending) == 0 && l.more == 0 && l.stopped == "" {
+		return
+	}
+	ch := &Changes{Op: "touch"}
+	for p, status := range l.pending {
+		ch.Files = append(ch.Files, checkpoint.Change{Status: status, Path: p})
+	}
+	sort.Slice(ch.Files, func(i, j int) bool { return ch.Files[i].Path < ch.Files[j].Path })
+	if l.more > 0 {
+		ch.Skipped = append(ch.Skipped, checkpoint.Skipped{Path: ".", Reason: strconv.Itoa(l.more) + " more files touched, listed by the turn's changes event"})
+	}
+	if l.stopped != "" {
+		ch.Skipped = append(ch.Skipped, checkpoint.Skipped{Path: ".", Reason: l.stopped})
+	}
+	clear(l.pending)
+	l.more, l.stopped = 0, ""
+	l.s.emit(Event{Kind: KindChanges, Turn: l.turn, Changes: ch})
+}

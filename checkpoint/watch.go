@@ -1,0 +1,367 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// defaultMaxWatchedDirs is Options.MaxWatchedDirs' default.
+const defaultMaxWatchedDirs = 8192
+
+// maxWatchBatch bounds the events one report gathers.
+const maxWatchBatch = 4096
+
+// maxIgnoreCache bounds the ignore answers a watch remembers.
+const maxIgnoreCache = 1 << 16
+
+// Watch reports the workspace's files as they change, until stop is
+// called or ctx is done: report gets the files created ("A"), modified
+// ("M": content or mode) or removed ("D", also the old name of a rename)
+// since its last call, a path at most once a call, line counts 0, in path
+// order. What the checkpoints leave out by rule (.git directories, what
+// .gitignore and .git/info/exclude ignore) is not reported; directories
+// are followed, not reported. Watch returns once the workspace is
+// watched; report is called from one goroutine, never after stop
+// returns, and last, when the watch ended early, with the error that
+// ended it and no files (more directories than Options.MaxWatchedDirs,
+// the host's watcher failed or lost events).
+//
+// Live reports are for following a turn as it runs; the checkpoints are
+// the record. A file that changes while its directory is being added may
+// be reported as created, and a directory moved within the workspace
+// shows its files as created at the new place, not as removed from the
+// old one.
+//
+// With Local, Watch uses the operating system's notifications (fsnotify),
+// adding directories as they appear. With SSH, it runs inotifywait(1)
+// (inotify-tools) on the host over the connection, stopped when stop
+// closes its input; a host without it fails with an error wrapping
+// exec.ErrNotFound. Other runners, and a negative Options.MaxWatchedDirs,
+// fail with an error wrapping errors.ErrUnsupported. Either way the
+// checkpoints work as before.
+func (s *Store) Watch(ctx context.Context, report func(files []Change, err error)) (stop func(), err error) {
+	if s.opt.MaxWatchedDirs < 0 {
+		return nil, fmt.Errorf("checkpoint: watching %s: %w: turned off (Options.MaxWatchedDirs)", s.opt.Workspace, errors.ErrUnsupported)
+	}
+	switch r := s.opt.Runner.(type) {
+	case Local:
+		return s.watchLocal(ctx, report)
+	case SSH:
+		return s.watchSSH(ctx, r, report)
+	}
+	return nil, fmt.Errorf("checkpoint: watching %s: %w: runner %T has no watcher", s.opt.Workspace, errors.ErrUnsupported, s.opt.Runner)
+}
+
+// maxWatchedDirs is the cap on watched directories.
+func (s *Store) maxWatchedDirs() int {
+	if s.opt.MaxWatchedDirs == 0 {
+		return defaultMaxWatchedDirs
+	}
+	return s.opt.MaxWatchedDirs
+}
+
+// errTooManyDirs is the error of a watch past its cap.
+func (s *Store) errTooManyDirs() error {
+	return fmt.Errorf("checkpoint: watching %s: more than %d directories (Options.MaxWatchedDirs)", s.opt.Workspace, s.maxWatchedDirs())
+}
+
+// ignoreFilter answers which paths the checkpoints ignore, asking git
+// (check-ignore, one command for many paths) only about paths it has not
+// seen.
+type ignoreFilter struct {
+	s       *Store
+	ignored map[string]bool
+}
+
+// checkIgnoreScript runs check-ignore on the paths of its stdin; exit
+// status 1 only says none is ignored. check-ignore refuses the literal
+// pathspecs of the Store's environment, and reads its paths as names
+// anyway.
+const checkIgnoreScript = `unset GIT_LITERAL_PATHSPECS; git "$@" check-ignore --no-index -z --stdin; s=$?; [ "$s" -le 1 ] || exit "$s"`
+
+// ignore reports, of paths (directories with a trailing slash), those
+// the checkpoints ignore.
+func (f *ignoreFilter) ignore(ctx context.Context, paths []string) (map[string]bool, error) {
+	var ask []string
+	for _, p := range paths {
+		if _, known := f.ignored[p]; !known {
+			ask = append(ask, p)
+		}
+	}
+	if len(ask) > 0 {
+		args := append([]string{"sh", "-c", checkIgnoreScript, "sh"}, f.s.gitArgs()[1:]...)
+		out, err := f.s.opt.Runner.Run(ctx, args, f.s.env, zList(ask))
+		if err != nil {
+			return nil, f.s.fail("asking which paths are ignored", err)
+		}
+		if len(f.ignored)+len(ask) > maxIgnoreCache {
+			clear(f.ignored)
+		}
+		for _, p := range ask {
+			f.ignored[p] = false
+		}
+		for _, p := range splitZ(out) {
+			f.ignored[p] = true
+		}
+	}
+	verdict := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		verdict[p] = f.ignored[p]
+	}
+	return verdict, nil
+}
+
+// keep drops the ignored ones of changes.
+func (f *ignoreFilter) keep(ctx context.Context, changes []Change) ([]Change, error) {
+	paths := make([]string, len(changes))
+	for i, c := range changes {
+		paths[i] = c.Path
+	}
+	ignored, err := f.ignore(ctx, paths)
+	if err != nil {
+		return nil, err
+	}
+	kept := changes[:0]
+	for _, c := range changes {
+		if !ignored[c.Path] {
+			kept = append(kept, c)
+		}
+	}
+	return kept, nil
+}
+
+// touches gathers a batch's changes, one per path: a file created and
+// then changed stays created, one created and removed is left out, one
+// removed and created again is modified.
+type touches map[string]string
+
+func (t touches) add(p, status string) {
+	if inGitDir(p) {
+		return
+	}
+	switch old := t[p]; {
+	case old == "A" && status == "D":
+		delete(t, p)
+	case old == "A":
+	case old == "D" && status == "A":
+		t[p] = "M"
+	default:
+		t[p] = status
+	}
+}
+
+// list is the batch in path order.
+func (t touches) list() []Change {
+	list := make([]Change, 0, len(t))
+	for p, status := range t {
+		list = append(list, Change{Status: status, Path: p})
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Path < list[j].Path })
+	return list
+}
+
+// inGitDir reports whether a workspace path is a .git or in one.
+func inGitDir(p string) bool {
+	return p == ".git" || strings.HasPrefix(p, ".git/") || strings.HasSuffix(p, "/.git") || strings.Contains(p, "/.git/")
+}
+
+// localWatch is a Watch on this machine, its state owned by run.
+type localWatch struct {
+	s       *Store
+	w       *fsnotify.Watcher
+	filter  ignoreFilter
+	watched map[string]bool // relative paths of the watched directories
+	report  func([]Change, error)
+}
+
+func (s *Store) watchLocal(ctx context.Context, report func([]Change, error)) (func(), error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: watching %s: %w", s.opt.Workspace, err)
+	}
+	lw := &localWatch{s: s, w: w, filter: ignoreFilter{s: s, ignored: map[string]bool{}},
+		watched: map[string]bool{}, report: report}
+	if err := lw.addTrees(ctx, []string{""}, nil); err != nil {
+		w.Close()
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { lw.run(ctx) })
+	return sync.OnceFunc(func() {
+		cancel()
+		wg.Wait()
+	}), nil
+}
+
+// run turns the notifications into reports until ctx is done or the
+// watch fails.
+func (lw *localWatch) run(ctx context.Context) {
+	defer lw.w.Close()
+	for {
+		batch := touches{}
+		var newDirs []string
+		select {
+		case <-ctx.Done():
+			return
+		case err := <-lw.w.Errors:
+			lw.report(nil, fmt.Errorf("checkpoint: watching %s: %w", lw.s.opt.Workspace, err))
+			return
+		case ev := <-lw.w.Events:
+			newDirs = lw.handle(ev, batch, newDirs)
+		}
+		// Take what else is already there, so a burst is one report.
+	drain:
+		for len(batch) < maxWatchBatch {
+			select {
+			case ev := <-lw.w.Events:
+				newDirs = lw.handle(ev, batch, newDirs)
+			default:
+				break drain
+			}
+		}
+		if err := lw.flush(ctx, batch, newDirs); err != nil {
+			if ctx.Err() == nil {
+				lw.report(nil, err)
+			}
+			return
+		}
+	}
+}
+
+// handle adds one notification to batch, and a new directory to newDirs.
+func (lw *localWatch) handle(ev fsnotify.Event, batch touches, newDirs []string) []string {
+	rel, ok := lw.rel(ev.Name)
+	if !ok || inGitDir(rel) {
+		return newDirs
+	}
+	switch {
+	case ev.Has(fsnotify.Create):
+		if info, err := os.Lstat(ev.Name); err == nil && info.IsDir() {
+			return append(newDirs, rel)
+		}
+		batch.add(rel, "A")
+	case ev.Has(fsnotify.Remove), ev.Has(fsnotify.Rename):
+		if lw.watched[rel] {
+			lw.forget(rel)
+			return newDirs
+		}
+		batch.add(rel, "D")
+	case ev.Has(fsnotify.Write), ev.Has(fsnotify.Chmod):
+		if !lw.watched[rel] {
+			batch.add(rel, "M")
+		}
+	}
+	return newDirs
+}
+
+// flush watches the batch's new directories (their files are new too),
+// drops what is ignored and reports the rest.
+func (lw *localWatch) flush(ctx context.Context, batch touches, newDirs []string) error {
+	if len(newDirs) > 0 {
+		if err := lw.addTrees(ctx, newDirs, batch); err != nil {
+			return err
+		}
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	files, err := lw.filter.keep(ctx, batch.list())
+	if err != nil {
+		return err
+	}
+	if len(files) > 0 {
+		lw.report(files, nil)
+	}
+	return nil
+}
+
+// addTrees watches dirs and the directories below them that are not
+// ignored, level by level (one git command a level), within the cap; with
+// files set, the files found are added to it as created.
+func (lw *localWatch) addTrees(ctx context.Context, dirs []string, files touches) error {
+	level := dirs
+	for len(level) > 0 {
+		ask := make([]string, 0, len(level))
+		for _, d := range level {
+			if d != "" {
+				ask = append(ask, d+"/")
+			}
+		}
+		ignored, err := lw.filter.ignore(ctx, ask)
+		if err != nil {
+			return err
+		}
+		var next []string
+		for _, d := range level {
+			if d != "" && ignored[d+"/"] || lw.watched[d] {
+				continue
+			}
+			if len(lw.watched) >= lw.s.maxWatchedDirs() {
+				return lw.s.errTooManyDirs()
+			}
+			abs := filepath.Join(lw.s.opt.Workspace, filepath.FromSlash(d))
+			if err := lw.w.Add(abs); err != nil {
+				if errors.Is(err, os.ErrNotExist) {
+					continue // gone already
+				}
+				return fmt.Errorf("checkpoint: watching %s: %w", abs, err)
+			}
+			lw.watched[d] = true
+			next = append(next, lw.readDir(abs, d, files)...)
+		}
+		level = next
+	}
+	return nil
+}
+
+// readDir lists the subdirectories of dir (rel in the workspace), .git
+// left out, and adds its other entries to files when set.
+func (lw *localWatch) readDir(abs, rel string, files touches) []string {
+	entries, err := os.ReadDir(abs)
+	if err != nil {
+		return nil // removed meanwhile: its removal is reported
+	}
+	var dirs []string
+	for _, e := range entries {
+		if e.Name() == ".git" {
+			continue
+		}
+		p := path.Join(rel, e.Name())
+		switch {
+		case e.IsDir():
+			dirs = append(dirs, p)
+		case files != nil:
+			files.add(p, "A")
+		}
+	}
+	return dirs
+}
+
+// forget drops a removed or moved directory and those below it.
+func (lw *localWatch) forget(rel string) {
+	for d := range lw.watched {
+		if d == rel || strings.HasPrefix(d, rel+"/") {
+			delete(lw.watched, d)
+			_ = lw.w.Remove(filepath.Join(lw.s.opt.Workspace, filepath.FromSlash(d)))
+		}
+	}
+}
+
+// rel is a notified path relative to the workspace.
+func (lw *localWatch) rel(name string) (string, bool) {
+	r, err := filepath.Rel(lw.s.opt.Workspace, name)
+	if err != nil || r == "." || strings.HasPrefix(r, "..") {
+		return "", false
+	}
+	return filepath.ToSlash(r), true
+}
