@@ -155,8 +155,8 @@
 // supports it and frees the session (its record stays, to be resumed);
 // Session.Delete and Host.DeleteSession also delete it on the agent and from
 // the journal. Bridge.ListSessions merges the agent's session/list, the
-// journal's records and the open sessions; Host.Sessions lists the journal's
-// and the open ones across bridges, running or not.
+// journal's records and the open sessions; Host.Sessions merges the same
+// across bridges, running or not (agents are asked where they run).
 //
 // Session.Fork makes a new session, under a key of its own, that goes on
 // from the current one where the agent advertises session/fork; the
