@@ -47,6 +47,11 @@ func (c *conn) handleRequest(m Message) {
 				c.authed[params.MethodID] = true
 				c.mu.Unlock()
 			}
+			if m.Method == "logout" && rpcErr == nil {
+				c.mu.Lock()
+				clear(c.authed) // signed out: RequireAuth applies again
+				c.mu.Unlock()
+			}
 			c.respond(m.ID, result, rpcErr)
 		}()
 	}

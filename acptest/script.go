@@ -91,7 +91,8 @@ type NewSessionScript struct {
 	// Meta becomes the result's _meta.
 	Meta json.RawMessage `json:"_meta,omitempty"`
 	// RequireAuth, if set, makes session/new fail with AuthError until
-	// authenticate has succeeded with this methodId ("*" for any).
+	// authenticate has succeeded with this methodId ("*" for any), and
+	// again after a logout.
 	RequireAuth string `json:"requireAuth,omitempty"`
 	// AuthError is the error for RequireAuth; default -32000
 	// "Authentication required".

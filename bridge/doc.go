@@ -272,7 +272,11 @@
 // (restarting the agent with new environment variables, or running the
 // agent's login command through Config.TerminalLogin) and retries the call
 // that failed. Values given for sign-in are secrets: they reach the agent's
-// environment only, and are masked in errors and logs.
+// environment only, and are masked in errors and logs. Bridge.Logout signs
+// the agent out (the protocol's logout, where the agent advertises it) and
+// says so in an agent-wide notice event; a notice rather than a kind of its
+// own, since nothing waits on an answer and the next call that needs a
+// sign-in asks for one as usual.
 //
 // # Terminals
 //
@@ -423,7 +427,7 @@
 //	subscribers, snapshots      subscribe.go, snapshot.go, view.go, viewrows.go (SessionView: a pure fold over events)
 //	journal, records            journal.go, store.go (Record, FileStore, sessionRecords), findsession.go
 //	Bridge (one agent process)  bridge.go, bridgeconfig.go, lifecycle.go (relaunch), capabilities.go
-//	agent-wide sign-in          auth.go, withheld.go, userrequest.go (what every request to the user shares)
+//	agent-wide sign-in          auth.go, withheld.go, userrequest.go (what every request to the user shares), logout.go
 //	profiles, launching         profile.go, profile_hooks.go, profile_support.go, profile_env.go, profile_fs.go, provider.go, resolve.go, workspace.go, hostfs_ssh.go
 //	health check                doctor.go, doctor_status.go
 //	Session and opening one     session.go (state, OpenSession, emitting), attach.go (sessionNative: load or create, replay, reattach), restore.go, sessions.go (Close, the session list)
