@@ -151,6 +151,10 @@
 // than delivered (and journaled) again, unless
 // SessionConfig.KeepJournaledReplay asks for it.
 //
+// A prompt can carry _meta for the agent, W3C trace context above all
+// (WithPromptMeta puts it in the prompt's context); turn_start carries it
+// too, so the journal says which trace each turn belonged to.
+//
 // Session.Close ends a running turn, sends session/close where the agent
 // supports it and frees the session (its record stays, to be resumed);
 // Session.Delete and Host.DeleteSession also delete it on the agent and from
@@ -378,7 +382,7 @@
 //	session        "sessionReady":{"resumed":true,"agentModes":{"currentModeId":"code","availableModes":[{"id":"code","name":"Code"}]}}
 //	session_closed
 //	terminal       "terminal":{"id":"term-1","toolCallId":"call_3","source":"client","data":"ok  ./...\n"}
-//	turn_start     "text":"Fix the bug"
+//	turn_start     "text":"Fix the bug","raw":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
 //	turn_end       "stopReason":"end_turn"
 //	error          "error":{"message":"bridge: session/prompt: overloaded (code -32603)","code":-32603}
 //	exited         "error":{"message":"agent exited: exit status 3"}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge"
 )
@@ -37,4 +38,39 @@ func ExampleBridge_Logout() {
 	<-done
 	// Output:
 	// demo: signed out of the agent (logout)
+}
+
+// ExampleWithPromptMeta sends a prompt with the W3C trace context of the
+// app's span, so the agent's work joins the app's trace; the turn_start
+// event (and so the journal) keeps it.
+func ExampleWithPromptMeta() {
+	ctx := context.Background()
+	host := bridge.NewHost(nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range host.Events() {
+			if ev.Kind == bridge.KindTurnStart {
+				fmt.Printf("%s %s\n", ev.Text, ev.Raw)
+			}
+		}
+	}()
+	b, err := host.Start(ctx, bridge.Config{ID: "demo", Transport: &acptest.Transport{}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, err := b.OpenSession(ctx, bridge.SessionConfig{Cwd: "/w"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// With OpenTelemetry, these come from the span in ctx (a propagator's
+	// Inject into a map carrier).
+	trace := json.RawMessage(`{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}`)
+	if _, err := s.Prompt(bridge.WithPromptMeta(ctx, trace), acpclient.TextBlock("Hi")); err != nil {
+		log.Fatal(err)
+	}
+	host.Shutdown(ctx)
+	<-done
+	// Output:
+	// Hi {"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
 }

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -41,6 +42,9 @@ type QueuedPrompt struct {
 	Text string `json:"text,omitempty"`
 	// Queued is when it was queued.
 	Queued time.Time `json:"queued"`
+	// Meta is the _meta its session/prompt will carry (see
+	// WithPromptMeta), kept with it in the session's record.
+	Meta json.RawMessage `json:"meta,omitempty"`
 }
 
 // QueueUpdate is a change of a session's prompt queue, the payload of a
@@ -319,7 +323,7 @@ func (q *sessionQueue) drain() {
 			return
 		}
 		began := false
-		_, err := q.s.prompt(q.ctx, p.Content, func(turn uint64) {
+		_, err := q.s.prompt(q.ctx, p.Content, p.Meta, func(turn uint64) {
 			began = true
 			q.change(turn, func(q *sessionQueue) (QueueUpdate, error) {
 				q.inflight = nil

@@ -24,7 +24,7 @@ const root = "../.."
 // exported types. A new name must be worth raising the cap for.
 var budgets = map[string]int{
 	"acpclient":       315,
-	"bridge":          303,
+	"bridge":          304,
 	"bridge/terminal": 25,
 	"checkpoint":      19,
 	"fsroot":          42,
