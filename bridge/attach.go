@@ -119,7 +119,11 @@ func (sn *sessionNative) standardDirs(conn *acpclient.Conn) bool {
 		a.AgentCapabilities.SessionCapabilities.AdditionalDirectories != nil
 }
 
-// load reopens a saved session, with its replay tagged as such.
+// load reopens a saved session: by session/resume, without a replay,
+// when the journal holds its history already and the agent can resume;
+// else by session/load, with its replay tagged as such (and dropped as
+// prepareReplay arranged), or by session/resume where the agent cannot
+// load.
 func (sn *sessionNative) load(ctx context.Context, conn *acpclient.Conn, id string) (*acpclient.SessionSetup, error) {
 	s := sn.s
 	b := s.b
@@ -131,8 +135,12 @@ func (sn *sessionNative) load(ctx context.Context, conn *acpclient.Conn, id stri
 	if sn.standardDirs(conn) {
 		dirs = s.Grants()
 	}
+	canResume := a.AgentCapabilities.SessionCapabilities.Resume != nil
+	s.mu.Lock()
+	journaled := s.skipReplay // the journal has the history, and the app wants no replay of it
+	s.mu.Unlock()
 	switch {
-	case a.AgentCapabilities.LoadSession:
+	case a.AgentCapabilities.LoadSession && !(canResume && journaled):
 		s.id = id
 		s.mu.Lock()
 		s.replaying = true
@@ -148,7 +156,7 @@ func (sn *sessionNative) load(ctx context.Context, conn *acpclient.Conn, id stri
 			s.id = ""
 		}
 		return setup, err
-	case a.AgentCapabilities.SessionCapabilities.Resume != nil:
+	case canResume:
 		s.id = id
 		b.register(s)
 		setup, err := conn.ResumeSession(ctx, &acpclient.ResumeSessionRequest{SessionID: id, Cwd: s.cfg.Cwd,

@@ -147,9 +147,12 @@
 // refused one is an error event). Session.Ready says how it opened.
 // FindSession resolves a user's key or agent session id to a record,
 // refusing an id several sessions had (ErrAmbiguousSession). When the journal already holds the
-// session's history, what session/load replays of it is dropped rather
-// than delivered (and journaled) again, unless
-// SessionConfig.KeepJournaledReplay asks for it.
+// session's history, the bridge resumes it with session/resume where the
+// agent offers it: no replay, so a long session reopens at once, its
+// history read from the journal. An agent that can only load replays
+// anyway, and what it replays of the history is dropped rather than
+// delivered (and journaled) again. SessionConfig.KeepJournaledReplay asks
+// for the agent's own replay instead (session/load).
 //
 // A prompt can carry _meta for the agent, W3C trace context above all
 // (WithPromptMeta puts it in the prompt's context); turn_start carries it
