@@ -13,8 +13,9 @@ import (
 type promptMetaKey struct{}
 
 // WithPromptMeta returns a copy of ctx that carries meta, a JSON object,
-// as the _meta of the prompts sent with it: Session.Prompt's, and the
-// prompt Session.Steer queues as its fallback. Its main use is the W3C
+// as the _meta of the prompts sent with it: Session.Prompt's, the one
+// Session.Enqueue queues, and the one Session.Steer queues as its
+// fallback. Its main use is the W3C
 // trace context of the turn, the root keys "traceparent", "tracestate"
 // and "baggage" by ACP's convention for propagating metadata, so the
 // agent's spans join the app's trace; any other keys go as they are.

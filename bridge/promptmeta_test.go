@@ -27,7 +27,9 @@ func TestPromptMetaReachesTheAgentAndTheJournal(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	path := filepath.Join(t.TempDir(), "journal.db")
-	agent := &acptest.Transport{}
+	agent := &acptest.Transport{Script: acptest.Script{Prompts: []acptest.Turn{
+		{Match: "hold", Steps: []acptest.Step{{WaitCancel: true}}},
+	}}}
 	withMeta := bridge.WithPromptMeta(ctx, json.RawMessage(traceMeta))
 
 	run := func(use func(*bridge.Bridge, *bridge.Session)) {
@@ -74,6 +76,26 @@ func TestPromptMetaReachesTheAgentAndTheJournal(t *testing.T) {
 		if _, err := agent.Agents()[0].WaitFor(ctx, promptOf("steered")); err != nil {
 			t.Fatalf("waiting for the steered prompt: %v", err)
 		}
+		if _, err := s.Enqueue(withMeta, acpclient.TextBlock("queued")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := agent.Agents()[0].WaitFor(ctx, promptOf("queued")); err != nil {
+			t.Fatalf("waiting for the queued prompt: %v", err)
+		}
+		// A prompt still queued when the app stops keeps its meta in the
+		// session's record.
+		held := make(chan struct{})
+		go func() {
+			defer close(held)
+			s.Prompt(ctx, acpclient.TextBlock("hold"))
+		}()
+		if _, err := agent.Agents()[0].WaitFor(ctx, promptOf("hold")); err != nil {
+			t.Fatalf("waiting for the held prompt: %v", err)
+		}
+		if _, err := s.Enqueue(withMeta, acpclient.TextBlock("left queued")); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { <-held })
 		// Not an object: refused before anything is sent.
 		bad := bridge.WithPromptMeta(ctx, json.RawMessage(`["traceparent"]`))
 		if _, err := s.Prompt(bad, acpclient.TextBlock("bad")); err == nil || !strings.Contains(err.Error(), "_meta must be a JSON object") {
@@ -97,7 +119,7 @@ func TestPromptMetaReachesTheAgentAndTheJournal(t *testing.T) {
 		json.Unmarshal(m.Params, &p)
 		sent[p.Prompt[0].Text] = p.Meta
 	}
-	want := map[string]string{"traced": traceMeta, "plain": "", "steered": traceMeta}
+	want := map[string]string{"traced": traceMeta, "plain": "", "steered": traceMeta, "queued": traceMeta, "hold": ""}
 	if len(sent) != len(want) {
 		t.Errorf("prompts sent %v, want %v", keysOf(sent), want)
 	}
@@ -108,7 +130,12 @@ func TestPromptMetaReachesTheAgentAndTheJournal(t *testing.T) {
 	}
 
 	// The app restarts: a new Host and Bridge on the same journal.
-	run(func(*bridge.Bridge, *bridge.Session) {})
+	run(func(_ *bridge.Bridge, s *bridge.Session) {
+		queued, _ := s.Queue()
+		if len(queued) != 1 || queued[0].Text != "left queued" || !sameJSON(string(queued[0].Meta), traceMeta) {
+			t.Errorf("restored queue %+v, want \"left queued\" with the trace meta", queued)
+		}
+	})
 	db, err := journal.Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)

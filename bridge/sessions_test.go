@@ -85,7 +85,7 @@ func TestCloseEndsTheTurnAndFreesTheSession(t *testing.T) {
 	if _, err := s.Steer(ctxT(t), "more", SteerQueue); !errors.Is(err, ErrSessionClosed) {
 		t.Errorf("Steer after Close: %v, want ErrSessionClosed", err)
 	}
-	if _, err := s.Enqueue(acpclient.TextBlock("more")); !errors.Is(err, ErrSessionClosed) {
+	if _, err := s.Enqueue(ctxT(t), acpclient.TextBlock("more")); !errors.Is(err, ErrSessionClosed) {
 		t.Errorf("Enqueue after Close: %v, want ErrSessionClosed", err)
 	}
 	if err := s.Close(ctxT(t)); err != nil {
