@@ -218,11 +218,11 @@ func TestJournaledReplayIsSkippedByDefault(t *testing.T) {
 		t.Run(map[bool]string{true: "skip", false: "deliver"}[skip], func(t *testing.T) {
 			tr := &acptest.Transport{Script: acptest.Script{Initialize: acptest.InitializeScript{AgentCapabilities: loadOnly},
 				LoadSession: acptest.LoadSessionScript{Sessions: []string{"sess_old"}, Replay: []acptest.Step{
-				update(`{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"question"}}`),
-				{Text: "answer"},
-				update(`{"sessionUpdate":"tool_call","toolCallId":"r1","title":"Read","status":"pending"}`),
-				update(`{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"init","description":"d"}]}`),
-			}}, Prompts: []acptest.Turn{{StopReason: "cancelled"}}}}
+					update(`{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"question"}}`),
+					{Text: "answer"},
+					update(`{"sessionUpdate":"tool_call","toolCallId":"r1","title":"Read","status":"pending"}`),
+					update(`{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"init","description":"d"}]}`),
+				}}, Prompts: []acptest.Turn{{StopReason: "cancelled"}}}}
 			j := newLifeJournal()
 			j.Append(ctxT(t), []Event{{Pos: 1, Key: "k", Seq: 1, Kind: KindText, Text: "answer"}})
 			j.SaveSession(ctxT(t), "k", Record{Key: "k", NativeSessionID: "sess_old", Cwd: "/w"})
