@@ -109,7 +109,8 @@ type LoadSessionScript struct {
 	// history as session/update steps.
 	Replay []Step `json:"replay,omitempty"`
 	// Modes, ConfigOptions and Models (legacy) are copied into the result
-	// when set.
+	// when set, of session/resume's too (which resumes any id, without a
+	// replay).
 	Modes         json.RawMessage `json:"modes,omitempty"`
 	ConfigOptions json.RawMessage `json:"configOptions,omitempty"`
 	Models        json.RawMessage `json:"models,omitempty"`
