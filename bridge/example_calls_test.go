@@ -74,3 +74,37 @@ func ExampleWithPromptMeta() {
 	// Output:
 	// Hi {"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
 }
+
+// ExampleHost_Sessions lists every session an app could reopen, across
+// its agents: open ones, journaled ones, and those a running agent lists
+// itself (session/list), such as one started in the agent's own UI.
+func ExampleHost_Sessions() {
+	ctx := context.Background()
+	host := bridge.NewHost(nil)
+	go func() {
+		for range host.Events() {
+		}
+	}()
+	defer host.Shutdown(ctx)
+	agent := &acptest.Transport{Script: acptest.Script{
+		NewSession:  acptest.NewSessionScript{SessionIDs: []string{"sess_new"}},
+		LoadSession: acptest.LoadSessionScript{Sessions: []string{"sess_elsewhere"}},
+	}}
+	b, err := host.Start(ctx, bridge.Config{ID: "demo", Transport: agent})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := b.OpenSession(ctx, bridge.SessionConfig{Key: "chat-1", Cwd: "/w"}); err != nil {
+		log.Fatal(err)
+	}
+	list, err := host.Sessions(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, e := range list {
+		fmt.Printf("%s key=%q native=%s open=%v listed by the agent=%v\n", e.Bridge, e.Key, e.NativeID, e.Open, e.AgentListed)
+	}
+	// Output:
+	// demo key="chat-1" native=sess_new open=true listed by the agent=true
+	// demo key="" native=sess_elsewhere open=false listed by the agent=true
+}
