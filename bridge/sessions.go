@@ -257,7 +257,8 @@ func (b *Bridge) ListSessions(ctx context.Context) ([]SessionEntry, error) {
 // supports it, merged as Bridge.ListSessions merges them, most recently
 // updated first. Listing does not start a stopped agent. An agent whose
 // list fails does not hide the others: Sessions returns every entry it
-// could gather together with an error naming each agent that failed.
+// could gather together with an error naming each agent that failed. The
+// list is nil only when the journal could not be read.
 func (h *Host) Sessions(ctx context.Context) ([]SessionEntry, error) {
 	l := newSessionList()
 	bridges := h.allBridges()
