@@ -16,18 +16,22 @@ var loadOnly = raw(`{"loadSession":true,"sessionCapabilities":{"list":{},"close"
 // session/resume where the agent offers it: the agent replays nothing
 // and no replayed event reaches the app. KeepJournaledReplay asks for the
 // agent's own replay (session/load), delivered marked Replay; a session
-// the journal knows nothing of is loaded, replay and all, as before.
+// the journal knows nothing of is loaded, replay and all, as before; and
+// a resume the agent refuses falls back to a load, its replay dropped.
 func TestJournaledSessionResumesWithoutReplay(t *testing.T) {
 	tests := []struct {
-		name       string
-		journaled  bool
-		keepReplay bool
-		wantMethod string
-		wantReplay int // replayed events the app gets
+		name        string
+		journaled   bool
+		keepReplay  bool
+		resumeFails bool
+		wantSent    map[string]int
+		wantReplay  int // replayed events the app gets
+		wantSkipped int // replayed events dropped as history
 	}{
-		{"journaled", true, false, "session/resume", 0},
-		{"journaled, agent's replay asked for", true, true, "session/load", 2},
-		{"nothing journaled", false, false, "session/load", 2},
+		{"journaled", true, false, false, map[string]int{"session/resume": 1}, 0, 0},
+		{"journaled, agent's replay asked for", true, true, false, map[string]int{"session/load": 1}, 2, 0},
+		{"nothing journaled", false, false, false, map[string]int{"session/load": 1}, 2, 0},
+		{"journaled, resume refused", true, false, true, map[string]int{"session/resume": 1, "session/load": 1}, 0, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -35,6 +39,9 @@ func TestJournaledSessionResumesWithoutReplay(t *testing.T) {
 				update(`{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"question"}}`),
 				{Text: "answer"},
 			}}}}
+			if tt.resumeFails {
+				tr.Script.Methods = map[string]acptest.Reply{"session/resume": {Error: &acptest.Error{Code: -32002, Message: "Resource not found"}}}
+			}
 			j := newLifeJournal()
 			if tt.journaled {
 				j.Append(ctxT(t), []Event{{Pos: 1, Key: "k", Seq: 1, Kind: KindText, Text: "answer"}})
@@ -56,8 +63,8 @@ func TestJournaledSessionResumesWithoutReplay(t *testing.T) {
 					sent[m] = n
 				}
 			}
-			if want := map[string]int{tt.wantMethod: 1}; !reflect.DeepEqual(sent, want) {
-				t.Errorf("the agent got %v, want %v", sent, want)
+			if !reflect.DeepEqual(sent, tt.wantSent) {
+				t.Errorf("the agent got %v, want %v", sent, tt.wantSent)
 			}
 			replayed := 0
 			for _, ev := range rec.of("rs", s.ID()) {
@@ -66,8 +73,8 @@ func TestJournaledSessionResumesWithoutReplay(t *testing.T) {
 				}
 			}
 			ready := s.Ready()
-			if replayed != tt.wantReplay || ready.ReplaySkipped != 0 || !ready.Resumed || ready.HistoryJournaled != tt.journaled || s.ID() != "sess_old" {
-				t.Errorf("%d replayed events, ready %+v, id %s; want %d replayed, resumed sess_old", replayed, ready, s.ID(), tt.wantReplay)
+			if replayed != tt.wantReplay || ready.ReplaySkipped != tt.wantSkipped || !ready.Resumed || ready.HistoryJournaled != tt.journaled || s.ID() != "sess_old" {
+				t.Errorf("%d replayed events, ready %+v, id %s; want %d replayed, %d skipped, resumed sess_old", replayed, ready, s.ID(), tt.wantReplay, tt.wantSkipped)
 			}
 		})
 	}
