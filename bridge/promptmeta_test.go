@@ -3,6 +3,7 @@ package bridge_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,6 +33,7 @@ func TestPromptMetaReachesTheAgentAndTheJournal(t *testing.T) {
 	}}}
 	withMeta := bridge.WithPromptMeta(ctx, json.RawMessage(traceMeta))
 
+	turnEnds := make(chan struct{}, 16)
 	run := func(use func(*bridge.Bridge, *bridge.Session)) {
 		t.Helper()
 		db, err := journal.Open(ctx, path, nil)
@@ -43,7 +45,10 @@ func TestPromptMetaReachesTheAgentAndTheJournal(t *testing.T) {
 		drained := make(chan struct{})
 		go func() {
 			defer close(drained)
-			for range host.Events() {
+			for ev := range host.Events() {
+				if ev.Kind == bridge.KindTurnEnd {
+					turnEnds <- struct{}{}
+				}
 			}
 		}()
 		defer func() {
@@ -83,11 +88,21 @@ func TestPromptMetaReachesTheAgentAndTheJournal(t *testing.T) {
 			t.Fatalf("waiting for the queued prompt: %v", err)
 		}
 		// A prompt still queued when the app stops keeps its meta in the
-		// session's record.
+		// session's record. It is queued behind a turn that holds the
+		// session, begun once the four turns so far have ended.
+		for i := range 4 {
+			select {
+			case <-turnEnds:
+			case <-ctx.Done():
+				t.Fatalf("waiting for turn_end %d of 4: %v", i+1, ctx.Err())
+			}
+		}
 		held := make(chan struct{})
 		go func() {
 			defer close(held)
-			s.Prompt(ctx, acpclient.TextBlock("hold"))
+			if _, err := s.Prompt(ctx, acpclient.TextBlock("hold")); errors.Is(err, bridge.ErrBusy) {
+				t.Errorf("the held prompt: %v", err)
+			}
 		}()
 		if _, err := agent.Agents()[0].WaitFor(ctx, promptOf("hold")); err != nil {
 			t.Fatalf("waiting for the held prompt: %v", err)
