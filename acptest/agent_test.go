@@ -106,6 +106,29 @@ func TestAuthRequired(t *testing.T) {
 	if id := c.newSession(); id != "sess_1" {
 		t.Errorf("session id after auth = %q", id)
 	}
+	// Signed out, the agent asks for a sign-in again.
+	c.result(c.call("logout", `{}`), nil)
+	if _, resp := c.until(c.call("session/new", `{"cwd":"/tmp","mcpServers":[]}`)); resp.Error == nil || resp.Error.Code != -32000 {
+		t.Fatalf("session/new after logout = %s, want the auth error", resp.line)
+	}
+}
+
+// session/resume resumes without a replay and reports the scripted
+// modes and config options, as a load does.
+func TestResumeSession(t *testing.T) {
+	c := start(t, acptest.Script{LoadSession: acptest.LoadSessionScript{
+		Replay:        []acptest.Step{{Text: "hello"}},
+		ConfigOptions: raw(`[]`),
+		Modes:         raw(`{"currentModeId":"code","availableModes":[{"id":"code","name":"Code"}]}`),
+	}})
+	c.initialize()
+	before, resp := c.until(c.call("session/resume", `{"sessionId":"old","cwd":"/tmp"}`))
+	if len(before) != 0 {
+		t.Errorf("session/resume sent %d updates before its answer, want no replay", len(before))
+	}
+	if resp.Error != nil || !strings.Contains(string(resp.Result), `"currentModeId":"code"`) || !strings.Contains(string(resp.Result), `"configOptions":[]`) {
+		t.Fatalf("session/resume = %s", resp.line)
+	}
 }
 
 func TestLoadSession(t *testing.T) {

@@ -47,6 +47,11 @@ func (c *conn) handleRequest(m Message) {
 				c.authed[params.MethodID] = true
 				c.mu.Unlock()
 			}
+			if m.Method == "logout" && rpcErr == nil {
+				c.mu.Lock()
+				clear(c.authed) // signed out: RequireAuth applies again
+				c.mu.Unlock()
+			}
 			c.respond(m.ID, result, rpcErr)
 		}()
 	}
@@ -101,7 +106,8 @@ func (c *conn) handleRequest(m Message) {
 		answer(params.SessionID, ls.Replay, fixed(result, nil))
 	case "session/resume":
 		c.addSession(params.SessionID, params.Cwd)
-		answer(params.SessionID, nil, fixed(nil, nil))
+		ls := s.LoadSession // the state a load reports, without the replay
+		answer(params.SessionID, nil, fixed(sessionResult{Modes: ls.Modes, ConfigOptions: ls.ConfigOptions, Models: ls.Models}, nil))
 	case "session/close", "session/delete":
 		c.mu.Lock()
 		if turn := c.turns[params.SessionID]; turn != nil {

@@ -91,7 +91,8 @@ type NewSessionScript struct {
 	// Meta becomes the result's _meta.
 	Meta json.RawMessage `json:"_meta,omitempty"`
 	// RequireAuth, if set, makes session/new fail with AuthError until
-	// authenticate has succeeded with this methodId ("*" for any).
+	// authenticate has succeeded with this methodId ("*" for any), and
+	// again after a logout.
 	RequireAuth string `json:"requireAuth,omitempty"`
 	// AuthError is the error for RequireAuth; default -32000
 	// "Authentication required".
@@ -108,7 +109,8 @@ type LoadSessionScript struct {
 	// history as session/update steps.
 	Replay []Step `json:"replay,omitempty"`
 	// Modes, ConfigOptions and Models (legacy) are copied into the result
-	// when set.
+	// when set, of session/resume's too (which resumes any id, without a
+	// replay).
 	Modes         json.RawMessage `json:"modes,omitempty"`
 	ConfigOptions json.RawMessage `json:"configOptions,omitempty"`
 	Models        json.RawMessage `json:"models,omitempty"`

@@ -119,7 +119,12 @@ func (sn *sessionNative) standardDirs(conn *acpclient.Conn) bool {
 		a.AgentCapabilities.SessionCapabilities.AdditionalDirectories != nil
 }
 
-// load reopens a saved session, with its replay tagged as such.
+// load reopens a saved session: by session/resume, without a replay,
+// when the journal holds its history already and the agent can resume
+// (falling back to session/load if that fails and the agent can load);
+// else by session/load, with its replay tagged as such (and dropped as
+// prepareReplay arranged), or by session/resume where the agent cannot
+// load.
 func (sn *sessionNative) load(ctx context.Context, conn *acpclient.Conn, id string) (*acpclient.SessionSetup, error) {
 	s := sn.s
 	b := s.b
@@ -131,35 +136,56 @@ func (sn *sessionNative) load(ctx context.Context, conn *acpclient.Conn, id stri
 	if sn.standardDirs(conn) {
 		dirs = s.Grants()
 	}
-	switch {
-	case a.AgentCapabilities.LoadSession:
-		s.id = id
-		s.mu.Lock()
-		s.replaying = true
-		s.mu.Unlock()
-		b.register(s)
-		setup, err := conn.LoadSession(ctx, &acpclient.LoadSessionRequest{SessionID: id, Cwd: s.cfg.Cwd,
-			MCPServers: s.cfg.MCPServers, AdditionalDirectories: dirs})
-		s.mu.Lock()
-		s.replaying = false
-		s.mu.Unlock()
-		if err != nil {
-			b.unregisterSession(id)
-			s.id = ""
+	canLoad, canResume := a.AgentCapabilities.LoadSession, a.AgentCapabilities.SessionCapabilities.Resume != nil
+	s.mu.Lock()
+	journaled := s.skipReplay // the journal has the history, and the app wants no replay of it
+	s.mu.Unlock()
+	if canResume && (journaled || !canLoad) {
+		setup, err := sn.resumeNative(ctx, conn, id, dirs)
+		if err == nil || !canLoad {
+			return setup, err
 		}
-		return setup, err
-	case a.AgentCapabilities.SessionCapabilities.Resume != nil:
-		s.id = id
-		b.register(s)
-		setup, err := conn.ResumeSession(ctx, &acpclient.ResumeSessionRequest{SessionID: id, Cwd: s.cfg.Cwd,
-			MCPServers: s.cfg.MCPServers, AdditionalDirectories: dirs})
-		if err != nil {
-			b.unregisterSession(id)
-			s.id = ""
-		}
-		return setup, err
+		b.logger.Info("bridge: session/resume failed, loading the session instead", "agent", b.cfg.ID, "session", id, "err", err)
+	}
+	if canLoad {
+		return sn.loadNative(ctx, conn, id, dirs)
 	}
 	return nil, errors.New("the agent cannot load or resume sessions")
+}
+
+// loadNative sends session/load, with the replay it brings tagged as
+// such.
+func (sn *sessionNative) loadNative(ctx context.Context, conn *acpclient.Conn, id string, dirs []string) (*acpclient.SessionSetup, error) {
+	s := sn.s
+	s.id = id
+	s.mu.Lock()
+	s.replaying = true
+	s.mu.Unlock()
+	s.b.register(s)
+	setup, err := conn.LoadSession(ctx, &acpclient.LoadSessionRequest{SessionID: id, Cwd: s.cfg.Cwd,
+		MCPServers: s.cfg.MCPServers, AdditionalDirectories: dirs})
+	s.mu.Lock()
+	s.replaying = false
+	s.mu.Unlock()
+	if err != nil {
+		s.b.unregisterSession(id)
+		s.id = ""
+	}
+	return setup, err
+}
+
+// resumeNative sends session/resume, which replays nothing.
+func (sn *sessionNative) resumeNative(ctx context.Context, conn *acpclient.Conn, id string, dirs []string) (*acpclient.SessionSetup, error) {
+	s := sn.s
+	s.id = id
+	s.b.register(s)
+	setup, err := conn.ResumeSession(ctx, &acpclient.ResumeSessionRequest{SessionID: id, Cwd: s.cfg.Cwd,
+		MCPServers: s.cfg.MCPServers, AdditionalDirectories: dirs})
+	if err != nil {
+		s.b.unregisterSession(id)
+		s.id = ""
+	}
+	return setup, err
 }
 
 func (sn *sessionNative) emitReady(ready *SessionReady) {

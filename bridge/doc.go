@@ -147,16 +147,23 @@
 // refused one is an error event). Session.Ready says how it opened.
 // FindSession resolves a user's key or agent session id to a record,
 // refusing an id several sessions had (ErrAmbiguousSession). When the journal already holds the
-// session's history, what session/load replays of it is dropped rather
-// than delivered (and journaled) again, unless
-// SessionConfig.KeepJournaledReplay asks for it.
+// session's history, the bridge resumes it with session/resume where the
+// agent offers it: no replay, so a long session reopens at once, its
+// history read from the journal. An agent that can only load replays
+// anyway, and what it replays of the history is dropped rather than
+// delivered (and journaled) again. SessionConfig.KeepJournaledReplay asks
+// for the agent's own replay instead (session/load).
+//
+// A prompt can carry _meta for the agent, W3C trace context above all
+// (WithPromptMeta puts it in the prompt's context); turn_start carries it
+// too, so the journal says which trace each turn belonged to.
 //
 // Session.Close ends a running turn, sends session/close where the agent
 // supports it and frees the session (its record stays, to be resumed);
 // Session.Delete and Host.DeleteSession also delete it on the agent and from
 // the journal. Bridge.ListSessions merges the agent's session/list, the
-// journal's records and the open sessions; Host.Sessions lists the journal's
-// and the open ones across bridges, running or not.
+// journal's records and the open sessions; Host.Sessions merges the same
+// across bridges, running or not (agents are asked where they run).
 //
 // Session.Fork makes a new session, under a key of its own, that goes on
 // from the current one where the agent advertises session/fork; the
@@ -272,7 +279,11 @@
 // (restarting the agent with new environment variables, or running the
 // agent's login command through Config.TerminalLogin) and retries the call
 // that failed. Values given for sign-in are secrets: they reach the agent's
-// environment only, and are masked in errors and logs.
+// environment only, and are masked in errors and logs. Bridge.Logout signs
+// the agent out (the protocol's logout, where the agent advertises it) and
+// says so in an agent-wide notice event; a notice rather than a kind of its
+// own, since nothing waits on an answer and the next call that needs a
+// sign-in asks for one as usual.
 //
 // # Terminals
 //
@@ -374,7 +385,7 @@
 //	session        "sessionReady":{"resumed":true,"agentModes":{"currentModeId":"code","availableModes":[{"id":"code","name":"Code"}]}}
 //	session_closed
 //	terminal       "terminal":{"id":"term-1","toolCallId":"call_3","source":"client","data":"ok  ./...\n"}
-//	turn_start     "text":"Fix the bug"
+//	turn_start     "text":"Fix the bug","raw":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
 //	turn_end       "stopReason":"end_turn"
 //	error          "error":{"message":"bridge: session/prompt: overloaded (code -32603)","code":-32603}
 //	exited         "error":{"message":"agent exited: exit status 3"}
@@ -433,7 +444,7 @@
 //	subscribers, snapshots      subscribe.go, snapshot.go, view.go, viewrows.go (SessionView: a pure fold over events)
 //	journal, records            journal.go, store.go (Record, FileStore, sessionRecords), findsession.go
 //	Bridge (one agent process)  bridge.go, bridgeconfig.go, lifecycle.go (relaunch), capabilities.go
-//	agent-wide sign-in          auth.go, withheld.go, userrequest.go (what every request to the user shares)
+//	agent-wide sign-in          auth.go, withheld.go, userrequest.go (what every request to the user shares), logout.go
 //	profiles, launching         profile.go, profile_hooks.go, profile_support.go, profile_env.go, profile_fs.go, provider.go, resolve.go, workspace.go, hostfs_ssh.go
 //	health check                doctor.go, doctor_status.go
 //	Session and opening one     session.go (state, OpenSession, emitting), attach.go (sessionNative: load or create, replay, reattach), restore.go, sessions.go (Close, the session list)

@@ -30,7 +30,7 @@ const (
 	KindCommands    Kind = "commands"     // the slash commands changed (Commands)
 	KindSessionInfo Kind = "session_info" // title or update time changed (SessionInfo)
 	KindSession     Kind = "session"      // a session is ready (SessionReady)
-	KindTurnStart   Kind = "turn_start"   // a prompt was sent (Text holds it)
+	KindTurnStart   Kind = "turn_start"   // a prompt was sent (Text holds it, Raw its _meta)
 	KindTurnEnd     Kind = "turn_end"     // the turn ended (StopReason, Err when it failed)
 	KindError       Kind = "error"        // something failed (Err)
 	KindExited      Kind = "exited"       // the agent process ended (Err says why)
@@ -154,7 +154,8 @@ type Event struct {
 	// when the update object has a key the event does not carry (a _meta
 	// outside tool calls, a vendor key). Text, thinking and user-text deltas
 	// leave it empty: they may be merged, and they carry nothing beyond Text
-	// and MessageID.
+	// and MessageID. A turn_start's Raw is the other way round: the _meta
+	// the prompt was sent with (see WithPromptMeta), when it had one.
 	Raw json.RawMessage `json:"raw,omitempty"`
 
 	mergedText []byte // text deltas or terminal output merged while the consumer lagged

@@ -70,7 +70,7 @@ func ExampleSession_Enqueue() {
 	go session.Prompt(ctx, acpclient.TextBlock("hold"))
 	<-signal // the turn runs
 	for _, text := range []string{"write the tests", "update the docs"} {
-		if _, err := session.Enqueue(acpclient.TextBlock(text)); err != nil {
+		if _, err := session.Enqueue(ctx, acpclient.TextBlock(text)); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -108,7 +108,7 @@ func ExampleSession_MoveQueued() {
 	<-signal
 	ids := map[string]string{}
 	for _, text := range []string{"tests", "docs", "release notes"} {
-		ids[text], _ = session.Enqueue(acpclient.TextBlock(text))
+		ids[text], _ = session.Enqueue(ctx, acpclient.TextBlock(text))
 	}
 	show := func() {
 		prompts, _ := session.Queue()
@@ -158,7 +158,7 @@ func ExampleSession_ResumeQueue() {
 		close(ended)
 	}()
 	<-signal
-	session.Enqueue(acpclient.TextBlock("try again"))
+	session.Enqueue(ctx, acpclient.TextBlock("try again"))
 	session.Cancel() // the agent fails the turn
 	<-ended
 	if _, paused := session.Queue(); paused {

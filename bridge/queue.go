@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -41,6 +42,9 @@ type QueuedPrompt struct {
 	Text string `json:"text,omitempty"`
 	// Queued is when it was queued.
 	Queued time.Time `json:"queued"`
+	// Meta is the _meta its session/prompt will carry (see
+	// WithPromptMeta), kept with it in the session's record.
+	Meta json.RawMessage `json:"meta,omitempty"`
 }
 
 // QueueUpdate is a change of a session's prompt queue, the payload of a
@@ -110,14 +114,22 @@ type sessionQueue struct {
 // Past SessionConfig.QueueLimit prompts (32 by default) Enqueue fails
 // with ErrQueueFull. Prompt stays as it was: it fails with ErrBusy while
 // a turn runs, so the app chooses per call whether to queue.
-func (s *Session) Enqueue(content ...acpclient.ContentBlock) (string, error) {
+//
+// Enqueue does not wait, so ctx does not bound the queued turn; it
+// carries the prompt's _meta (see WithPromptMeta), which the queued
+// prompt keeps (QueuedPrompt.Meta) until its turn sends it.
+func (s *Session) Enqueue(ctx context.Context, content ...acpclient.ContentBlock) (string, error) {
 	if err := s.closedErr(); err != nil {
 		return "", err
 	}
 	if len(content) == 0 {
 		return "", fmt.Errorf("bridge %s: session %s: queueing an empty prompt", s.b.cfg.ID, s.key)
 	}
-	p := QueuedPrompt{ID: newQueuedID(), Content: slices.Clone(content), Text: promptText(content), Queued: s.b.clock.Now()}
+	meta := promptMeta(ctx)
+	if err := checkPromptMeta(meta); err != nil {
+		return "", fmt.Errorf("bridge %s: session %s: %w", s.b.cfg.ID, s.key, err)
+	}
+	p := QueuedPrompt{ID: newQueuedID(), Content: slices.Clone(content), Text: promptText(content), Queued: s.b.clock.Now(), Meta: meta}
 	if err := s.queue.insert(p, -1); err != nil {
 		return "", err
 	}
@@ -319,7 +331,7 @@ func (q *sessionQueue) drain() {
 			return
 		}
 		began := false
-		_, err := q.s.prompt(q.ctx, p.Content, func(turn uint64) {
+		_, err := q.s.prompt(q.ctx, p.Content, p.Meta, func(turn uint64) {
 			began = true
 			q.change(turn, func(q *sessionQueue) (QueueUpdate, error) {
 				q.inflight = nil

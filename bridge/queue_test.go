@@ -85,7 +85,7 @@ func queueChanges(rec *recorder) []string {
 
 func mustEnqueue(t *testing.T, s *Session, text string) string {
 	t.Helper()
-	id, err := s.Enqueue(acpclient.TextBlock(text))
+	id, err := s.Enqueue(ctxT(t), acpclient.TextBlock(text))
 	if err != nil {
 		t.Fatalf("Enqueue(%q): %v", text, err)
 	}
@@ -260,7 +260,7 @@ func TestQueueLimit(t *testing.T) {
 	done := hold(t, s, rec)
 	mustEnqueue(t, s, "a")
 	mustEnqueue(t, s, "b")
-	_, err := s.Enqueue(acpclient.TextBlock("c"))
+	_, err := s.Enqueue(ctxT(t), acpclient.TextBlock("c"))
 	if !errors.Is(err, ErrQueueFull) || !strings.Contains(err.Error(), "2 prompts queued") {
 		t.Errorf("third Enqueue: %v, want ErrQueueFull naming the count", err)
 	}

@@ -24,12 +24,12 @@ func restoreScript(known ...string) acptest.Script {
 }
 
 // sentAfterLoad returns the methods and params the agent received after
-// its last session/load.
+// its last session/load or session/resume.
 func sentAfterLoad(tr *acptest.Transport) []string {
 	var out []string
 	for _, a := range tr.Agents() {
 		for _, m := range a.Received() {
-			if m.Method == "session/load" {
+			if m.Method == "session/load" || m.Method == "session/resume" {
 				out = nil
 			}
 			if m.Method != "" {

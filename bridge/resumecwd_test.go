@@ -9,13 +9,14 @@ import (
 	"github.com/acphost/acphost/acptest"
 )
 
-// loadCwd returns the cwd of the last session/load the agent received.
+// loadCwd returns the cwd of the last session/load or session/resume the
+// agent received.
 func loadCwd(t *testing.T, tr *acptest.Transport) string {
 	t.Helper()
 	cwd := ""
 	for _, a := range tr.Agents() {
 		for _, m := range a.Received() {
-			if m.Method == "session/load" {
+			if m.Method == "session/load" || m.Method == "session/resume" {
 				var p struct {
 					Cwd string `json:"cwd"`
 				}

@@ -64,14 +64,19 @@ type SessionConfig struct {
 	// With a journal the record is kept there; a Store set as well gets it
 	// too. Set Key to find the record again: a random key is new every run.
 	Store Store
-	// KeepJournaledReplay delivers, marked Replay, the history an agent
-	// replays on session/load even when the Host's journal already holds
-	// events of this session's key. By default that replay is dropped
-	// (SessionReady.ReplaySkipped counts it): the journal has the
-	// transcript already, and an app that shows the journal would show
-	// every turn twice. Replayed state (commands, modes, config options,
-	// title, usage) is always delivered, and a replay is always delivered
-	// when the journal holds nothing of the key.
+	// KeepJournaledReplay asks for the agent's own replay of the session's
+	// history, delivered marked Replay, even when the Host's journal
+	// already holds events of this session's key. By default the bridge
+	// then resumes the session with session/resume, which replays
+	// nothing, where the agent offers it, so a long session reopens at
+	// once; the app's history is the journal's. An agent that can only
+	// load replays anyway, and that replay is dropped
+	// (SessionReady.ReplaySkipped counts it): an app that shows the
+	// journal would show every turn twice. Replayed state (commands,
+	// modes, config options, title, usage) is always delivered, and a
+	// replay is always asked for when the journal holds nothing of the
+	// key. With KeepJournaledReplay the bridge loads (session/load) where
+	// the agent can.
 	KeepJournaledReplay bool
 	// QueueLimit caps the prompts waiting in the session's queue
 	// (Enqueue); past it Enqueue fails with ErrQueueFull. 0 means 32.

@@ -210,16 +210,19 @@ func TestReadyTellsHowTheSessionOpened(t *testing.T) {
 // By default, with a journal that holds the key's history, the transcript
 // a load replays is dropped and counted (an app showing the journal would
 // show every turn twice); state still arrives. With KeepJournaledReplay it
-// is delivered, marked Replay.
+// is delivered, marked Replay. (The agent here can only load: one that
+// can resume is not asked for a replay at all, see
+// TestJournaledSessionResumesWithoutReplay.)
 func TestJournaledReplayIsSkippedByDefault(t *testing.T) {
 	for _, skip := range []bool{true, false} {
 		t.Run(map[bool]string{true: "skip", false: "deliver"}[skip], func(t *testing.T) {
-			tr := &acptest.Transport{Script: acptest.Script{LoadSession: acptest.LoadSessionScript{Sessions: []string{"sess_old"}, Replay: []acptest.Step{
-				update(`{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"question"}}`),
-				{Text: "answer"},
-				update(`{"sessionUpdate":"tool_call","toolCallId":"r1","title":"Read","status":"pending"}`),
-				update(`{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"init","description":"d"}]}`),
-			}}, Prompts: []acptest.Turn{{StopReason: "cancelled"}}}}
+			tr := &acptest.Transport{Script: acptest.Script{Initialize: acptest.InitializeScript{AgentCapabilities: loadOnly},
+				LoadSession: acptest.LoadSessionScript{Sessions: []string{"sess_old"}, Replay: []acptest.Step{
+					update(`{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"question"}}`),
+					{Text: "answer"},
+					update(`{"sessionUpdate":"tool_call","toolCallId":"r1","title":"Read","status":"pending"}`),
+					update(`{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"init","description":"d"}]}`),
+				}}, Prompts: []acptest.Turn{{StopReason: "cancelled"}}}}
 			j := newLifeJournal()
 			j.Append(ctxT(t), []Event{{Pos: 1, Key: "k", Seq: 1, Kind: KindText, Text: "answer"}})
 			j.SaveSession(ctxT(t), "k", Record{Key: "k", NativeSessionID: "sess_old", Cwd: "/w"})

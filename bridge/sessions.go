@@ -259,13 +259,18 @@ func (b *Bridge) ListSessions(ctx context.Context) ([]SessionEntry, error) {
 	return l.sorted(), nil
 }
 
-// Sessions lists the sessions of every bridge: the open ones and those the
-// journal recorded, including sessions of agents that are not running,
-// most recently updated first. Agents are not asked (see
-// Bridge.ListSessions).
+// Sessions lists the sessions of every bridge: the open ones, those the
+// journal recorded, including sessions of agents that are not running, and
+// those each running agent lists with session/list (every page) where it
+// supports it, merged as Bridge.ListSessions merges them, most recently
+// updated first. Listing does not start a stopped agent. An agent whose
+// list fails does not hide the others: Sessions returns every entry it
+// could gather together with an error naming each agent that failed. The
+// list is nil only when the journal could not be read.
 func (h *Host) Sessions(ctx context.Context) ([]SessionEntry, error) {
 	l := newSessionList()
-	for _, b := range h.allBridges() {
+	bridges := h.allBridges()
+	for _, b := range bridges {
 		for _, s := range b.openSessions() {
 			l.addOpen(s)
 		}
@@ -273,7 +278,17 @@ func (h *Host) Sessions(ctx context.Context) ([]SessionEntry, error) {
 	if err := l.addJournal(ctx, h.journal, ""); err != nil {
 		return nil, err
 	}
-	return l.sorted(), nil
+	var failed []error
+	for _, b := range bridges {
+		listed, err := b.agentSessions(ctx)
+		if err != nil {
+			failed = append(failed, err)
+		}
+		for _, info := range listed {
+			l.addAgent(b.cfg.ID, info)
+		}
+	}
+	return l.sorted(), errors.Join(failed...)
 }
 
 // agentSessions returns every page of the agent's session/list.
@@ -302,11 +317,15 @@ func (b *Bridge) agentSessions(ctx context.Context) ([]acpclient.SessionInfo, er
 type sessionList struct {
 	entries  []*SessionEntry
 	byKey    map[string]*SessionEntry
-	byNative map[string]*SessionEntry // every native id an entry had
+	byNative map[nativeRef]*SessionEntry // every native id an entry had
 }
 
+// nativeRef names a native session: ids are the agent's own, so two agents
+// may hand out the same one.
+type nativeRef struct{ bridge, id string }
+
 func newSessionList() *sessionList {
-	return &sessionList{byKey: map[string]*SessionEntry{}, byNative: map[string]*SessionEntry{}}
+	return &sessionList{byKey: map[string]*SessionEntry{}, byNative: map[nativeRef]*SessionEntry{}}
 }
 
 func (l *sessionList) add(e *SessionEntry, natives []NativeSession) {
@@ -314,9 +333,9 @@ func (l *sessionList) add(e *SessionEntry, natives []NativeSession) {
 	if e.Key != "" {
 		l.byKey[e.Key] = e
 	}
-	l.byNative[e.NativeID] = e
+	l.byNative[nativeRef{e.Bridge, e.NativeID}] = e
 	for _, n := range natives {
-		l.byNative[n.ID] = e
+		l.byNative[nativeRef{e.Bridge, n.ID}] = e
 	}
 }
 
@@ -354,7 +373,7 @@ func (l *sessionList) addJournal(ctx context.Context, j Journal, bridge string) 
 }
 
 func (l *sessionList) addAgent(bridge string, info acpclient.SessionInfo) {
-	e := l.byNative[info.SessionID]
+	e := l.byNative[nativeRef{bridge, info.SessionID}]
 	if e == nil {
 		e = &SessionEntry{Bridge: bridge, NativeID: info.SessionID, Cwd: info.Cwd}
 		l.add(e, nil)

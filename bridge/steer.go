@@ -120,12 +120,16 @@ func (s *Session) Steer(ctx context.Context, text string, fallback SteerVia) (St
 	s.mu.Lock()
 	turn := s.turn
 	s.mu.Unlock()
+	meta := promptMeta(ctx) // for the prompt a fallback queues
+	if err := checkPromptMeta(meta); err != nil {
+		return "", fmt.Errorf("bridge %s: session %s: steer: %w", s.b.cfg.ID, s.key, err)
+	}
 	if turn == nil {
-		return s.steerFallback(text, fallback, nil, ErrNoTurn)
+		return s.steerFallback(text, meta, fallback, nil, ErrNoTurn)
 	}
 	via := steerModeOf(turn.conn, s.b.provider.SteerRequest != nil)
 	if via == "" {
-		return s.steerFallback(text, fallback, turn, fmt.Errorf("the agent offers no way to steer a turn: %w", acpclient.ErrUnsupported))
+		return s.steerFallback(text, meta, fallback, turn, fmt.Errorf("the agent offers no way to steer a turn: %w", acpclient.ErrUnsupported))
 	}
 	taken := func() { s.emit(Event{Kind: KindUserText, Text: text, Turn: turn.number, Steer: via}) }
 	err := s.steerNative(ctx, turn.conn, via, text, taken)
@@ -135,7 +139,7 @@ func (s *Session) Steer(ctx context.Context, text string, fallback SteerVia) (St
 	if fallback != "" && !errors.Is(err, ErrNoTurn) {
 		s.emit(Event{Kind: KindError, Turn: turn.number, Err: fmt.Errorf("steering turn %d (%s): %w; applying the fallback, %s", turn.number, via, err, fallback)})
 	}
-	return s.steerFallback(text, fallback, turn, err)
+	return s.steerFallback(text, meta, fallback, turn, err)
 }
 
 // steerNative sends text by way via and calls taken once the agent has
@@ -205,12 +209,13 @@ func steeringOutcome(raw json.RawMessage) error {
 
 // steerFallback applies the fallback for text that could not be steered
 // into turn (nil: none ran) because of why: it goes first in the queue,
-// and for SteerInterrupt the queue resumes and turn is cancelled.
-func (s *Session) steerFallback(text string, fallback SteerVia, turn *turnState, why error) (SteerVia, error) {
+// with meta as its prompt's _meta, and for SteerInterrupt the queue
+// resumes and turn is cancelled.
+func (s *Session) steerFallback(text string, meta json.RawMessage, fallback SteerVia, turn *turnState, why error) (SteerVia, error) {
 	if fallback == "" {
 		return "", fmt.Errorf("bridge %s: session %s: steer: %w", s.b.cfg.ID, s.key, why)
 	}
-	p := QueuedPrompt{ID: newQueuedID(), Content: []acpclient.ContentBlock{acpclient.TextBlock(text)}, Text: text, Queued: s.b.clock.Now()}
+	p := QueuedPrompt{ID: newQueuedID(), Content: []acpclient.ContentBlock{acpclient.TextBlock(text)}, Text: text, Queued: s.b.clock.Now(), Meta: meta}
 	if err := s.queue.insert(p, 0); err != nil {
 		return "", fmt.Errorf("bridge %s: session %s: steer (%s fallback, since %v): %w", s.b.cfg.ID, s.key, fallback, why, err)
 	}

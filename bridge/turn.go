@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -97,14 +98,20 @@ func (tr *sessionTurns) release() { tr.mu.Unlock() }
 // turns never overlap. The session accepts the next prompt before turn_end
 // is emitted, so an app may prompt again from its turn_end handler. A
 // Prompt made while the session compacts waits for the compaction.
+//
+// The prompt's _meta (W3C trace context, say) comes from ctx: see
+// WithPromptMeta.
 func (s *Session) Prompt(ctx context.Context, content ...acpclient.ContentBlock) (string, error) {
-	return s.prompt(ctx, content, nil)
+	return s.prompt(ctx, content, promptMeta(ctx), nil)
 }
 
-// prompt is Prompt; began, when set, is called with the turn's number once
-// the turn has begun (after turn_start), so the queue knows its prompt
-// left it.
-func (s *Session) prompt(ctx context.Context, content []acpclient.ContentBlock, began func(turn uint64)) (string, error) {
+// prompt is Prompt, sending meta as the prompt's _meta; began, when set,
+// is called with the turn's number once the turn has begun (after
+// turn_start), so the queue knows its prompt left it.
+func (s *Session) prompt(ctx context.Context, content []acpclient.ContentBlock, meta json.RawMessage, began func(turn uint64)) (string, error) {
+	if err := checkPromptMeta(meta); err != nil {
+		return "", fmt.Errorf("bridge %s: session %s: %w", s.b.cfg.ID, s.key, err)
+	}
 	if err := s.turns.claimTurn(ctx); err != nil {
 		return "", err
 	}
@@ -115,7 +122,7 @@ func (s *Session) prompt(ctx context.Context, content []acpclient.ContentBlock, 
 	}
 	defer s.turns.mu.Unlock()
 	content = s.seedContent(content) // a transcript fork's first prompt
-	turn, err := s.turns.beginTurn(ctx, content)
+	turn, err := s.turns.beginTurn(ctx, content, meta)
 	if err != nil {
 		s.turns.releaseTurn()
 		return "", err
@@ -143,7 +150,7 @@ func (s *Session) prompt(ctx context.Context, content []acpclient.ContentBlock, 
 	// sent again (see recoverTurn).
 	for {
 		answered := make(chan struct{})
-		_, err = conn.PromptThen(context.WithoutCancel(ctx), &acpclient.PromptRequest{SessionID: s.id, Prompt: content},
+		_, err = conn.PromptThen(context.WithoutCancel(ctx), &acpclient.PromptRequest{SessionID: s.id, Prompt: content, Meta: meta},
 			func(resp *acpclient.PromptResponse, err error) {
 				defer close(answered)
 				if err == nil || !s.turns.holdForRetry(turn, err) {
@@ -172,8 +179,9 @@ func (s *Session) prompt(ctx context.Context, content []acpclient.ContentBlock, 
 }
 
 // beginTurn attaches the session and starts a turn: its number, the tool
-// rows of the previous turn forgotten, turn_start, the watchdog.
-func (tr *sessionTurns) beginTurn(ctx context.Context, content []acpclient.ContentBlock) (*turnState, error) {
+// rows of the previous turn forgotten, turn_start (with the prompt's
+// meta), the watchdog.
+func (tr *sessionTurns) beginTurn(ctx context.Context, content []acpclient.ContentBlock, meta json.RawMessage) (*turnState, error) {
 	s := tr.s
 	s.mu.Lock()
 	unusable := s.unusable
@@ -203,7 +211,7 @@ func (tr *sessionTurns) beginTurn(ctx context.Context, content []acpclient.Conte
 	// never numbers another turn the same.
 	s.rec.saveProgress()
 	s.ckpt.beginTurn(ctx, turn.number)
-	s.emit(Event{Kind: KindTurnStart, Text: promptText(content)})
+	s.emit(Event{Kind: KindTurnStart, Text: promptText(content), Raw: meta})
 	if s.b.provider.OnTurnStart != nil {
 		s.emitAll(s.b.provider.OnTurnStart(s.id))
 	}

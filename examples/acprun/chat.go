@@ -236,7 +236,7 @@ func (c *chat) line(ctx context.Context, line string) {
 	case "/resume":
 		err = c.sess.ResumeQueue()
 	default:
-		_, err = c.sess.Enqueue(acpclient.TextBlock(text))
+		_, err = c.sess.Enqueue(ctx, acpclient.TextBlock(text))
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "acprun: %s: %s\n", word, oneLine(err.Error()))

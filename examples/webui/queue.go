@@ -23,7 +23,7 @@ func (s *server) handleEnqueue(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	id, err := sess.Enqueue(acpclient.TextBlock(text))
+	id, err := sess.Enqueue(r.Context(), acpclient.TextBlock(text))
 	if err != nil {
 		writeError(w, errorStatus(err), err)
 		return

@@ -103,8 +103,10 @@ func (s *server) firstPrompt(ctx context.Context, key string) string {
 }
 
 func (s *server) handleSessions(w http.ResponseWriter, r *http.Request) {
+	// An agent whose own list failed leaves the others' entries (and the
+	// journal's): only a list that could not be made at all fails.
 	entries, err := s.host.Sessions(r.Context())
-	if err != nil {
+	if err != nil && entries == nil {
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
@@ -121,7 +123,7 @@ func (s *server) handleSessions(w http.ResponseWriter, r *http.Request) {
 // entry finds a listed session by its key.
 func (s *server) entry(ctx context.Context, key string) (bridge.SessionEntry, error) {
 	entries, err := s.host.Sessions(ctx)
-	if err != nil {
+	if err != nil && entries == nil {
 		return bridge.SessionEntry{}, err
 	}
 	for _, e := range entries {

@@ -24,7 +24,7 @@ const root = "../.."
 // exported types. A new name must be worth raising the cap for.
 var budgets = map[string]int{
 	"acpclient":       317,
-	"bridge":          304,
+	"bridge":          306,
 	"bridge/terminal": 25,
 	"checkpoint":      20,
 	"fsroot":          42,
