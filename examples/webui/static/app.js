@@ -861,7 +861,7 @@ function renderConfig(options) {
     const change = async (body, undo) => {
       try { await call("config", body); } catch (err) { undo(); notice(err.message, "error"); }
     };
-    if (o.type === "boolean") {
+    if (o.type === "boolean" && typeof o.currentValue === "boolean") { // a value of another type is the agent's mistake: no toggle
       const input = el("input", { type: "checkbox", "data-config": o.id });
       input.checked = !!o.currentValue;
       input.onchange = () => change({ id: o.id, bool: input.checked }, () => { input.checked = !!o.currentValue; });
