@@ -77,11 +77,12 @@ func (s *Session) handleUpdate(n *acpclient.SessionNotification, raw json.RawMes
 		ev.Kind, ev.Usage = KindUsage, s.measure(used, size, u.Cost)
 		s.emitFromAgent(ev)
 	case *acpclient.CompactionUpdate:
-		c := &Compaction{ID: u.CompactionID, Status: NormalizeCompactionStatus(u.Status)}
-		for _, b := range u.Summary {
-			c.Summary += b.Text
+		s.emitCompaction(ev, s.foldCompaction(u, raw))
+	case *acpclient.CompactionSummaryChunk:
+		if !s.foldSummaryChunk(u) {
+			ev.Kind = KindExt // not text: the event keeps it whole
+			s.emitFromAgent(ev)
 		}
-		s.emitCompaction(ev, c)
 	case *acpclient.UnknownUpdate:
 		if !s.vendorUpdate(ev, u) {
 			ev.Kind = KindExt
