@@ -34,7 +34,9 @@ type ClientCapabilities struct {
 	Auth        *AuthCapabilities          `json:"auth,omitempty"`
 	Elicitation *ElicitationCapabilities   `json:"elicitation,omitempty"`
 	Session     *ClientSessionCapabilities `json:"session,omitempty"`
-	Meta        json.RawMessage            `json:"_meta,omitempty"`
+	// Plan (unstable) opts in to plan_update and plan_removed.
+	Plan *Marker         `json:"plan,omitempty"`
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // FileSystemCapabilities says which fs/* methods the client serves.

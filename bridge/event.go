@@ -141,6 +141,10 @@ type Event struct {
 	Steer SteerVia `json:"steer,omitempty"`
 	// Changes is what changed in the workspace, in a changes event.
 	Changes *Changes `json:"changes,omitempty"`
+	// Plans are all the agent's plans, by id in the order they came,
+	// in a plan event built from the draft's plan_update and plan_removed
+	// (Plan then holds the entries of its "items" plans, in that order).
+	Plans []acpclient.PlanContent `json:"plans,omitempty"`
 	// Err is the failure of an error, turn_end or exited event. In JSON it
 	// is the object {"message", "code"} (see EventError), and decodes as an
 	// *EventError.

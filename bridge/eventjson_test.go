@@ -72,6 +72,7 @@ func filledEvents() map[Kind]Event {
 		}),
 		KindPlan: with(KindPlan, func(e *Event) {
 			e.Plan = []acpclient.PlanEntry{{Content: "Read", Priority: "high", Status: "completed"}, {Content: "Fix", Priority: "medium", Status: "pending"}}
+			e.Plans = []acpclient.PlanContent{{Type: "items", PlanID: "p1", Entries: e.Plan}, {Type: "markdown", PlanID: "p2", Content: "# Later"}}
 		}),
 		KindUsage: with(KindUsage, func(e *Event) {
 			e.Usage = &Usage{Known: true, Used: 50000, Size: 200000, Percent: 25, Cost: &acpclient.Cost{Amount: 0.12, Currency: "USD"},

@@ -17,6 +17,8 @@ var carriedKeys = map[string][]string{
 	acpclient.UpdateToolCall:          toolCallKeys,
 	acpclient.UpdateToolCallUpdate:    toolCallKeys,
 	acpclient.UpdatePlan:              {"sessionUpdate", "entries"},
+	acpclient.UpdatePlanContent:       {"sessionUpdate", "plan"},
+	acpclient.UpdatePlanRemoved:       {"sessionUpdate", "planId"},
 	acpclient.UpdateAvailableCommands: {"sessionUpdate", "availableCommands"},
 	acpclient.UpdateCurrentMode:       {"sessionUpdate", "currentModeId", "modeId"},
 	acpclient.UpdateConfigOptions:     {"sessionUpdate", "configOptions"},

@@ -48,6 +48,8 @@ func (s *Session) handleUpdate(n *acpclient.SessionNotification, raw json.RawMes
 	case *acpclient.PlanUpdate:
 		ev.Kind, ev.Plan = KindPlan, u.Entries
 		s.emitFromAgent(ev)
+	case *acpclient.PlanContentUpdate, *acpclient.PlanRemoved:
+		s.emitPlans(ev, n.Update, raw)
 	case *acpclient.AvailableCommandsUpdate:
 		ev.Kind, ev.Commands = KindCommands, u.AvailableCommands
 		s.emitFromAgent(ev)
