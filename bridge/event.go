@@ -107,21 +107,28 @@ type Event struct {
 	// just outside a turn.
 	Late bool `json:"late,omitempty"`
 
-	Text          string                       `json:"text,omitempty"`
-	MessageID     string                       `json:"messageId,omitempty"`
-	Tool          *ToolCall                    `json:"tool,omitempty"`
-	Permission    *PermissionRequest           `json:"permission,omitempty"`
-	Elicitation   *ElicitationRequest          `json:"elicitation,omitempty"`
-	Plan          []acpclient.PlanEntry        `json:"plan,omitempty"`
-	Usage         *Usage                       `json:"usage,omitempty"`
-	Compaction    *Compaction                  `json:"compaction,omitempty"`
-	AgentMode     string                       `json:"agentMode,omitempty"`
-	ConfigOptions []acpclient.ConfigOption     `json:"configOptions,omitempty"`
-	Models        *acpclient.ModelState        `json:"models,omitempty"`
-	Commands      []acpclient.AvailableCommand `json:"commands,omitempty"`
-	SessionInfo   *SessionInfo                 `json:"sessionInfo,omitempty"`
-	SessionReady  *SessionReady                `json:"sessionReady,omitempty"`
-	StopReason    string                       `json:"stopReason,omitempty"`
+	Text      string `json:"text,omitempty"`
+	MessageID string `json:"messageId,omitempty"`
+	// Content is a piece of a message that is not text (an image, audio,
+	// a resource or a link to one), in a text, thinking or user_text event
+	// whose Text is then empty. Its data (base64 image or audio, embedded
+	// resource text or blob) is kept up to 1 MiB; larger data is left out
+	// and ContentDropped says how many bytes were.
+	Content        *acpclient.ContentBlock      `json:"content,omitempty"`
+	ContentDropped int                          `json:"contentDropped,omitempty"`
+	Tool           *ToolCall                    `json:"tool,omitempty"`
+	Permission     *PermissionRequest           `json:"permission,omitempty"`
+	Elicitation    *ElicitationRequest          `json:"elicitation,omitempty"`
+	Plan           []acpclient.PlanEntry        `json:"plan,omitempty"`
+	Usage          *Usage                       `json:"usage,omitempty"`
+	Compaction     *Compaction                  `json:"compaction,omitempty"`
+	AgentMode      string                       `json:"agentMode,omitempty"`
+	ConfigOptions  []acpclient.ConfigOption     `json:"configOptions,omitempty"`
+	Models         *acpclient.ModelState        `json:"models,omitempty"`
+	Commands       []acpclient.AvailableCommand `json:"commands,omitempty"`
+	SessionInfo    *SessionInfo                 `json:"sessionInfo,omitempty"`
+	SessionReady   *SessionReady                `json:"sessionReady,omitempty"`
+	StopReason     string                       `json:"stopReason,omitempty"`
 	// Auth is the sign-in request of an auth_required event.
 	Auth *AuthRequest `json:"auth,omitempty"`
 	// Todos is the task list of a todos event.

@@ -56,6 +56,10 @@ func filledEvents() map[Kind]Event {
 		KindText:     with(KindText, func(e *Event) { e.Text, e.MessageID = "Hello", "m1" }),
 		KindThinking: with(KindThinking, func(e *Event) { e.Text, e.MessageID = "The user wants", "m0" }),
 		KindUserText: with(KindUserText, func(e *Event) { e.Text, e.Replay, e.Turn = "Fix the bug", true, 0 }),
+		KindThinking + "+content": with(KindThinking, func(e *Event) {
+			e.MessageID, e.ContentDropped = "m0", 3<<20
+			e.Content = &acpclient.ContentBlock{Type: acpclient.ContentImage, MimeType: "image/png", URI: "file:///w/shot.png"}
+		}),
 		KindToolStart: with(KindToolStart, func(e *Event) {
 			e.Tool = &ToolCall{ID: "call_1", Title: "Edit a.go", Kind: "edit", Status: "pending"}
 		}),

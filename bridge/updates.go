@@ -140,10 +140,8 @@ func (s *Session) toolProgress(ev Event, u *acpclient.ToolCallUpdate) {
 // emitChunk reports a message chunk received at now: the hot path of a
 // streaming agent, so ev goes by pointer and the clock is not read again.
 func (s *Session) emitChunk(ev *Event, kind Kind, c *acpclient.ContentChunk, now time.Time) {
-	if c.Content.Type != acpclient.ContentText {
-		ev.Kind = KindExt // images and resources in a message: pass them on whole
-		ev.Raw, _ = json.Marshal(c)
-	} else {
+	switch {
+	case c.Content.Type == acpclient.ContentText:
 		if c.Content.Text == "" {
 			// An empty chunk (claude sends one before its reply) says
 			// nothing: no event, but a sign of life. Its message id is on
@@ -153,9 +151,17 @@ func (s *Session) emitChunk(ev *Event, kind Kind, c *acpclient.ContentChunk, now
 			return
 		}
 		ev.Kind, ev.Text = kind, c.Content.Text
-		if c.MessageID != nil {
-			ev.MessageID = *c.MessageID
-		}
+	case c.Content.Raw != nil:
+		ev.Kind = KindExt // content of a type this module does not know: pass it on whole
+		ev.Raw, _ = json.Marshal(c)
+		s.emitFromAgentAt(ev, now)
+		return
+	default:
+		ev.Kind = kind
+		ev.Content, ev.ContentDropped = boundedContent(c.Content)
+	}
+	if c.MessageID != nil {
+		ev.MessageID = *c.MessageID
 	}
 	s.emitFromAgentAt(ev, now)
 }

@@ -340,7 +340,7 @@ function line(v, text, cls, ev) { return add(v, el("div", { class: "line " + (cl
 
 function apply(v, ev) {
   switch (ev.kind) {
-    case "text": case "thinking": case "user_text": return addText(v, ev);
+    case "text": case "thinking": case "user_text": return ev.content ? addContent(v, ev) : addText(v, ev);
     case "turn_start":
       v.busy = true;
       v.sending = false;
@@ -421,6 +421,27 @@ function addText(v, ev) {
   if (ev.kind === "user_text" || blk.raw.length > 200000) blk.node.replaceChildren(blk.raw); // past that, re-rendering each chunk costs too much
   else blk.node.replaceChildren(markdown(blk.raw));
   scrollDown();
+}
+
+// addContent shows a piece of a message that is not text: an image inline
+// (the page's CSP allows data: images only), a resource as a link (http(s)
+// only, see link) with its text, audio and anything the bridge dropped as
+// a label saying so.
+function addContent(v, ev) {
+  const c = ev.content;
+  const parts = [];
+  if (c.type === "image" && c.data && /^image\/(png|jpeg|gif|webp)$/.test(c.mimeType || "")) {
+    parts.push(el("img", { class: "content-image", src: "data:" + c.mimeType + ";base64," + c.data, alt: c.uri || "image" }));
+  } else if (c.type === "resource_link") {
+    parts.push(link(c.uri, c.title || c.name || c.uri));
+  } else if (c.type === "resource" && c.resource) {
+    parts.push(link(c.resource.uri, c.resource.uri));
+    if (typeof c.resource.text === "string") parts.push(el("pre", { class: "content-text" }, c.resource.text));
+  } else {
+    parts.push(el("span", { class: "content-label" }, c.type + (c.mimeType ? " (" + c.mimeType + ")" : "") + (c.uri ? " " + c.uri : "")));
+  }
+  if (ev.contentDropped) parts.push(el("span", { class: "content-label" }, " " + Math.ceil(ev.contentDropped / 1024) + " KiB not shown: too large"));
+  add(v, el("div", { class: "msg content " + ev.kind, "data-content": c.type }, parts), ev);
 }
 
 // ---- Markdown: a safe subset, built as DOM nodes ----
