@@ -43,7 +43,8 @@ const (
 	// replaced whole (Todos, and Plan for hosts that show plans).
 	KindTodos Kind = "todos"
 	// KindNotice: a message for the user that is neither agent output nor
-	// an error, such as a recovered backend failure (Text).
+	// an error, such as a recovered backend failure (Text), or the agent's
+	// own notice (Notice, with its title in Text).
 	KindNotice Kind = "notice"
 	// KindDecision: a request that waited on the user (permission,
 	// question, sign-in) was answered or abandoned, by the app, by the
@@ -148,6 +149,9 @@ type Event struct {
 	Steer SteerVia `json:"steer,omitempty"`
 	// Changes is what changed in the workspace, in a changes event.
 	Changes *Changes `json:"changes,omitempty"`
+	// Notice is the agent's notice (severity, title, description) in a
+	// notice event that came from the agent.
+	Notice *Notice `json:"notice,omitempty"`
 	// Plans are all the agent's plans, by id in the order they came,
 	// in a plan event built from the draft's plan_update and plan_removed
 	// (Plan then holds the entries of its "items" plans, in that order).
@@ -195,6 +199,16 @@ type ToolCall struct {
 // agent had not finished it (after a reject, a cancel, a failure): the row
 // is closed, and updates that still arrive for it are delivered Late.
 const ToolUnfinished = "unfinished"
+
+// Notice is a notice from the agent (the draft's "notice" update): advice
+// for the user now, not part of the session's history. Severity is "info",
+// "warning", "error" or the agent's own word.
+type Notice struct {
+	Severity    string          `json:"severity"`
+	Title       string          `json:"title"`
+	Description string          `json:"description,omitempty"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
+}
 
 // Decision is how a request that waited on the user was settled.
 type Decision struct {

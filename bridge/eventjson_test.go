@@ -134,6 +134,10 @@ func filledEvents() map[Kind]Event {
 			e.Plan = []acpclient.PlanEntry{{Content: "Fix", Priority: "medium", Status: "in_progress"}}
 		}),
 		KindNotice: with(KindNotice, func(e *Event) { e.Text = "Recovered from a backend failure" }),
+		KindNotice + "+agent": with(KindNotice, func(e *Event) {
+			e.Text = "Rate limited"
+			e.Notice = &Notice{Severity: "warning", Title: "Rate limited", Description: "Retrying in 30s", Meta: json.RawMessage(`{"x":1}`)}
+		}),
 		KindQueue: with(KindQueue, func(e *Event) {
 			e.Queue = &QueueUpdate{Change: "paused", ID: "q-1", Reason: "turn 2 failed: overloaded", Paused: true,
 				Prompts: []QueuedPrompt{{ID: "q-1", Content: []acpclient.ContentBlock{acpclient.TextBlock("and the docs")}, Text: "and the docs", Queued: at}}}

@@ -19,6 +19,7 @@ var carriedKeys = map[string][]string{
 	acpclient.UpdatePlan:              {"sessionUpdate", "entries"},
 	acpclient.UpdatePlanContent:       {"sessionUpdate", "plan"},
 	acpclient.UpdatePlanRemoved:       {"sessionUpdate", "planId"},
+	acpclient.UpdateNotice:            {"sessionUpdate", "severity", "title", "description", "_meta"},
 	acpclient.UpdateAvailableCommands: {"sessionUpdate", "availableCommands"},
 	acpclient.UpdateCurrentMode:       {"sessionUpdate", "currentModeId", "modeId"},
 	acpclient.UpdateConfigOptions:     {"sessionUpdate", "configOptions"},

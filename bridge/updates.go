@@ -85,6 +85,14 @@ func (s *Session) handleUpdate(n *acpclient.SessionNotification, raw json.RawMes
 			ev.Kind = KindExt // not text: the event keeps it whole
 			s.emitFromAgent(ev)
 		}
+	case *acpclient.Notice:
+		ev.Kind, ev.Raw = KindExt, raw // a notice without a title says nothing to show
+		if u.Title != "" {
+			ev.Raw = rawBeyondEvent(u, raw)
+			ev.Kind, ev.Text = KindNotice, u.Title
+			ev.Notice = &Notice{Severity: u.Severity, Title: u.Title, Description: u.Description, Meta: u.Meta}
+		}
+		s.emitFromAgent(ev)
 	case *acpclient.UnknownUpdate:
 		if !s.vendorUpdate(ev, u) {
 			ev.Kind = KindExt

@@ -384,7 +384,8 @@ function apply(v, ev) {
     case "error":
       v.lastError = ev.error ? ev.error.message : "";
       return line(v, "Error: " + (ev.error ? ev.error.message : "unknown"), "error", ev);
-    case "notice": return line(v, ev.text, "", ev);
+    case "notice": // the agent's own notices carry a severity and a detail
+      return line(v, ev.text + (ev.notice && ev.notice.description ? ": " + ev.notice.description : ""), ev.notice && ev.notice.severity === "error" ? "error" : "", ev);
     case "authority": return setSafety(ev.authority);
     case "queue": return queueEvent(v, ev);
     case "changes": return changesEvent(v, ev);
