@@ -380,6 +380,7 @@
 //	exited         "error":{"message":"agent exited: exit status 3"}
 //	ext            "method":"_vendor/progress","raw":{"sessionId":"sess_1","step":3}
 //	elicitation    "elicitation":{"id":"ask-2","message":"Which branch?","mode":"form","schema":{"type":"object","properties":{"branch":{"type":"string"}}}}
+//	elicitation_complete "elicitation":{"id":"ask-4","message":"Sign in to the tracker","mode":"url","url":"https://tracker.example/login","elicitationId":"e-1"}
 //	auth_required  "auth":{"id":"auth-3","call":"session/new","methods":[{"id":"key","name":"API key","type":"env_var","vars":[{"name":"OPENAI_API_KEY","secret":true}]}]}
 //	notice         "text":"Recovered from a backend failure"
 //	authority      "authority":{"state":"protected","reason":"agent mode \"default\" asks before acting","hostMode":"build","agentMode":"default"}

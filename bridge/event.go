@@ -36,6 +36,11 @@ const (
 	KindExited      Kind = "exited"       // the agent process ended (Err says why)
 	KindExt         Kind = "ext"          // an update or vendor notification without a kind of its own (Method, Raw)
 	KindElicitation Kind = "elicitation"  // the agent asks the user for input; answer Elicitation
+	// KindElicitationComplete: the agent reports that the out-of-band
+	// step of a url elicitation (Elicitation, the request it asked) is
+	// done, so a UI closes what it shows for it. A request still waiting
+	// is first settled as accepted, by the host.
+	KindElicitationComplete Kind = "elicitation_complete"
 	// KindAuthRequired: the agent needs the user to sign in; answer Auth
 	// with one of its methods and the bridge retries what failed.
 	KindAuthRequired Kind = "auth_required"

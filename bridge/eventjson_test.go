@@ -119,6 +119,9 @@ func filledEvents() map[Kind]Event {
 			e.Elicitation = &ElicitationRequest{ID: "ask-2", Message: "Which branch?", Mode: "form",
 				Schema: json.RawMessage(`{"type":"object","properties":{"branch":{"type":"string"}}}`), ElicitationID: "el-1", URL: "https://example.com/x", ToolCallID: "call_1"}
 		}),
+		KindElicitationComplete: with(KindElicitationComplete, func(e *Event) {
+			e.Elicitation = &ElicitationRequest{ID: "ask-4", Message: "Sign in", Mode: "url", URL: "https://tracker.example/login", ElicitationID: "e-1"}
+		}),
 		KindAuthRequired: with(KindAuthRequired, func(e *Event) {
 			e.Turn = 0
 			e.Auth = &AuthRequest{ID: "auth-3", Call: "session/new", Message: "Sign in", Methods: []AuthOption{

@@ -366,6 +366,11 @@ function apply(v, ev) {
       return;
     }
     case "decision": return decided(v, ev);
+    case "elicitation_complete": { // the agent says the step at the URL is done
+      const card = v.cards.get(ev.elicitation.id);
+      if (card) { card.dataset.complete = "true"; return card.append(el("div", { class: "note" }, "Completed.")); }
+      return line(v, "Completed: " + (ev.elicitation.message || ev.elicitation.url), "", ev);
+    }
     case "plan": case "todos": v.plan = ev; v.turnShown = true; return renderPlan(ev, false);
     case "usage": return setMeter(ev.usage);
     case "compaction": return compaction(v, ev);
