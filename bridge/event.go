@@ -190,7 +190,12 @@ type ToolCall struct {
 	// Name is the tool's machine name: a provider's own metadata first, then
 	// the ACP name field, then (for providers with ToolNameFromTitle) a
 	// title that is a bare tool name.
-	Name      string                       `json:"name,omitempty"`
+	Name string `json:"name,omitempty"`
+	// Parent is the id of the tool call this one runs under, such as the
+	// task that started the subagent making it, when the agent says
+	// (Provider.ToolParent), so that a UI can nest it there. Once known,
+	// it stays: updates that leave it out do not clear it.
+	Parent    string                       `json:"parent,omitempty"`
 	Content   []acpclient.ToolCallContent  `json:"content,omitempty"`
 	Locations []acpclient.ToolCallLocation `json:"locations,omitempty"`
 	RawInput  json.RawMessage              `json:"rawInput,omitempty"`

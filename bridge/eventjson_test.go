@@ -36,7 +36,7 @@ func filledEvents() map[Kind]Event {
 	old := "package a\n"
 	line := 7
 	size := int64(12)
-	tool := &ToolCall{ID: "call_1", Title: "Edit a.go", Kind: "edit", Status: "in_progress", Name: "Edit",
+	tool := &ToolCall{ID: "call_1", Title: "Edit a.go", Kind: "edit", Status: "in_progress", Name: "Edit", Parent: "task_1",
 		Content: []acpclient.ToolCallContent{
 			{Type: acpclient.ToolContentContent, Content: &acpclient.ContentBlock{Type: acpclient.ContentText, Text: "done"}},
 			{Type: acpclient.ToolContentDiff, Path: "/w/a.go", OldText: &old, NewText: "package b\n"},

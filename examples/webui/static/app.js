@@ -553,7 +553,8 @@ function toolEvent(v, ev) {
   if (!ev.tool) return;
   let r = findRow(v, ev.tool.id, ev.turn || 0, ev.kind !== "tool_start" && (!ev.turn || ev.late));
   if (!r) {
-    r = { turn: ev.turn || 0, tool: ev.tool, output: "", exit: null, node: el("div", { class: "tool" }) };
+    // A subagent's call (tool.parent: its task's call) is indented under it.
+    r = { turn: ev.turn || 0, tool: ev.tool, output: "", exit: null, node: el("div", { class: ev.tool.parent ? "tool nested" : "tool", "data-parent": ev.tool.parent || null }) };
     v.rows.push(r);
     add(v, r.node, ev);
   }
