@@ -111,6 +111,20 @@ type MCPCapabilities struct {
 	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
+// Takes reports whether the agent connects to an MCP server of s's
+// transport: stdio always, the others when advertised.
+func (m MCPCapabilities) Takes(s MCPServer) bool {
+	switch s.Type {
+	case "http":
+		return m.HTTP
+	case "sse":
+		return m.SSE
+	case "acp":
+		return m.ACP
+	}
+	return true
+}
+
 // SessionCapabilities are the optional session methods the agent serves.
 type SessionCapabilities struct {
 	List                  *Marker         `json:"list,omitempty"`
