@@ -23,8 +23,8 @@ const root = "../.."
 // constants, variables, types and functions, and the methods of its
 // exported types. A new name must be worth raising the cap for.
 var budgets = map[string]int{
-	"acpclient":       315,
-	"bridge":          302,
+	"acpclient":       327,
+	"bridge":          304,
 	"bridge/terminal": 25,
 	"checkpoint":      19,
 	"fsroot":          42,
