@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -75,5 +76,31 @@ func TestCompactionSummaryChunks(t *testing.T) {
 	}
 	if len(ext) != 1 || !strings.Contains(string(ext[0].Raw), `"image"`) {
 		t.Errorf("ext events %v: the image chunk must be passed on whole", ext)
+	}
+}
+
+// TestCompactionSummariesAreBounded: chunks of more compactions than the
+// bridge folds at once are passed on as ext, not kept.
+func TestCompactionSummariesAreBounded(t *testing.T) {
+	var steps []acptest.Step
+	for i := range openCompactionsKept + 1 {
+		steps = append(steps, update(fmt.Sprintf(`{"sessionUpdate":"compaction_summary_chunk","compactionId":"c%d","content":{"type":"text","text":"x"}}`, i)))
+	}
+	s, rec, _ := openProto(t, "cb", acptest.Script{Prompts: []acptest.Turn{{Steps: steps}}})
+	runTurn(t, s, rec)
+	var ext []string
+	for _, ev := range rec.of("cb", s.ID()) {
+		if ev.Kind == KindExt {
+			ext = append(ext, string(ev.Raw))
+		}
+	}
+	if want := fmt.Sprintf(`"c%d"`, openCompactionsKept); len(ext) != 1 || !strings.Contains(ext[0], want) {
+		t.Errorf("ext events %q, want only the chunk of compaction %s", ext, want)
+	}
+	s.mu.Lock()
+	open := len(s.folds.summaries)
+	s.mu.Unlock()
+	if open != openCompactionsKept {
+		t.Errorf("%d summaries kept, want %d", open, openCompactionsKept)
 	}
 }

@@ -13,6 +13,10 @@ import (
 // chunks are not kept, so an agent cannot grow a session without bound.
 const foldedTextLimit = 1 << 20
 
+// openCompactionsKept bounds the compactions whose summaries the bridge
+// folds at once; chunks of one more are passed on as ext.
+const openCompactionsKept = 16
+
 // updateFolds is the state of draft updates that patch or append to an
 // earlier update by id, so that the bridge's events carry the whole result
 // (Compaction.Summary, Event.Plans) as the stable kinds do. It is the session's, guarded
@@ -58,13 +62,19 @@ func (s *Session) foldCompaction(u *acpclient.CompactionUpdate, raw json.RawMess
 
 // foldSummaryChunk appends a compaction_summary_chunk's text to its
 // compaction's summary, which the compaction's next event carries. It
-// reports false for content that is not text, which the caller passes on
+// reports false for content that is not text, and for a chunk of one
+// compaction more than openCompactionsKept, which the caller passes on
 // whole.
 func (s *Session) foldSummaryChunk(u *acpclient.CompactionSummaryChunk) bool {
 	if u.Content.Type != acpclient.ContentText {
 		return false
 	}
 	s.mu.Lock()
+	_, open := s.folds.summaries[u.CompactionID]
+	if !open && len(s.folds.summaries) >= openCompactionsKept {
+		s.mu.Unlock()
+		return false
+	}
 	appendLimited(s.folds.summary(u.CompactionID), u.Content.Text)
 	s.mu.Unlock()
 	s.activity()
