@@ -7,11 +7,16 @@ import (
 	"github.com/acphost/acphost/acpclient"
 )
 
+// plansKept bounds the plans a session folds: every plan event carries
+// them all.
+const plansKept = 64
+
 // emitPlans folds a draft plan_update or plan_removed into the session's
 // plans and reports all of them in a plan event, so that apps see the
 // whole plan as with the stable update. A plan of a type the bridge does
-// not know, or the removal of a plan it does not have, changes nothing and
-// is passed on as ext with the update whole.
+// not know, markdown over 1 MiB, a plan past plansKept, or the removal of
+// a plan it does not have changes nothing and is passed on as ext with the
+// update whole.
 func (s *Session) emitPlans(ev Event, u acpclient.SessionUpdate, raw json.RawMessage) {
 	s.mu.Lock()
 	plans, ok := s.folds.applyPlan(u)
@@ -30,10 +35,13 @@ func (s *Session) emitPlans(ev Event, u acpclient.SessionUpdate, raw json.RawMes
 func (f *updateFolds) applyPlan(u acpclient.SessionUpdate) ([]acpclient.PlanContent, bool) {
 	switch u := u.(type) {
 	case *acpclient.PlanContentUpdate:
-		if u.Plan.Raw != nil {
+		if u.Plan.Raw != nil || len(u.Plan.Content) > foldedTextLimit {
 			return nil, false
 		}
 		i := slices.IndexFunc(f.plans, func(p acpclient.PlanContent) bool { return p.PlanID == u.Plan.PlanID })
+		if i < 0 && len(f.plans) >= plansKept {
+			return nil, false
+		}
 		next := slices.Clone(f.plans)
 		if i < 0 {
 			next = append(next, u.Plan)

@@ -89,3 +89,23 @@ func describeEntries(entries []acpclient.PlanEntry) string {
 	}
 	return strings.Join(out, ",")
 }
+
+// TestPlansAreBounded: a plan past plansKept, or markdown over the limit,
+// is passed on as ext and not kept.
+func TestPlansAreBounded(t *testing.T) {
+	var f updateFolds
+	for i := range plansKept {
+		if _, ok := f.applyPlan(&acpclient.PlanContentUpdate{Plan: acpclient.PlanContent{Type: "items", PlanID: strings.Repeat("p", i+1)}}); !ok {
+			t.Fatalf("plan %d refused", i)
+		}
+	}
+	if _, ok := f.applyPlan(&acpclient.PlanContentUpdate{Plan: acpclient.PlanContent{Type: "items", PlanID: "one too many"}}); ok {
+		t.Error("a plan past the limit was kept")
+	}
+	if _, ok := f.applyPlan(&acpclient.PlanContentUpdate{Plan: acpclient.PlanContent{Type: "markdown", PlanID: "p", Content: strings.Repeat("#", foldedTextLimit+1)}}); ok {
+		t.Error("markdown over the limit was kept")
+	}
+	if plans, ok := f.applyPlan(&acpclient.PlanContentUpdate{Plan: acpclient.PlanContent{Type: "markdown", PlanID: "p", Content: "# ok"}}); !ok || len(plans) != plansKept || plans[0].Content != "# ok" {
+		t.Errorf("replacing a kept plan: ok %v, %d plans", ok, len(plans))
+	}
+}
