@@ -85,16 +85,7 @@ func (c *Conn) checkSessionParams(method string, dirs []string, servers []MCPSer
 		return fmt.Errorf("acpclient: %s: additional directories: %w", method, ErrUnsupported)
 	}
 	for _, s := range servers {
-		ok := true
-		switch s.Type {
-		case "http":
-			ok = a.AgentCapabilities.MCPCapabilities.HTTP
-		case "sse":
-			ok = a.AgentCapabilities.MCPCapabilities.SSE
-		case "acp":
-			ok = a.AgentCapabilities.MCPCapabilities.ACP
-		}
-		if !ok {
+		if !a.AgentCapabilities.MCPCapabilities.Takes(s) {
 			return fmt.Errorf("acpclient: %s: MCP server %q over %s: %w", method, s.Name, s.Type, ErrUnsupported)
 		}
 	}

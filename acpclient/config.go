@@ -1,6 +1,9 @@
 package acpclient
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"errors"
+)
 
 // Config option types (ConfigOption.Type).
 const (
@@ -10,7 +13,9 @@ const (
 
 // ConfigOption is a session setting the agent exposes (model, reasoning level,
 // mode…). Select options carry Value and Options; boolean options BoolValue.
-// An option of an unknown type keeps its JSON in Raw; hosts should skip it.
+// An option of an unknown type, or whose current value is not of its type
+// (a boolean option with a string value), keeps its JSON in Raw; hosts
+// should skip it.
 type ConfigOption struct {
 	ID          string          `json:"id"`
 	Name        string          `json:"name"`
@@ -75,20 +80,35 @@ func (o *ConfigOption) UnmarshalJSON(data []byte) error {
 	if o.Type == "" {
 		o.Type = ConfigSelect
 	}
+	var err error
 	switch o.Type {
 	case ConfigSelect:
-		_ = json.Unmarshal(f.CurrentValue, &o.Value)
+		err = decodeCurrentValue(f.CurrentValue, &o.Value)
 	case ConfigBoolean:
-		_ = json.Unmarshal(f.CurrentValue, &o.BoolValue)
+		err = decodeCurrentValue(f.CurrentValue, &o.BoolValue)
 	default:
-		o.Raw = append(json.RawMessage(nil), data...)
+		err = errUnknownOptionType
+	}
+	if err != nil {
+		o.Raw = append(json.RawMessage(nil), data...) // kept whole, never read as false or ""
 	}
 	return nil
 }
 
+var errUnknownOptionType = errors.New("unknown config option type")
+
+// decodeCurrentValue reads a current value of the option's type; a missing
+// or null one leaves the zero value, one of another type is an error.
+func decodeCurrentValue(raw json.RawMessage, into any) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return json.Unmarshal(raw, into)
+}
+
 // MarshalJSON encodes the option with its current value.
 func (o ConfigOption) MarshalJSON() ([]byte, error) {
-	if len(o.Raw) > 0 && o.Type != ConfigSelect && o.Type != ConfigBoolean {
+	if len(o.Raw) > 0 {
 		return o.Raw, nil
 	}
 	f := configOptionFields{ID: o.ID, Name: o.Name, Description: o.Description, Category: o.Category,

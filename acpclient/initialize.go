@@ -34,7 +34,9 @@ type ClientCapabilities struct {
 	Auth        *AuthCapabilities          `json:"auth,omitempty"`
 	Elicitation *ElicitationCapabilities   `json:"elicitation,omitempty"`
 	Session     *ClientSessionCapabilities `json:"session,omitempty"`
-	Meta        json.RawMessage            `json:"_meta,omitempty"`
+	// Plan (unstable) opts in to plan_update and plan_removed.
+	Plan *Marker         `json:"plan,omitempty"`
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // FileSystemCapabilities says which fs/* methods the client serves.
@@ -107,6 +109,20 @@ type MCPCapabilities struct {
 	SSE  bool            `json:"sse,omitempty"`
 	ACP  bool            `json:"acp,omitempty"` // unstable
 	Meta json.RawMessage `json:"_meta,omitempty"`
+}
+
+// Takes reports whether the agent connects to an MCP server of s's
+// transport: stdio always, the others when advertised.
+func (m MCPCapabilities) Takes(s MCPServer) bool {
+	switch s.Type {
+	case "http":
+		return m.HTTP
+	case "sse":
+		return m.SSE
+	case "acp":
+		return m.ACP
+	}
+	return true
 }
 
 // SessionCapabilities are the optional session methods the agent serves.

@@ -171,6 +171,10 @@ type MCPServer struct {
 	Headers  []EnvVariable   `json:"headers,omitempty"`
 	ServerID string          `json:"serverId,omitempty"` // type "acp", unstable
 	Meta     json.RawMessage `json:"_meta,omitempty"`
+	// Required is the host's, never sent: a host that may leave out a
+	// server the agent cannot take (see MCPCapabilities.Takes) keeps this
+	// one, and fails instead.
+	Required bool `json:"-"`
 }
 
 // MarshalJSON writes the fields of the server's transport, with the arrays

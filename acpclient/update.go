@@ -338,6 +338,10 @@ func decodeUpdate(raw json.RawMessage) SessionUpdate {
 		u = &CompactionSummaryChunk{}
 	case UpdateNotice:
 		u = &Notice{}
+	case UpdatePlanContent:
+		u = &PlanContentUpdate{}
+	case UpdatePlanRemoved:
+		u = &PlanRemoved{}
 	case UpdateTerminal:
 		u = &TerminalUpdate{}
 	case UpdateTerminalOutputChunk:

@@ -73,6 +73,27 @@ func TestDecodeUpdateVariants(t *testing.T) {
 				t.Errorf("%+v", c)
 			}
 		}},
+		{`{"sessionUpdate":"config_option_update","configOptions":[{"id":"b","name":"B","type":"boolean","currentValue":"yes"},{"id":"s","name":"S","type":"select","currentValue":7,"options":[]}]}`, func(t *testing.T, u SessionUpdate) {
+			c := u.(*ConfigOptionUpdate)
+			if c.ConfigOptions[0].BoolValue || !strings.Contains(string(c.ConfigOptions[0].Raw), `"yes"`) || !strings.Contains(string(c.ConfigOptions[1].Raw), `7`) {
+				t.Errorf("values of the wrong type must be kept in Raw: %+v", c.ConfigOptions)
+			}
+		}},
+		{`{"sessionUpdate":"plan_update","plan":{"type":"items","planId":"p1","entries":[{"content":"a","priority":"high","status":"pending"}]}}`, func(t *testing.T, u SessionUpdate) {
+			if p := u.(*PlanContentUpdate); p.Plan.PlanID != "p1" || p.Plan.Entries[0].Content != "a" || p.Plan.Raw != nil {
+				t.Errorf("%+v", p)
+			}
+		}},
+		{`{"sessionUpdate":"plan_update","plan":{"type":"diagram","planId":"p2","svg":"<svg/>"}}`, func(t *testing.T, u SessionUpdate) {
+			if p := u.(*PlanContentUpdate); p.Plan.Type != "diagram" || !strings.Contains(string(p.Plan.Raw), "svg") {
+				t.Errorf("unknown plan type not kept: %+v", p)
+			}
+		}},
+		{`{"sessionUpdate":"plan_removed","planId":"p1"}`, func(t *testing.T, u SessionUpdate) {
+			if p := u.(*PlanRemoved); p.PlanID != "p1" {
+				t.Errorf("%+v", p)
+			}
+		}},
 		{`{"sessionUpdate":"brand_new_kind","x":1}`, func(t *testing.T, u SessionUpdate) {
 			un := u.(*UnknownUpdate)
 			if un.Kind() != "brand_new_kind" || string(un.Raw) != `{"sessionUpdate":"brand_new_kind","x":1}` {
@@ -114,6 +135,12 @@ func TestUpdateRoundTrip(t *testing.T) {
 		`{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"c","description":"d","input":{"hint":"h"}}]}`,
 		`{"sessionUpdate":"usage_update","used":1,"size":2}`,
 		`{"sessionUpdate":"mystery","a":[1,{"b":null}]}`,
+		`{"sessionUpdate":"plan_update","plan":{"type":"items","planId":"p","entries":[]}}`,
+		`{"sessionUpdate":"plan_update","plan":{"type":"markdown","planId":"p","content":"# P"}}`,
+		`{"sessionUpdate":"plan_update","plan":{"type":"file","planId":"p","uri":"file:///P.md","_meta":{"k":1}}}`,
+		`{"sessionUpdate":"plan_update","plan":{"type":"diagram","planId":"p","svg":"<svg/>"}}`,
+		`{"sessionUpdate":"plan_removed","planId":"p"}`,
+		`{"sessionUpdate":"config_option_update","configOptions":[{"id":"b","name":"B","type":"boolean","currentValue":"yes"}]}`,
 	} {
 		u := decodeUpdate(json.RawMessage(raw))
 		out, err := json.Marshal(u)

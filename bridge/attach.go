@@ -20,6 +20,9 @@ type sessionNative struct {
 	s    *Session
 	mu   sync.Mutex
 	conn *acpclient.Conn // the process the session is attached to
+	// servers are the session's MCP servers the agent of the attach in
+	// progress takes (usableMCPServers).
+	servers []acpclient.MCPServer
 }
 
 // attach loads resumeID (when given and possible) or creates a session, then
@@ -32,6 +35,11 @@ func (sn *sessionNative) attach(ctx context.Context, conn *acpclient.Conn, resum
 	defer b.openStarted()() // updates held for the id to come are not purged meanwhile
 	ready := &SessionReady{}
 	reattaching := sn.conn != nil // attached before: the agent was restarted
+	servers, err := s.usableMCPServers(conn)
+	if err != nil {
+		return nil, err
+	}
+	sn.servers = servers
 	var setup *acpclient.SessionSetup
 	if resumeID != "" {
 		sn.prepareReplay(ctx, ready)
@@ -50,7 +58,7 @@ func (sn *sessionNative) attach(ctx context.Context, conn *acpclient.Conn, resum
 		}
 	}
 	if !ready.Resumed {
-		req := &acpclient.NewSessionRequest{Cwd: s.cfg.Cwd, MCPServers: s.cfg.MCPServers}
+		req := &acpclient.NewSessionRequest{Cwd: s.cfg.Cwd, MCPServers: sn.servers}
 		if sn.standardDirs(conn) {
 			req.AdditionalDirectories = s.Grants()
 		}
@@ -163,7 +171,7 @@ func (sn *sessionNative) loadNative(ctx context.Context, conn *acpclient.Conn, i
 	s.mu.Unlock()
 	s.b.register(s)
 	setup, err := conn.LoadSession(ctx, &acpclient.LoadSessionRequest{SessionID: id, Cwd: s.cfg.Cwd,
-		MCPServers: s.cfg.MCPServers, AdditionalDirectories: dirs})
+		MCPServers: sn.servers, AdditionalDirectories: dirs})
 	s.mu.Lock()
 	s.replaying = false
 	s.mu.Unlock()
@@ -180,7 +188,7 @@ func (sn *sessionNative) resumeNative(ctx context.Context, conn *acpclient.Conn,
 	s.id = id
 	s.b.register(s)
 	setup, err := conn.ResumeSession(ctx, &acpclient.ResumeSessionRequest{SessionID: id, Cwd: s.cfg.Cwd,
-		MCPServers: s.cfg.MCPServers, AdditionalDirectories: dirs})
+		MCPServers: sn.servers, AdditionalDirectories: dirs})
 	if err != nil {
 		s.b.unregisterSession(id)
 		s.id = ""

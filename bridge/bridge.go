@@ -160,7 +160,7 @@ func (b *Bridge) start(ctx context.Context) (*acpclient.Conn, error) {
 	client := &agentClient{b: b}
 	var served acpclient.Client = client
 	if len(b.cfg.ElicitationModes) > 0 {
-		served = &elicitingClient{client} // advertised only when the app renders them
+		served = &elicitingClient{agentClient: client} // advertised only when the app renders them
 	}
 	served = b.withTerminals(served, client)
 	conn, err := acpclient.Connect(ctx, b.cfg.Transport, served, b.cfg.Conn)

@@ -8,10 +8,16 @@ import (
 )
 
 // clientCapabilities fills in what the bridge declares beyond what the
-// connection derives from the client: terminal sign-in, the agents'
-// terminal output extension (Config.AgentTerminalOutput) and the app's
-// _meta keys (Config.ClientCapabilitiesMeta, AuthCapabilitiesMeta).
+// connection derives from the client: the session updates it types (boolean
+// config options, compaction, plan operations), terminal sign-in, the agents' terminal output extension
+// (Config.AgentTerminalOutput) and the app's _meta keys
+// (Config.ClientCapabilitiesMeta, AuthCapabilitiesMeta).
 func (b *Bridge) clientCapabilities(caps *acpclient.ClientCapabilities) error {
+	caps.Session = &acpclient.ClientSessionCapabilities{
+		ConfigOptions: &acpclient.ConfigOptionsCapabilities{Boolean: &acpclient.Marker{}},
+		Compaction:    &acpclient.Marker{},
+	}
+	caps.Plan = &acpclient.Marker{}
 	own := map[string]any{}
 	var auth *acpclient.AuthCapabilities
 	if b.cfg.TerminalLogin != nil {

@@ -43,6 +43,24 @@
 // terminal event and no tool event. The SessionView keeps the last
 // ToolRowOutputLimit bytes of each row's output.
 //
+// What the bridge declares and types: boolean config options
+// (ConfigOption.BoolValue; one whose value is not a boolean keeps its
+// JSON in Raw), and, from the draft protocol, compaction (the chunks of a
+// compaction's summary are folded into the Summary its next compaction
+// event carries), plan operations (plan_update and plan_removed are
+// folded into plan events that carry every plan, Plans, and their entries,
+// Plan, so apps that show one plan keep working) and notices (KindNotice
+// with Notice). Message chunks that are not text arrive on text, thinking
+// and user_text events as Content, their data kept up to 1 MiB and
+// counted in ContentDropped past it. elicitation/complete closes the url
+// elicitation it names (KindElicitationComplete). A subagent's tool calls
+// name the call they run under in ToolCall.Parent, where the agent says
+// (Provider.ToolParent). What does not fit (a plan of an unknown type, the
+// removal of a plan never sent, a notice without a title, content of an
+// unknown type) is passed on as ext, whole, and the session goes on. An
+// MCP server the agent cannot take is left out with a notice naming it,
+// unless it is Required: opening the session then fails, naming it.
+//
 // Policy: Ask, Plan and a read-only tool policy cancel permission requests
 // and refuse file writes; Build asks the app (a permission Event it answers
 // with Allow or Reject); Full allows once, and cancels when there is no
@@ -391,6 +409,7 @@
 //	exited         "error":{"message":"agent exited: exit status 3"}
 //	ext            "method":"_vendor/progress","raw":{"sessionId":"sess_1","step":3}
 //	elicitation    "elicitation":{"id":"ask-2","message":"Which branch?","mode":"form","schema":{"type":"object","properties":{"branch":{"type":"string"}}}}
+//	elicitation_complete "elicitation":{"id":"ask-4","message":"Sign in to the tracker","mode":"url","url":"https://tracker.example/login","elicitationId":"e-1"}
 //	auth_required  "auth":{"id":"auth-3","call":"session/new","methods":[{"id":"key","name":"API key","type":"env_var","vars":[{"name":"OPENAI_API_KEY","secret":true}]}]}
 //	notice         "text":"Recovered from a backend failure"
 //	authority      "authority":{"state":"protected","reason":"agent mode \"default\" asks before acting","hostMode":"build","agentMode":"default"}
@@ -447,12 +466,12 @@
 //	agent-wide sign-in          auth.go, withheld.go, userrequest.go (what every request to the user shares), logout.go
 //	profiles, launching         profile.go, profile_hooks.go, profile_support.go, profile_env.go, profile_fs.go, provider.go, resolve.go, workspace.go, hostfs_ssh.go
 //	health check                doctor.go, doctor_status.go
-//	Session and opening one     session.go (state, OpenSession, emitting), attach.go (sessionNative: load or create, replay, reattach), restore.go, sessions.go (Close, the session list)
+//	Session and opening one     session.go (state, OpenSession, emitting), attach.go (sessionNative: load or create, replay, reattach), mcpservers.go, restore.go, sessions.go (Close, the session list)
 //	forks                       fork.go (Session.Fork, CanFork), forkhistory.go (a fork's history through its parents), forkseed.go (transcript forks), forkcheckpoints.go (its checkpoints)
 //	turns                       turn.go (sessionTurns), watchdog.go, profile_hooks.go (retries)
 //	the prompt queue, steering  queue.go (sessionQueue: queued turns, their events and record), steer.go
 //	control calls               control.go (sessionControl: mode, model, options, compaction), effort.go
-//	the agent's updates         updates.go, updaterun.go, early.go (before the session is known), rawkeys.go, memsize.go
+//	the agent's updates         updates.go, updaterun.go, early.go (before the session is known), rawkeys.go, memsize.go, folds.go and planfold.go (draft updates that patch earlier ones), content.go (message content bounds)
 //	tool rows                   tools.go (the one merge of tool calls into rows), tooltitle.go, todo.go
 //	policy and permissions      policy.go (the rule and its name), asks.go, permission.go, regovern.go, elicitation.go
 //	authority                   authority.go, authority_judge.go (judging), authority_enforce.go (sessionAuthority: moving the agent), authority_refuse.go, mirror.go

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/acphost/acphost/acpclient"
 )
@@ -59,7 +61,10 @@ func (r *ElicitationRequest) settle(d Decision, resp *acpclient.CreateElicitatio
 // elicitingClient is the agent client of a bridge whose app renders
 // elicitations; being a separate type keeps the capability unadvertised
 // otherwise.
-type elicitingClient struct{ *agentClient }
+type elicitingClient struct {
+	*agentClient
+	urls urlElicitations
+}
 
 func (c *elicitingClient) ElicitationModes() []string { return c.b.cfg.ElicitationModes }
 
@@ -73,6 +78,7 @@ func (c *elicitingClient) CreateElicitation(ctx context.Context, req *acpclient.
 		Schema: req.RequestedSchema, URL: req.URL, ElicitationID: req.ElicitationID, ToolCallID: req.ToolCallID,
 		answer: func(resp *acpclient.CreateElicitationResponse) { reply(resp, nil) }}
 	b.await(ctx, s, id, q)
+	c.urls.add(q, s)
 	ev := Event{Kind: KindElicitation, Elicitation: q}
 	if s != nil {
 		s.emitFromAgent(ev)
@@ -81,8 +87,64 @@ func (c *elicitingClient) CreateElicitation(ctx context.Context, req *acpclient.
 	b.emit(ev) // a question outside any session, e.g. while signing in
 }
 
-// CompleteElicitation reports that an out-of-band (url) question finished.
+// CompleteElicitation closes the url elicitation the agent names: a
+// request still waiting is settled as accepted (the user did what it
+// asked, elsewhere), and an elicitation_complete event carrying the
+// request tells the UI. An id the bridge does not know is passed on as ext.
 func (c *elicitingClient) CompleteElicitation(ctx context.Context, n *acpclient.CompleteElicitationNotification) {
-	raw, _ := json.Marshal(n)
-	c.b.emit(Event{Kind: KindExt, Method: "elicitation/complete", Raw: raw})
+	u, ok := c.urls.take(n.ElicitationID)
+	if !ok {
+		raw, _ := json.Marshal(n)
+		c.b.emit(Event{Kind: KindExt, Method: "elicitation/complete", Raw: raw})
+		return
+	}
+	// Settling fails only when the request was answered already.
+	_ = u.q.settle(Decision{Outcome: "accepted", By: byHost, Rule: "the agent reported it complete"},
+		&acpclient.CreateElicitationResponse{Action: "accept"})
+	ev := Event{Kind: KindElicitationComplete, Elicitation: u.q}
+	if u.s != nil {
+		u.s.emitFromAgent(ev)
+		return
+	}
+	c.b.emit(ev)
+}
+
+// urlElicitationsKept bounds the url elicitations a bridge remembers for
+// their completion: an agent that never completes them cannot grow it.
+const urlElicitationsKept = 64
+
+// urlElicitations are the url elicitations of one agent connection that
+// the agent may still report complete, oldest first.
+type urlElicitations struct {
+	mu      sync.Mutex
+	waiting []urlElicitation
+}
+
+type urlElicitation struct {
+	q *ElicitationRequest
+	s *Session // nil outside any session
+}
+
+func (u *urlElicitations) add(q *ElicitationRequest, s *Session) {
+	if q.Mode != "url" || q.ElicitationID == "" {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.waiting) == urlElicitationsKept {
+		u.waiting = slices.Delete(u.waiting, 0, 1)
+	}
+	u.waiting = append(u.waiting, urlElicitation{q, s})
+}
+
+func (u *urlElicitations) take(id string) (urlElicitation, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	i := slices.IndexFunc(u.waiting, func(w urlElicitation) bool { return w.q.ElicitationID == id })
+	if i < 0 {
+		return urlElicitation{}, false
+	}
+	w := u.waiting[i]
+	u.waiting = slices.Delete(u.waiting, i, i+1)
+	return w, true
 }

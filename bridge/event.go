@@ -36,6 +36,11 @@ const (
 	KindExited      Kind = "exited"       // the agent process ended (Err says why)
 	KindExt         Kind = "ext"          // an update or vendor notification without a kind of its own (Method, Raw)
 	KindElicitation Kind = "elicitation"  // the agent asks the user for input; answer Elicitation
+	// KindElicitationComplete: the agent reports that the out-of-band
+	// step of a url elicitation (Elicitation, the request it asked) is
+	// done, so a UI closes what it shows for it. A request still waiting
+	// is first settled as accepted, by the host.
+	KindElicitationComplete Kind = "elicitation_complete"
 	// KindAuthRequired: the agent needs the user to sign in; answer Auth
 	// with one of its methods and the bridge retries what failed.
 	KindAuthRequired Kind = "auth_required"
@@ -43,7 +48,8 @@ const (
 	// replaced whole (Todos, and Plan for hosts that show plans).
 	KindTodos Kind = "todos"
 	// KindNotice: a message for the user that is neither agent output nor
-	// an error, such as a recovered backend failure (Text).
+	// an error, such as a recovered backend failure (Text), or the agent's
+	// own notice (Notice, with its title in Text).
 	KindNotice Kind = "notice"
 	// KindDecision: a request that waited on the user (permission,
 	// question, sign-in) was answered or abandoned, by the app, by the
@@ -107,21 +113,28 @@ type Event struct {
 	// just outside a turn.
 	Late bool `json:"late,omitempty"`
 
-	Text          string                       `json:"text,omitempty"`
-	MessageID     string                       `json:"messageId,omitempty"`
-	Tool          *ToolCall                    `json:"tool,omitempty"`
-	Permission    *PermissionRequest           `json:"permission,omitempty"`
-	Elicitation   *ElicitationRequest          `json:"elicitation,omitempty"`
-	Plan          []acpclient.PlanEntry        `json:"plan,omitempty"`
-	Usage         *Usage                       `json:"usage,omitempty"`
-	Compaction    *Compaction                  `json:"compaction,omitempty"`
-	AgentMode     string                       `json:"agentMode,omitempty"`
-	ConfigOptions []acpclient.ConfigOption     `json:"configOptions,omitempty"`
-	Models        *acpclient.ModelState        `json:"models,omitempty"`
-	Commands      []acpclient.AvailableCommand `json:"commands,omitempty"`
-	SessionInfo   *SessionInfo                 `json:"sessionInfo,omitempty"`
-	SessionReady  *SessionReady                `json:"sessionReady,omitempty"`
-	StopReason    string                       `json:"stopReason,omitempty"`
+	Text      string `json:"text,omitempty"`
+	MessageID string `json:"messageId,omitempty"`
+	// Content is a piece of a message that is not text (an image, audio,
+	// a resource or a link to one), in a text, thinking or user_text event
+	// whose Text is then empty. Its data (base64 image or audio, embedded
+	// resource text or blob) is kept up to 1 MiB; larger data is left out
+	// and ContentDropped says how many bytes were.
+	Content        *acpclient.ContentBlock      `json:"content,omitempty"`
+	ContentDropped int                          `json:"contentDropped,omitempty"`
+	Tool           *ToolCall                    `json:"tool,omitempty"`
+	Permission     *PermissionRequest           `json:"permission,omitempty"`
+	Elicitation    *ElicitationRequest          `json:"elicitation,omitempty"`
+	Plan           []acpclient.PlanEntry        `json:"plan,omitempty"`
+	Usage          *Usage                       `json:"usage,omitempty"`
+	Compaction     *Compaction                  `json:"compaction,omitempty"`
+	AgentMode      string                       `json:"agentMode,omitempty"`
+	ConfigOptions  []acpclient.ConfigOption     `json:"configOptions,omitempty"`
+	Models         *acpclient.ModelState        `json:"models,omitempty"`
+	Commands       []acpclient.AvailableCommand `json:"commands,omitempty"`
+	SessionInfo    *SessionInfo                 `json:"sessionInfo,omitempty"`
+	SessionReady   *SessionReady                `json:"sessionReady,omitempty"`
+	StopReason     string                       `json:"stopReason,omitempty"`
 	// Auth is the sign-in request of an auth_required event.
 	Auth *AuthRequest `json:"auth,omitempty"`
 	// Todos is the task list of a todos event.
@@ -141,6 +154,13 @@ type Event struct {
 	Steer SteerVia `json:"steer,omitempty"`
 	// Changes is what changed in the workspace, in a changes event.
 	Changes *Changes `json:"changes,omitempty"`
+	// Notice is the agent's notice (severity, title, description) in a
+	// notice event that came from the agent.
+	Notice *Notice `json:"notice,omitempty"`
+	// Plans are all the agent's plans, by id in the order they came,
+	// in a plan event built from the draft's plan_update and plan_removed
+	// (Plan then holds the entries of its "items" plans, in that order).
+	Plans []acpclient.PlanContent `json:"plans,omitempty"`
 	// Err is the failure of an error, turn_end or exited event. In JSON it
 	// is the object {"message", "code"} (see EventError), and decodes as an
 	// *EventError.
@@ -171,7 +191,12 @@ type ToolCall struct {
 	// Name is the tool's machine name: a provider's own metadata first, then
 	// the ACP name field, then (for providers with ToolNameFromTitle) a
 	// title that is a bare tool name.
-	Name      string                       `json:"name,omitempty"`
+	Name string `json:"name,omitempty"`
+	// Parent is the id of the tool call this one runs under, such as the
+	// task that started the subagent making it, when the agent says
+	// (Provider.ToolParent), so that a UI can nest it there. Once known,
+	// it stays: updates that leave it out do not clear it.
+	Parent    string                       `json:"parent,omitempty"`
 	Content   []acpclient.ToolCallContent  `json:"content,omitempty"`
 	Locations []acpclient.ToolCallLocation `json:"locations,omitempty"`
 	RawInput  json.RawMessage              `json:"rawInput,omitempty"`
@@ -185,6 +210,16 @@ type ToolCall struct {
 // agent had not finished it (after a reject, a cancel, a failure): the row
 // is closed, and updates that still arrive for it are delivered Late.
 const ToolUnfinished = "unfinished"
+
+// Notice is a notice from the agent (the draft's "notice" update): advice
+// for the user now, not part of the session's history. Severity is "info",
+// "warning", "error" or the agent's own word.
+type Notice struct {
+	Severity    string          `json:"severity"`
+	Title       string          `json:"title"`
+	Description string          `json:"description,omitempty"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
+}
 
 // Decision is how a request that waited on the user was settled.
 type Decision struct {

@@ -36,7 +36,7 @@ func filledEvents() map[Kind]Event {
 	old := "package a\n"
 	line := 7
 	size := int64(12)
-	tool := &ToolCall{ID: "call_1", Title: "Edit a.go", Kind: "edit", Status: "in_progress", Name: "Edit",
+	tool := &ToolCall{ID: "call_1", Title: "Edit a.go", Kind: "edit", Status: "in_progress", Name: "Edit", Parent: "task_1",
 		Content: []acpclient.ToolCallContent{
 			{Type: acpclient.ToolContentContent, Content: &acpclient.ContentBlock{Type: acpclient.ContentText, Text: "done"}},
 			{Type: acpclient.ToolContentDiff, Path: "/w/a.go", OldText: &old, NewText: "package b\n"},
@@ -56,6 +56,10 @@ func filledEvents() map[Kind]Event {
 		KindText:     with(KindText, func(e *Event) { e.Text, e.MessageID = "Hello", "m1" }),
 		KindThinking: with(KindThinking, func(e *Event) { e.Text, e.MessageID = "The user wants", "m0" }),
 		KindUserText: with(KindUserText, func(e *Event) { e.Text, e.Replay, e.Turn = "Fix the bug", true, 0 }),
+		KindThinking + "+content": with(KindThinking, func(e *Event) {
+			e.MessageID, e.ContentDropped = "m0", 3<<20
+			e.Content = &acpclient.ContentBlock{Type: acpclient.ContentImage, MimeType: "image/png", URI: "file:///w/shot.png"}
+		}),
 		KindToolStart: with(KindToolStart, func(e *Event) {
 			e.Tool = &ToolCall{ID: "call_1", Title: "Edit a.go", Kind: "edit", Status: "pending"}
 		}),
@@ -72,6 +76,7 @@ func filledEvents() map[Kind]Event {
 		}),
 		KindPlan: with(KindPlan, func(e *Event) {
 			e.Plan = []acpclient.PlanEntry{{Content: "Read", Priority: "high", Status: "completed"}, {Content: "Fix", Priority: "medium", Status: "pending"}}
+			e.Plans = []acpclient.PlanContent{{Type: "items", PlanID: "p1", Entries: e.Plan}, {Type: "markdown", PlanID: "p2", Content: "# Later"}}
 		}),
 		KindUsage: with(KindUsage, func(e *Event) {
 			e.Usage = &Usage{Known: true, Used: 50000, Size: 200000, Percent: 25, Cost: &acpclient.Cost{Amount: 0.12, Currency: "USD"},
@@ -114,6 +119,9 @@ func filledEvents() map[Kind]Event {
 			e.Elicitation = &ElicitationRequest{ID: "ask-2", Message: "Which branch?", Mode: "form",
 				Schema: json.RawMessage(`{"type":"object","properties":{"branch":{"type":"string"}}}`), ElicitationID: "el-1", URL: "https://example.com/x", ToolCallID: "call_1"}
 		}),
+		KindElicitationComplete: with(KindElicitationComplete, func(e *Event) {
+			e.Elicitation = &ElicitationRequest{ID: "ask-4", Message: "Sign in", Mode: "url", URL: "https://tracker.example/login", ElicitationID: "e-1"}
+		}),
 		KindAuthRequired: with(KindAuthRequired, func(e *Event) {
 			e.Turn = 0
 			e.Auth = &AuthRequest{ID: "auth-3", Call: "session/new", Message: "Sign in", Methods: []AuthOption{
@@ -129,6 +137,10 @@ func filledEvents() map[Kind]Event {
 			e.Plan = []acpclient.PlanEntry{{Content: "Fix", Priority: "medium", Status: "in_progress"}}
 		}),
 		KindNotice: with(KindNotice, func(e *Event) { e.Text = "Recovered from a backend failure" }),
+		KindNotice + "+agent": with(KindNotice, func(e *Event) {
+			e.Text = "Rate limited"
+			e.Notice = &Notice{Severity: "warning", Title: "Rate limited", Description: "Retrying in 30s", Meta: json.RawMessage(`{"x":1}`)}
+		}),
 		KindQueue: with(KindQueue, func(e *Event) {
 			e.Queue = &QueueUpdate{Change: "paused", ID: "q-1", Reason: "turn 2 failed: overloaded", Paused: true,
 				Prompts: []QueuedPrompt{{ID: "q-1", Content: []acpclient.ContentBlock{acpclient.TextBlock("and the docs")}, Text: "and the docs", Queued: at}}}

@@ -67,5 +67,5 @@ func isPlainDelta(e *Event) bool {
 		e.Compaction == nil && e.AgentMode == "" && e.ConfigOptions == nil && e.Models == nil && e.Commands == nil &&
 		e.SessionInfo == nil && e.SessionReady == nil && e.StopReason == "" && e.Auth == nil && e.Todos == nil &&
 		e.Terminal == nil && e.Decision == nil && e.Authority == nil && e.Changes == nil && e.Err == nil && e.Method == "" && e.Raw == nil &&
-		e.Queue == nil && e.Steer == ""
+		e.Queue == nil && e.Steer == "" && e.Plans == nil && e.Content == nil && e.ContentDropped == 0 && e.Notice == nil
 }

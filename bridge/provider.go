@@ -24,6 +24,10 @@ type Provider struct {
 	// is the last resort: a name from ToolName or ACP's name field wins.
 	// IdentifierTitle is the usual choice.
 	ToolNameFromTitle func(title string) string
+	// ToolParent returns, from a tool call's _meta, the id of the tool
+	// call it runs under (a subagent's task), for agents that say so
+	// there; it becomes ToolCall.Parent.
+	ToolParent func(meta json.RawMessage) string
 	// UsageFromMeta reads context usage from an update's or a prompt
 	// result's _meta, for agents that report it there.
 	UsageFromMeta func(meta json.RawMessage) (used, size int64, ok bool)

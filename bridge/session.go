@@ -144,6 +144,7 @@ type Session struct {
 	turn      *turnState
 	tools     *toolTracker
 	usage     Usage
+	folds     updateFolds // draft updates that patch earlier ones (folds.go)
 	unusable  error
 	// configOptions and models are the latest the agent reported, for
 	// SetModel and the accessors.

@@ -158,6 +158,9 @@ func eventBytes(ev *Event) int {
 	if ev.Terminal != nil {
 		n += len(ev.Terminal.Data)
 	}
+	if ev.Content != nil {
+		n += contentDataBytes(ev.Content)
+	}
 	return n
 }
 
@@ -168,11 +171,11 @@ func eventBytes(ev *Event) int {
 // pump is about to take it, and a stream that keeps up should show the
 // agent's deltas as sent.
 func (q *eventQueue) mergeTarget(ev *Event) *Event {
-	if ev.Kind != KindText && ev.Kind != KindThinking && ev.Kind != KindTerminal || len(q.events)-q.head < 2 {
+	if ev.Kind != KindText && ev.Kind != KindThinking && ev.Kind != KindTerminal || len(q.events)-q.head < 2 || ev.Content != nil {
 		return nil
 	}
 	last := &q.events[len(q.events)-1]
-	if last.Kind != ev.Kind || last.Bridge != ev.Bridge || last.Key != ev.Key || last.Session != ev.Session ||
+	if last.Kind != ev.Kind || last.Content != nil || last.Bridge != ev.Bridge || last.Key != ev.Key || last.Session != ev.Session ||
 		last.Turn != ev.Turn || last.MessageID != ev.MessageID || last.Replay != ev.Replay || last.Late != ev.Late {
 		return nil
 	}

@@ -29,6 +29,8 @@ type toolTracker struct {
 	count  int
 	// toolName extracts a provider's own tool identity from _meta.
 	toolName func(meta json.RawMessage) string
+	// toolParent extracts the id of the call a call runs under from _meta.
+	toolParent func(meta json.RawMessage) string
 	// titleName reads a tool name from a title, the last resort.
 	titleName func(title string) string
 	// terms follows the terminals of the agent's own commands.
@@ -37,7 +39,7 @@ type toolTracker struct {
 
 func newToolTracker(p *Provider) *toolTracker {
 	return &toolTracker{open: map[string]*ToolCall{}, ended: map[string]*ToolCall{}, opened: map[*ToolCall]int{},
-		toolName: p.ToolName, titleName: p.ToolNameFromTitle, terms: newTermTracker()}
+		toolName: p.ToolName, toolParent: p.ToolParent, titleName: p.ToolNameFromTitle, terms: newTermTracker()}
 }
 
 // isEnd reports whether a status ends a tool call: the one rule for the
@@ -189,6 +191,11 @@ func (t *toolTracker) apply(call *ToolCall, title, kind, status, name *string, c
 		if t.toolName != nil {
 			if n := t.toolName(meta); n != "" {
 				call.Name, call.nameFromTitle = n, false // the provider's identity wins over ACP's generic name
+			}
+		}
+		if t.toolParent != nil {
+			if p := t.toolParent(meta); p != "" && p != call.ID {
+				call.Parent = p
 			}
 		}
 	}

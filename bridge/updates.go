@@ -48,6 +48,8 @@ func (s *Session) handleUpdate(n *acpclient.SessionNotification, raw json.RawMes
 	case *acpclient.PlanUpdate:
 		ev.Kind, ev.Plan = KindPlan, u.Entries
 		s.emitFromAgent(ev)
+	case *acpclient.PlanContentUpdate, *acpclient.PlanRemoved:
+		s.emitPlans(ev, n.Update, raw)
 	case *acpclient.AvailableCommandsUpdate:
 		ev.Kind, ev.Commands = KindCommands, u.AvailableCommands
 		s.emitFromAgent(ev)
@@ -77,11 +79,20 @@ func (s *Session) handleUpdate(n *acpclient.SessionNotification, raw json.RawMes
 		ev.Kind, ev.Usage = KindUsage, s.measure(used, size, u.Cost)
 		s.emitFromAgent(ev)
 	case *acpclient.CompactionUpdate:
-		c := &Compaction{ID: u.CompactionID, Status: NormalizeCompactionStatus(u.Status)}
-		for _, b := range u.Summary {
-			c.Summary += b.Text
+		s.emitCompaction(ev, s.foldCompaction(u, raw))
+	case *acpclient.CompactionSummaryChunk:
+		if !s.foldSummaryChunk(u) {
+			ev.Kind = KindExt // not text: the event keeps it whole
+			s.emitFromAgent(ev)
 		}
-		s.emitCompaction(ev, c)
+	case *acpclient.Notice:
+		ev.Kind, ev.Raw = KindExt, raw // a notice without a title says nothing to show
+		if u.Title != "" {
+			ev.Raw = rawBeyondEvent(u, raw)
+			ev.Kind, ev.Text = KindNotice, u.Title
+			ev.Notice = &Notice{Severity: u.Severity, Title: u.Title, Description: u.Description, Meta: u.Meta}
+		}
+		s.emitFromAgent(ev)
 	case *acpclient.UnknownUpdate:
 		if !s.vendorUpdate(ev, u) {
 			ev.Kind = KindExt
@@ -137,10 +148,8 @@ func (s *Session) toolProgress(ev Event, u *acpclient.ToolCallUpdate) {
 // emitChunk reports a message chunk received at now: the hot path of a
 // streaming agent, so ev goes by pointer and the clock is not read again.
 func (s *Session) emitChunk(ev *Event, kind Kind, c *acpclient.ContentChunk, now time.Time) {
-	if c.Content.Type != acpclient.ContentText {
-		ev.Kind = KindExt // images and resources in a message: pass them on whole
-		ev.Raw, _ = json.Marshal(c)
-	} else {
+	switch {
+	case c.Content.Type == acpclient.ContentText:
 		if c.Content.Text == "" {
 			// An empty chunk (claude sends one before its reply) says
 			// nothing: no event, but a sign of life. Its message id is on
@@ -150,9 +159,17 @@ func (s *Session) emitChunk(ev *Event, kind Kind, c *acpclient.ContentChunk, now
 			return
 		}
 		ev.Kind, ev.Text = kind, c.Content.Text
-		if c.MessageID != nil {
-			ev.MessageID = *c.MessageID
-		}
+	case c.Content.Raw != nil:
+		ev.Kind = KindExt // content of a type this module does not know: pass it on whole
+		ev.Raw, _ = json.Marshal(c)
+		s.emitFromAgentAt(ev, now)
+		return
+	default:
+		ev.Kind = kind
+		ev.Content, ev.ContentDropped = boundedContent(c.Content)
+	}
+	if c.MessageID != nil {
+		ev.MessageID = *c.MessageID
 	}
 	s.emitFromAgentAt(ev, now)
 }

@@ -32,15 +32,18 @@ type SessionView struct {
 	Pending []PendingRequest `json:"pending,omitempty"`
 	// AgentMode is the agent's current session mode; AgentModes the modes
 	// it offered, with CurrentModeID kept equal to AgentMode.
-	AgentMode     string                       `json:"agentMode,omitempty"`
-	AgentModes    *acpclient.ModeState         `json:"agentModes,omitempty"`
-	ConfigOptions []acpclient.ConfigOption     `json:"configOptions,omitempty"`
-	Models        *acpclient.ModelState        `json:"models,omitempty"`
-	Usage         *Usage                       `json:"usage,omitempty"`
-	Title         string                       `json:"title,omitempty"`
-	Plan          []acpclient.PlanEntry        `json:"plan,omitempty"`
-	Todos         []Todo                       `json:"todos,omitempty"`
-	Commands      []acpclient.AvailableCommand `json:"commands,omitempty"`
+	AgentMode     string                   `json:"agentMode,omitempty"`
+	AgentModes    *acpclient.ModeState     `json:"agentModes,omitempty"`
+	ConfigOptions []acpclient.ConfigOption `json:"configOptions,omitempty"`
+	Models        *acpclient.ModelState    `json:"models,omitempty"`
+	Usage         *Usage                   `json:"usage,omitempty"`
+	Title         string                   `json:"title,omitempty"`
+	Plan          []acpclient.PlanEntry    `json:"plan,omitempty"`
+	// Plans are the agent's plans by id, when it sends the draft's plan
+	// operations (see Event.Plans).
+	Plans    []acpclient.PlanContent      `json:"plans,omitempty"`
+	Todos    []Todo                       `json:"todos,omitempty"`
+	Commands []acpclient.AvailableCommand `json:"commands,omitempty"`
 	// Authority is the session's authority state as last reported (see
 	// Session.Authority).
 	Authority *AuthorityState `json:"authority,omitempty"`
@@ -215,7 +218,7 @@ func (v *SessionView) applyState(ev *Event) {
 			v.Title = ev.SessionInfo.Title
 		}
 	case KindPlan:
-		v.Plan = ev.Plan
+		v.Plan, v.Plans = ev.Plan, ev.Plans
 	case KindTodos:
 		v.Todos, v.Plan = ev.Todos, ev.Plan
 	case KindCommands:

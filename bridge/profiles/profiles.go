@@ -18,9 +18,10 @@ var (
 	// Claude runs Zed's claude-agent-acp adapter for Claude Code.
 	Claude = &bridge.Profile{
 		Name: "claude", Aliases: []string{"claude-agent-acp", "claude-code-acp", "claude-code"}, Title: "Claude Code",
-		EnvNames: []string{"ANTHROPIC_*", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_OAUTH_TOKEN"},
-		Binaries: []string{"claude-agent-acp", "claude-code-acp"},
-		Modes:    claudeModes,
+		EnvNames:    []string{"ANTHROPIC_*", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_OAUTH_TOKEN"},
+		Binaries:    []string{"claude-agent-acp", "claude-code-acp"},
+		NewProvider: newClaudeProvider,
+		Modes:       claudeModes,
 	}
 	// Codex runs Zed's codex-acp adapter for OpenAI Codex.
 	Codex = &bridge.Profile{

@@ -340,7 +340,7 @@ function line(v, text, cls, ev) { return add(v, el("div", { class: "line " + (cl
 
 function apply(v, ev) {
   switch (ev.kind) {
-    case "text": case "thinking": case "user_text": return addText(v, ev);
+    case "text": case "thinking": case "user_text": return ev.content ? addContent(v, ev) : addText(v, ev);
     case "turn_start":
       v.busy = true;
       v.sending = false;
@@ -366,6 +366,11 @@ function apply(v, ev) {
       return;
     }
     case "decision": return decided(v, ev);
+    case "elicitation_complete": { // the agent says the step at the URL is done
+      const card = v.cards.get(ev.elicitation.id);
+      if (card) { card.dataset.complete = "true"; return card.append(el("div", { class: "note" }, "Completed.")); }
+      return line(v, "Completed: " + (ev.elicitation.message || ev.elicitation.url), "", ev);
+    }
     case "plan": case "todos": v.plan = ev; v.turnShown = true; return renderPlan(ev, false);
     case "usage": return setMeter(ev.usage);
     case "compaction": return compaction(v, ev);
@@ -384,7 +389,8 @@ function apply(v, ev) {
     case "error":
       v.lastError = ev.error ? ev.error.message : "";
       return line(v, "Error: " + (ev.error ? ev.error.message : "unknown"), "error", ev);
-    case "notice": return line(v, ev.text, "", ev);
+    case "notice": // the agent's own notices carry a severity and a detail
+      return line(v, ev.text + (ev.notice && ev.notice.description ? ": " + ev.notice.description : ""), ev.notice && ev.notice.severity === "error" ? "error" : "", ev);
     case "authority": return setSafety(ev.authority);
     case "queue": return queueEvent(v, ev);
     case "changes": return changesEvent(v, ev);
@@ -421,6 +427,27 @@ function addText(v, ev) {
   if (ev.kind === "user_text" || blk.raw.length > 200000) blk.node.replaceChildren(blk.raw); // past that, re-rendering each chunk costs too much
   else blk.node.replaceChildren(markdown(blk.raw));
   scrollDown();
+}
+
+// addContent shows a piece of a message that is not text: an image inline
+// (the page's CSP allows data: images only), a resource as a link (http(s)
+// only, see link) with its text, audio and anything the bridge dropped as
+// a label saying so.
+function addContent(v, ev) {
+  const c = ev.content;
+  const parts = [];
+  if (c.type === "image" && c.data && /^image\/(png|jpeg|gif|webp)$/.test(c.mimeType || "")) {
+    parts.push(el("img", { class: "content-image", src: "data:" + c.mimeType + ";base64," + c.data, alt: c.uri || "image" }));
+  } else if (c.type === "resource_link") {
+    parts.push(link(c.uri, c.title || c.name || c.uri));
+  } else if (c.type === "resource" && c.resource) {
+    parts.push(link(c.resource.uri, c.resource.uri));
+    if (typeof c.resource.text === "string") parts.push(el("pre", { class: "content-text" }, c.resource.text));
+  } else {
+    parts.push(el("span", { class: "content-label" }, c.type + (c.mimeType ? " (" + c.mimeType + ")" : "") + (c.uri ? " " + c.uri : "")));
+  }
+  if (ev.contentDropped) parts.push(el("span", { class: "content-label" }, " " + Math.ceil(ev.contentDropped / 1024) + " KiB not shown: too large"));
+  add(v, el("div", { class: "msg content " + ev.kind, "data-content": c.type }, parts), ev);
 }
 
 // ---- Markdown: a safe subset, built as DOM nodes ----
@@ -526,7 +553,8 @@ function toolEvent(v, ev) {
   if (!ev.tool) return;
   let r = findRow(v, ev.tool.id, ev.turn || 0, ev.kind !== "tool_start" && (!ev.turn || ev.late));
   if (!r) {
-    r = { turn: ev.turn || 0, tool: ev.tool, output: "", exit: null, node: el("div", { class: "tool" }) };
+    // A subagent's call (tool.parent: its task's call) is indented under it.
+    r = { turn: ev.turn || 0, tool: ev.tool, output: "", exit: null, node: el("div", { class: ev.tool.parent ? "tool nested" : "tool", "data-parent": ev.tool.parent || null }) };
     v.rows.push(r);
     add(v, r.node, ev);
   }
@@ -861,7 +889,7 @@ function renderConfig(options) {
     const change = async (body, undo) => {
       try { await call("config", body); } catch (err) { undo(); notice(err.message, "error"); }
     };
-    if (o.type === "boolean") {
+    if (o.type === "boolean" && typeof o.currentValue === "boolean") { // a value of another type is the agent's mistake: no toggle
       const input = el("input", { type: "checkbox", "data-config": o.id });
       input.checked = !!o.currentValue;
       input.onchange = () => change({ id: o.id, bool: input.checked }, () => { input.checked = !!o.currentValue; });
