@@ -30,6 +30,8 @@ type SFTP struct {
 	mu        sync.Mutex
 	sshClient *ssh.Client
 	client    *sftp.Client
+	// packet is the payload size of client's read and write requests.
+	packet int
 
 	watchers sync.WaitGroup
 
@@ -122,6 +124,18 @@ func (s *SFTP) sftpClient(ctx context.Context) (*sftp.Client, error) {
 	if err != nil {
 		return nil, s.lost(nil, err)
 	}
+	s.packet = sftpPacket
+	if _, ok := client.HasExtension(sftpLimitsExtension); ok {
+		// Options are functions of the client: applied before anyone else
+		// has it, they change the sizes of every transfer to come.
+		for _, o := range largePacketOptions() {
+			if err := o(client); err != nil {
+				_ = client.Close()
+				return nil, err
+			}
+		}
+		s.packet = sftpLargePacket
+	}
 	s.client, s.sshClient = client, sshClient
 	return client, nil
 }
@@ -140,12 +154,36 @@ func sftpClientOptions() []sftp.ClientOption {
 	}
 }
 
+// largePacketOptions move sftpLargePacket per request, with as many
+// requests in flight as make the same bytes as sftpClientOptions. They are
+// for a server that offers limits@openssh.com: OpenSSH's sftp-server,
+// since it offers that extension (8.6), takes messages of 256 KiB and
+// answers a read of up to 1 KiB less in full, and OpenSSH's sftp then
+// moves that much per request too. Eight times fewer requests cost the client, the
+// server and the SSH layer less per byte (a 200 MiB read over a loopback
+// sshd: a quarter less CPU in the client).
+//
+// pkg/sftp cannot ask the server for its limits, so the extension's
+// presence is the sign: a read answered with fewer bytes than asked would
+// leave a hole in a concurrent read, which is why a server without the
+// extension gets sftpPacket, the size every server must answer in full.
+func largePacketOptions() []sftp.ClientOption {
+	return []sftp.ClientOption{
+		sftp.MaxConcurrentRequestsPerFile(sftpRequestsPerFile * sftpPacket / sftpLargePacket),
+		sftp.MaxPacketUnchecked(sftpLargePacket),
+	}
+}
+
 // sftpPacket is the largest payload every server must accept; OpenSSH's
-// sftp uses it too. sftpRequestsPerFile matches OpenSSH's sftp default of
-// 64 outstanding requests.
+// sftp uses it too on a server without limits@openssh.com.
+// sftpRequestsPerFile matches OpenSSH's sftp default of 64 outstanding
+// requests: 2 MiB in flight, the SSH channel window of both x/crypto and
+// OpenSSH, beyond which more requests only wait.
 const (
 	sftpPacket          = 32 << 10
 	sftpRequestsPerFile = 64
+	sftpLargePacket     = 255 << 10
+	sftpLimitsExtension = "limits@openssh.com"
 )
 
 // lost turns an error that means the connection is gone into one wrapping

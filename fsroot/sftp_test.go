@@ -2,8 +2,10 @@ package fsroot
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -137,6 +139,26 @@ func TestSFTPRenameFallbackWithoutPosixRename(t *testing.T) {
 		t.Fatalf("content = %q", got)
 	}
 	noTempFiles(t, cwd)
+}
+
+// A server without limits@openssh.com (pkg/sftp's) gets requests of the
+// size every server answers in full; larger ones would come back short
+// and leave holes in a concurrent read.
+func TestSFTPSmallPacketsWithoutLimitsExtension(t *testing.T) {
+	cwd := tempDir(t)
+	r, _ := newSFTPRoot(t, cwd, nil)
+	var b strings.Builder
+	for i := 0; b.Len() < 3*sftpLargePacket; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	p := filepath.Join(cwd, "big.txt")
+	writeFile(t, p, b.String())
+	if got, err := r.ReadTextFile(ctx, p, 0, 0); err != nil || got != b.String() {
+		t.Fatalf("read %d bytes (%v), want the %d on disk", len(got), err, b.Len())
+	}
+	if r.packet != sftpPacket {
+		t.Fatalf("packet = %d bytes, want %d", r.packet, sftpPacket)
+	}
 }
 
 func TestSFTPFixedClientReportsLostConnection(t *testing.T) {

@@ -2,6 +2,7 @@ package fsroot
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,6 +57,31 @@ func TestRealSSHD(t *testing.T) {
 			t.Fatal(err)
 		}
 		noTempFiles(t, cwd)
+	})
+
+	t.Run("large packets with limits@openssh.com", func(t *testing.T) {
+		if _, err := r.sftpClient(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if r.packet != sftpLargePacket {
+			t.Fatalf("packet = %d bytes on OpenSSH's sftp-server, want %d", r.packet, sftpLargePacket)
+		}
+		// Numbered lines over several packets, with a short last one: a
+		// request answered short, or data put at the wrong offset, shows.
+		var b strings.Builder
+		for i := 0; b.Len() < 5*sftpLargePacket+1000; i++ {
+			fmt.Fprintf(&b, "line %d\n", i)
+		}
+		big := filepath.Join(cwd, "big.txt")
+		if err := r.WriteTextFile(ctx, big, b.String()); err != nil {
+			t.Fatal(err)
+		}
+		if readFile(t, big) != b.String() {
+			t.Fatal("the file written differs from the content")
+		}
+		if got, err := r.ReadTextFile(ctx, big, 0, 0); err != nil || got != b.String() {
+			t.Fatalf("read back %d bytes (%v), want the %d written", len(got), err, b.Len())
+		}
 	})
 
 	t.Run("rename fallback overwrites on OpenSSH", func(t *testing.T) {

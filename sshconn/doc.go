@@ -30,4 +30,9 @@
 // Config.KeepaliveInterval and closes a client whose previous keepalive is
 // still unanswered, so a silently dead peer is noticed within two
 // intervals; Conn then dials again on its next use.
+//
+// Ciphers, MACs and key exchanges are x/crypto/ssh's defaults: its first
+// cipher, aes128-gcm@openssh.com, was the fastest through a real sshd on
+// an AES-NI CPU (BenchmarkCipher), ahead of OpenSSH's own first choice,
+// chacha20-poly1305@openssh.com.
 package sshconn

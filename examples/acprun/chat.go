@@ -123,7 +123,7 @@ func runChat(o *options) (err error) {
 	if err := resolveResume(setupCtx, o, db); err != nil {
 		return err
 	}
-	host := bridge.NewHost(&bridge.HostOptions{Journal: db})
+	host := bridge.NewHost(hostOptions(db))
 	state := newChatState()
 	var closers []io.Closer
 	finish := showEvents(host, out, approve, auth, state.note, &closers)

@@ -62,7 +62,7 @@ func eventsFloodOnce(b *testing.B, agent floodagent.Agent) (wall, cpu time.Durat
 		b.Fatal(err)
 	}
 	defer db.Close()
-	host := bridge.NewHost(&bridge.HostOptions{Journal: db})
+	host := bridge.NewHost(hostOptions(db))
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		b.Fatal(err)

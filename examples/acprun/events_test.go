@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/bridge"
+	"github.com/acphost/acphost/internal/floodagent"
 )
 
 // TestEventsAreTheBridgeForm: a --events line is json.Marshal of the
@@ -75,4 +77,41 @@ func TestEventsReportAnEventThatCannotEncode(t *testing.T) {
 	if ev.Kind != bridge.KindError || ev.Session != "s" || ev.Seq != 3 || !errors.As(ev.Err, &e) || !strings.Contains(e.Message, "invalid") {
 		t.Errorf("line %s", out.String())
 	}
+}
+
+// TestHostKeepsNoSubscriberTail: acprun reads its Host's events from
+// Events only, so the Host keeps no tail of them for subscribers; with no
+// journal to fall back on, a subscription from the start finds its history
+// gone once more than one event was published.
+func TestHostKeepsNoSubscriberTail(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	host := bridge.NewHost(hostOptions(nil))
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		for range host.Events() {
+		}
+	}()
+	br, err := host.Start(ctx, bridge.Config{Transport: &floodagent.Transport{Chunks: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := br.OpenSession(ctx, bridge.SessionConfig{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(ctx, acpclient.TextBlock("flood")); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range host.Subscribe(ctx, bridge.Cursor{}) {
+		if !errors.Is(err, bridge.ErrHistoryGone) {
+			t.Fatalf("subscription from the start: %v, want the history gone (no tail kept)", err)
+		}
+		break
+	}
+	if err := host.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-drained
 }

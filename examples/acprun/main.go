@@ -471,7 +471,7 @@ func runTurn(o *options) (err error) {
 	if err := resolveResume(setupCtx, o, db); err != nil {
 		return err
 	}
-	host := bridge.NewHost(&bridge.HostOptions{Journal: db})
+	host := bridge.NewHost(hostOptions(db))
 	var closers []io.Closer
 	finish := showEvents(host, out, approve, auth, nil, &closers)
 
