@@ -64,19 +64,28 @@ type SSH struct {
 	Dial func(ctx context.Context) (*ssh.Client, error)
 }
 
-// Run runs args on the SSH host; see Runner. Cancelling ctx closes the
-// command's session.
-func (r SSH) Run(ctx context.Context, args, env []string, stdin []byte) ([]byte, error) {
+// session opens a session on the host's connection, for one command.
+func (r SSH) session(ctx context.Context) (*ssh.Client, *ssh.Session, error) {
 	if r.Dial == nil {
-		return nil, errors.New("checkpoint: SSH runner without Dial")
+		return nil, nil, errors.New("checkpoint: SSH runner without Dial")
 	}
 	client, err := r.Dial(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint: ssh: %w", err)
+		return nil, nil, fmt.Errorf("checkpoint: ssh: %w", err)
 	}
 	sess, err := client.NewSession()
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint: ssh session on %s: %w", client.RemoteAddr(), err)
+		return nil, nil, fmt.Errorf("checkpoint: ssh session on %s: %w", client.RemoteAddr(), err)
+	}
+	return client, sess, nil
+}
+
+// Run runs args on the SSH host; see Runner. Cancelling ctx closes the
+// command's session.
+func (r SSH) Run(ctx context.Context, args, env []string, stdin []byte) ([]byte, error) {
+	client, sess, err := r.session(ctx)
+	if err != nil {
+		return nil, err
 	}
 	defer sess.Close()
 	var stdout, stderr bytes.Buffer

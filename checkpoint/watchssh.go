@@ -49,16 +49,9 @@ type sshWatch struct {
 }
 
 func (s *Store) watchSSH(ctx context.Context, r SSH, report func([]Change, error)) (func(), error) {
-	if r.Dial == nil {
-		return nil, errors.New("checkpoint: SSH runner without Dial")
-	}
-	client, err := r.Dial(ctx)
+	client, sess, err := r.session(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint: ssh: %w", err)
-	}
-	sess, err := client.NewSession()
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint: ssh session on %s: %w", client.RemoteAddr(), err)
+		return nil, err
 	}
 	stdin, err1 := sess.StdinPipe()
 	stdout, err2 := sess.StdoutPipe()
