@@ -31,10 +31,12 @@ import (
 // use nothing left, putting them lowest, and files that nothing left uses,
 // putting them highest; when neither is left, the file that uses the most
 // files left minus the files left that use it goes highest; ties by file
-// name, so the order is deterministic). An edge from a file to one above
+// name, so the order is deterministic); then each file in turn is moved
+// to the place in its component where the fewest of its edges point
+// against the order, until no move helps. An edge from a file to one above
 // it is a back-up reference; backUpBudget caps their number. (The log
 // also lists the names each one uses.)
-const backUpBudget = 120
+const backUpBudget = 105
 
 // sessionMethodBudget caps the method set of *bridge.Session (exported and
 // not, promoted ones included).
@@ -201,7 +203,7 @@ func floorOrder(nodes []string, edges map[[2]string]*floorEdge) []string {
 	}
 	var order []string
 	for _, c := range comps {
-		order = append(order, elsOrder(c, edges)...)
+		order = append(order, sift(elsOrder(c, edges), edges)...)
 	}
 	return order
 }
@@ -315,4 +317,39 @@ func TestBridgeFloorPlan(t *testing.T) {
 	if ms.Len() > sessionMethodBudget {
 		t.Errorf("*bridge.Session has %d methods, over the budget of %d: give a concern its own type", ms.Len(), sessionMethodBudget)
 	}
+}
+
+// sift improves a component's order bottom up: each file in turn moves to
+// the place where the fewest of its own edges point up (the first such
+// place), until a whole pass moves nothing.
+func sift(order []string, edges map[[2]string]*floorEdge) []string {
+	has := func(from, to string) bool { return edges[[2]string{from, to}] != nil }
+	// cost is how many of v's edges point up with v placed before rest[p].
+	cost := func(v string, rest []string, p int) int {
+		c := 0
+		for j, w := range rest {
+			if j >= p && has(v, w) || j < p && has(w, v) {
+				c++
+			}
+		}
+		return c
+	}
+	for moved := true; moved; {
+		moved = false
+		for _, v := range slices.Clone(order) {
+			i := slices.Index(order, v)
+			rest := slices.Delete(slices.Clone(order), i, i+1)
+			best, bestCost := i, cost(v, rest, i)
+			for p := range len(rest) + 1 {
+				if c := cost(v, rest, p); c < bestCost {
+					best, bestCost = p, c
+				}
+			}
+			if best != i {
+				order = slices.Insert(rest, best, v)
+				moved = true
+			}
+		}
+	}
+	return order
 }
