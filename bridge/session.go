@@ -1,11 +1,9 @@
 package bridge
 
 import (
-	"context"
-	"crypto/rand"
+	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -107,6 +105,16 @@ const (
 	// ReplacedOnOpen: OpenSession was to resume a native session (its
 	// ResumeID, or the record saved under its Key) and the agent could not.
 	ReplacedOnOpen = "open"
+)
+
+// Errors of a session's state.
+var (
+	// ErrSessionClosed: the session was closed (Session.Close); open it
+	// again by its key.
+	ErrSessionClosed = errors.New("bridge: session closed")
+	// ErrCwdChanged: a resumed session was given a working directory other
+	// than the one its record names (see SessionConfig.MoveCwd).
+	ErrCwdChanged = errors.New("bridge: the session was recorded in another directory")
 )
 
 // Session is one agent session. Its methods are safe for concurrent use.
@@ -212,103 +220,6 @@ func (s *Session) SetPolicy(p Policy) {
 	s.auth.recheckAuthority(true)
 }
 
-// OpenSession opens a session on the agent, starting the agent if needed, in
-// the order the protocol and our users need: load the saved session (or
-// create one), send the directory grants, then the model, then the effort.
-// The saved session is cfg.ResumeID or, without one, the native session of
-// the record kept under cfg.Key (in the Host's journal, else in cfg.Store).
-// A session resumed from its record keeps the record's Cwd (see
-// SessionConfig.MoveCwd) and is set back to its model, effort, agent mode
-// and config option values, under the authority rules (see restore.go: a
-// refused value is an error event, not a failed open).
-// A key can be open once per Host (ErrSessionOpen). Session.Ready and a
-// SessionReady event report how it opened.
-func (b *Bridge) OpenSession(ctx context.Context, cfg SessionConfig) (*Session, error) {
-	return b.openSession(ctx, cfg, nil, "")
-}
-
-// openSession is OpenSession; with fork set it opens a fork of that
-// origin (see Session.Fork) instead of resuming or creating a session,
-// seed being a transcript fork's transcript.
-func (b *Bridge) openSession(ctx context.Context, cfg SessionConfig, fork *ForkOrigin, seed string) (*Session, error) {
-	if err := refuseLaunchFlag(b.lockPolicy(cfg.Policy), b.launchFlag().flag); err != nil {
-		return nil, err // before the agent starts: the launch itself acts unasked
-	}
-	conn, err := b.ensure(ctx)
-	if err != nil {
-		return nil, err
-	}
-	known := cfg.Key != "" // a new random key has no record to recall
-	if !known {
-		cfg.Key = newSessionKey()
-	}
-	s := &Session{b: b, cfg: cfg, key: cfg.Key, policy: b.lockPolicy(cfg.Policy), tools: newToolTracker(b.provider),
-		grants: slices.Clone(cfg.ExternalDirectories), created: b.clock.Now(), fork: fork, seed: seed}
-	if fork != nil {
-		s.turns.started = fork.AfterTurn // the fork's turns follow the parent's
-	}
-	s.native.s, s.auth.s, s.rec.s, s.turns.s, s.ctl.s, s.files.s = s, s, s, s, s, s
-	s.queue.s = s
-	s.ckpt.s = s
-	if err := b.host.reserveKey(b, s); err != nil {
-		return nil, err
-	}
-	opened := false
-	defer func() {
-		if !opened {
-			b.forget(s)
-		}
-	}()
-	resumeID := cfg.ResumeID
-	switch {
-	case fork != nil && known:
-		if err := s.rec.refuseTakenKey(ctx); err != nil {
-			return nil, err
-		}
-	case known:
-		if resumeID, err = s.rec.recall(ctx); err != nil {
-			return nil, err
-		}
-		if err := s.reseed(ctx); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.addWorktree(ctx); err != nil {
-		return nil, err
-	}
-	if s.worktree != nil && s.recorded == nil {
-		defer func() {
-			if !opened { // the worktree made for a session that did not open
-				w := *s.worktree
-				w.DeleteBranch = true
-				_ = removeWorktree(context.WithoutCancel(ctx), b.hostRunner(), &w)
-			}
-		}()
-	}
-	s.files.defaultFiles()
-	defer func() {
-		if !opened {
-			s.files.closeOwnFiles()
-		}
-	}()
-	if g, ok := s.cfg.Files.(GrantSetter); ok {
-		if err := g.SetGrants(ctx, s.grants); err != nil {
-			return nil, fmt.Errorf("bridge %s: granting %q: %w", b.cfg.ID, s.grants, err)
-		}
-	}
-	s.files.applyWriteGateLocked() // s is not shared yet
-	ready, err := s.native.attach(ctx, conn, resumeID)
-	if err != nil {
-		return nil, err
-	}
-	opened = true
-	s.native.emitReady(ready)
-	s.rec.save()
-	s.restoreRecorded(ctx, s.recorded)
-	s.queue.announceRestored()
-	return s, nil
-}
-
 // emit queues an event of this session, stamped with its key, native id
 // and running turn.
 func (s *Session) emit(ev Event) { s.emitPtr(&ev) }
@@ -383,10 +294,6 @@ func (s *Session) activity() {
 	s.mu.Unlock()
 }
 
-// newSessionKey returns a random session key: 26 characters of base32,
-// lower-cased so it reads well in URLs and file names.
-func newSessionKey() string { return strings.ToLower(rand.Text()) }
-
 // Ready returns how the session last opened: at OpenSession, or when a
 // restarted agent reattached it (resumed or new, why not resumed, the
 // native session it replaced, modes, models, config options, replay
@@ -407,4 +314,20 @@ func (s *Session) NativeHistory() []NativeSession {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.natives)
+}
+
+// closedErr is ErrSessionClosed once Close has begun.
+func (s *Session) closedErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return fmt.Errorf("session %s: %w", s.key, ErrSessionClosed)
+	}
+	return nil
+}
+
+func (s *Session) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
 }

@@ -16,16 +16,10 @@ import (
 
 // Errors of the session lifecycle.
 var (
-	// ErrSessionClosed: the session was closed (Session.Close); open it
-	// again by its key.
-	ErrSessionClosed = errors.New("bridge: session closed")
 	// ErrSessionOpen: a session with this key is already open in the Host.
 	ErrSessionOpen = errors.New("bridge: a session with this key is already open")
 	// ErrUnknownSession: no open session and no record has this key.
 	ErrUnknownSession = errors.New("bridge: unknown session")
-	// ErrCwdChanged: a resumed session was given a working directory other
-	// than the one its record names (see SessionConfig.MoveCwd).
-	ErrCwdChanged = errors.New("bridge: the session was recorded in another directory")
 )
 
 // closeWaitPoll is how often Close checks that a cancelled turn has ended.
@@ -110,22 +104,6 @@ func (tr *sessionTurns) endTurn(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// closedErr is ErrSessionClosed once Close has begun.
-func (s *Session) closedErr() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing {
-		return fmt.Errorf("session %s: %w", s.key, ErrSessionClosed)
-	}
-	return nil
-}
-
-func (s *Session) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
 }
 
 // Delete closes the session, deletes it on the agent where the agent
