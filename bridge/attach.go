@@ -4,26 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/acphost/acphost/acpclient"
 )
 
 // Attaching a session to the agent: loading (or creating) its native
 // session, the replay a load brings, and the native ids the key has had.
-
-// sessionNative is a session's attachment concern: the process it is
-// attached to and attaching it (again, after a restart). mu orders grant
-// changes against attaching, so the agent always ends up with the latest
-// list, and guards conn; s is set once, when the session is made.
-type sessionNative struct {
-	s    *Session
-	mu   sync.Mutex
-	conn *acpclient.Conn // the process the session is attached to
-	// servers are the session's MCP servers the agent of the attach in
-	// progress takes (usableMCPServers).
-	servers []acpclient.MCPServer
-}
 
 // attach loads resumeID (when given and possible) or creates a session, then
 // applies grants, model and effort.
@@ -209,13 +195,6 @@ func (sn *sessionNative) emitReady(ready *SessionReady) {
 	s.auth.settleAuthority(nil, false)
 }
 
-func (s *Session) markUnusable(err error) {
-	s.mu.Lock()
-	s.unusable = err
-	s.mu.Unlock()
-	s.emit(Event{Kind: KindError, Err: err})
-}
-
 // prepareReplay notes whether the Host's journal already holds the key's
 // history and, unless the session asks to keep it, arranges for a load's
 // replay of that history to be dropped.
@@ -250,17 +229,6 @@ func (sn *sessionNative) endReplay(loaded bool) int {
 	}
 	s.skipReplay, s.replaySkipped = false, 0
 	return n
-}
-
-// isHistory reports whether a replayed event is transcript, which a
-// journal already holds, rather than the session's current state, which
-// the app needs whatever it has stored.
-func isHistory(k Kind) bool {
-	switch k {
-	case KindCommands, KindAgentMode, KindConfig, KindSessionInfo, KindUsage:
-		return false
-	}
-	return true
 }
 
 // noteNative records the native id the session is now attached to in its

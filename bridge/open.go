@@ -111,4 +111,3 @@ func (b *Bridge) openSession(ctx context.Context, cfg SessionConfig, fork *ForkO
 // newSessionKey returns a random session key: 26 characters of base32,
 // lower-cased so it reads well in URLs and file names.
 func newSessionKey() string { return strings.ToLower(rand.Text()) }
-
