@@ -331,3 +331,10 @@ func (s *Session) isClosed() bool {
 	defer s.mu.Unlock()
 	return s.closed
 }
+
+// hadNative reports whether the session was ever attached to a native id.
+func (s *Session) hadNative(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.ContainsFunc(s.natives, func(n NativeSession) bool { return n.ID == id })
+}

@@ -377,13 +377,6 @@ func (l *sessionList) sorted() []SessionEntry {
 	return out
 }
 
-// hadNative reports whether the session was ever attached to a native id.
-func (s *Session) hadNative(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.ContainsFunc(s.natives, func(n NativeSession) bool { return n.ID == id })
-}
-
 // reserveKey makes s the open session of its key in b, unless a session of
 // that key is open in any bridge of the Host. Bridge locks are taken under
 // the Host's, never the other way round.

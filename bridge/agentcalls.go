@@ -1,0 +1,162 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/acphost/acphost/acpclient"
+)
+
+// The sessions a Bridge knows by their agent ids, and the calls the agent
+// makes to the client, each routed to the session it names.
+
+// forget removes a closed (or never opened) session from the bridge, with
+// any updates still held for it. routeMu makes sure no update is being
+// delivered to it meanwhile.
+func (b *Bridge) forget(s *Session) {
+	b.routeMu.Lock()
+	defer b.routeMu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.open[s.key] == s {
+		delete(b.open, s.key)
+	}
+	if s.id != "" && b.sessions[s.id] == s {
+		delete(b.sessions, s.id)
+		b.claimEarlyLocked(s.id)
+	}
+}
+
+// register makes a session known and replays updates that arrived for it
+// before its id was (updates before session/new answers). The bridge lock
+// is held throughout, so they stay ahead of any later update.
+func (b *Bridge) register(s *Session) {
+	b.routeMu.Lock()
+	defer b.routeMu.Unlock()
+	b.mu.Lock()
+	b.sessions[s.id] = s
+	early := b.claimEarlyLocked(s.id)
+	b.mu.Unlock()
+	for _, u := range early {
+		s.handleUpdate(u.Note, u.Raw, b.clock.Now())
+	}
+}
+
+func (b *Bridge) unregisterSession(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.sessions, id)
+}
+
+// agentClient serves one connection's agent→client calls. A new one is
+// made per process so a dead process's stragglers cannot touch the next.
+type agentClient struct {
+	b    *Bridge
+	conn *acpclient.Conn
+}
+
+// SessionUpdate delivers one update as a run of one (see Updates). The
+// connection hands the bridge runs; this serves the Client interface.
+func (c *agentClient) SessionUpdate(ctx context.Context, n *acpclient.SessionNotification) {
+	u := runUpdate{Note: n}
+	if unk, ok := n.Update.(*acpclient.UnknownUpdate); ok {
+		u.Raw = unk.Raw
+	}
+	c.Updates(ctx, []runUpdate{u})
+}
+
+// Updates delivers a run of updates that arrived back to back, reading
+// the clock once for the run: its text events share the run's time, which
+// is also the watchdog's sign of life. A run is consecutive pieces of one
+// session's streamed messages, or one other notification (see
+// wire.Receiver), so the time is that of its delivery. Consecutive text deltas of
+// one session in it are emitted together (routeRun), under one lock of the
+// session and one of the queue. routeMu, not mu, is held while the run is
+// delivered (which may wait on a slow consumer): register's replay of
+// early updates cannot interleave with it, and the app can still query the
+// bridge meanwhile.
+func (c *agentClient) Updates(ctx context.Context, run []runUpdate) {
+	b := c.b
+	b.routeMu.Lock()
+	defer b.routeMu.Unlock()
+	b.routeRun(run, b.clock.Now())
+}
+
+// route hands an update received at now to its session, or holds it until
+// the session is known. Called with routeMu held.
+func (b *Bridge) route(u *runUpdate, now time.Time) {
+	n := u.Note
+	b.mu.Lock()
+	s := b.sessions[n.SessionID]
+	if s == nil {
+		err := b.holdEarlyLocked(u)
+		b.mu.Unlock()
+		if err != nil {
+			b.reportEarlyDrop(err)
+		}
+		return
+	}
+	b.mu.Unlock()
+	s.handleUpdate(n, u.Raw, now)
+}
+
+func (c *agentClient) RequestPermission(ctx context.Context, req *acpclient.RequestPermissionRequest, reply func(*acpclient.RequestPermissionResponse, error)) {
+	s := c.b.session(req.SessionID)
+	if s == nil {
+		reply(acpclient.PermissionCancelled(), nil) // fail closed
+		return
+	}
+	s.handlePermission(ctx, req, reply)
+}
+
+func (c *agentClient) ReadTextFile(ctx context.Context, req *acpclient.ReadTextFileRequest) (*acpclient.ReadTextFileResponse, error) {
+	s := c.b.session(req.SessionID)
+	if s == nil {
+		return nil, acpclient.NewError(acpclient.CodeInvalidParams, "unknown session %q", req.SessionID)
+	}
+	return s.files.readTextFile(ctx, req)
+}
+
+func (c *agentClient) WriteTextFile(ctx context.Context, req *acpclient.WriteTextFileRequest) error {
+	s := c.b.session(req.SessionID)
+	if s == nil {
+		return acpclient.NewError(acpclient.CodeInvalidParams, "unknown session %q", req.SessionID)
+	}
+	return s.files.writeTextFile(ctx, req)
+}
+
+func (c *agentClient) HandleExtension(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	return nil, acpclient.NewError(acpclient.CodeMethodNotFound, "method not found: %s", method)
+}
+
+// HandleExtensionNotification turns vendor notifications into events: the
+// provider's mapping first, else an ext event.
+func (c *agentClient) HandleExtensionNotification(ctx context.Context, method string, params json.RawMessage) {
+	b := c.b
+	if b.provider.Notification != nil {
+		if sid, events, handled := b.provider.Notification(method, params); handled {
+			s := b.session(sid)
+			for _, ev := range events {
+				if s != nil {
+					s.emitProviderEvent(ev)
+				} else {
+					ev.Session = sid
+					b.emit(ev)
+				}
+			}
+			return
+		}
+	}
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	_ = json.Unmarshal(params, &p)
+	ev := Event{Kind: KindExt, Method: method, Raw: params}
+	if s := b.session(p.SessionID); s != nil {
+		s.emitFromAgent(ev)
+		return
+	}
+	ev.Session = p.SessionID
+	b.emit(ev)
+}
