@@ -23,21 +23,6 @@ import (
 // transcript fork (forkseed.go) is a separate choice the app makes
 // explicitly, and it is marked as one wherever the fork shows.
 
-// ForkOrigin links a forked session to the session it was forked from.
-type ForkOrigin struct {
-	// Parent is the host key of the session forked.
-	Parent string `json:"parent"`
-	// ParentSession is the parent's native session id at the fork.
-	ParentSession string `json:"parentSession,omitempty"`
-	// AfterTurn is where the fork branched: it holds the parent's turns 1
-	// to AfterTurn, and its own turns are numbered from AfterTurn+1.
-	AfterTurn uint64 `json:"afterTurn"`
-	// Transcript: the agent did not fork; the fork is a new native session
-	// whose first prompt carries a transcript of those turns (see
-	// ForkOptions.Transcript).
-	Transcript bool `json:"transcript,omitempty"`
-}
-
 // ForkOptions says how to fork a session (Session.Fork). The zero value
 // forks at the end of the session under a new random key.
 type ForkOptions struct {
@@ -178,16 +163,6 @@ func (s *Session) Fork(ctx context.Context, opts ForkOptions) (*Session, error) 
 		s.mu.Unlock()
 		return s.b.openSession(ctx, cfg, origin, seed)
 	})
-}
-
-// origin returns a copy of the session's fork origin, nil for a session
-// that is no fork: records and events get their own.
-func (s *Session) origin() *ForkOrigin {
-	if s.fork == nil {
-		return nil
-	}
-	o := *s.fork
-	return &o
 }
 
 // errForkKeyTaken refuses a fork under a key that names a session.

@@ -3,13 +3,11 @@ package bridge
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/acphost/acphost/acpclient"
 )
@@ -30,50 +28,6 @@ var (
 
 // defaultQueueLimit is SessionConfig.QueueLimit's zero value.
 const defaultQueueLimit = 32
-
-// QueuedPrompt is a prompt waiting in a session's queue (Session.Enqueue).
-type QueuedPrompt struct {
-	// ID names the prompt for RemoveQueued and MoveQueued and in queue
-	// events; it is unique within the session.
-	ID string `json:"id"`
-	// Content is what will be sent as the turn's prompt.
-	Content []acpclient.ContentBlock `json:"content"`
-	// Text is the text of Content, for display.
-	Text string `json:"text,omitempty"`
-	// Queued is when it was queued.
-	Queued time.Time `json:"queued"`
-	// Meta is the _meta its session/prompt will carry (see
-	// WithPromptMeta), kept with it in the session's record.
-	Meta json.RawMessage `json:"meta,omitempty"`
-}
-
-// QueueUpdate is a change of a session's prompt queue, the payload of a
-// queue event. Change says what happened:
-//
-//	queued     ID was added (Enqueue, or Steer's fallback)
-//	started    ID left the queue as the turn the event carries (Event.Turn)
-//	removed    ID was removed (RemoveQueued)
-//	moved      ID was moved (MoveQueued)
-//	cleared    every prompt was removed (ClearQueue)
-//	paused     the queue stopped running prompts; Reason says why (a turn
-//	           that ended in an error or a refusal, a turn that could not
-//	           begin)
-//	resumed    ResumeQueue let it run again
-//	restored   a resumed session has its queue back from its record,
-//	           paused until ResumeQueue
-//	dropped    the session was closed and its queue dropped
-type QueueUpdate struct {
-	Change string `json:"change"`
-	// ID is the prompt the change concerns, when it concerns one.
-	ID string `json:"id,omitempty"`
-	// Reason says why the queue paused or was dropped.
-	Reason string `json:"reason,omitempty"`
-	// Paused says whether the queue is paused after the change: its
-	// prompts wait until ResumeQueue.
-	Paused bool `json:"paused,omitempty"`
-	// Prompts is the whole queue after the change, first to run first.
-	Prompts []QueuedPrompt `json:"prompts,omitempty"`
-}
 
 // sessionQueue is a session's prompt queue. mu guards the queue's state and
 // is a leaf; changes are made and reported under emitMu, so queue events

@@ -338,3 +338,13 @@ func (s *Session) hadNative(id string) bool {
 	defer s.mu.Unlock()
 	return slices.ContainsFunc(s.natives, func(n NativeSession) bool { return n.ID == id })
 }
+
+// origin returns a copy of the session's fork origin, nil for a session
+// that is no fork: records and events get their own.
+func (s *Session) origin() *ForkOrigin {
+	if s.fork == nil {
+		return nil
+	}
+	o := *s.fork
+	return &o
+}

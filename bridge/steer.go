@@ -17,31 +17,6 @@ import (
 // fallback: send the text as a prompt instead.
 var ErrNoTurn = errors.New("bridge: no turn is running")
 
-// SteerVia says how steered text reaches the agent: a way the agent
-// offers (SteerMode), or the fallback an app chooses for agents without
-// one (Steer's fallback). The zero value, as a fallback, fails.
-type SteerVia string
-
-// Ways to steer and fallbacks.
-const (
-	// SteerInject: the draft protocol's session/inject in "steer" mode,
-	// for agents that advertise sessionCapabilities.inject with it.
-	SteerInject SteerVia = "inject"
-	// SteerExtension: the _session/steering extension request, for agents
-	// that advertise _meta.steering.supported in their initialize result.
-	SteerExtension SteerVia = "extension"
-	// SteerProvider: the vendor request the agent's profile names
-	// (Provider.SteerRequest), for agents with a method of their own.
-	SteerProvider SteerVia = "provider"
-	// SteerQueue, as a fallback: the text is queued as the next prompt
-	// (first in the queue), to run as its own turn when this one ends.
-	SteerQueue SteerVia = "queue"
-	// SteerInterrupt, as a fallback: the running turn is cancelled and the
-	// text sent at once as the next turn (first in the queue, which is
-	// resumed if it was paused).
-	SteerInterrupt SteerVia = "interrupt"
-)
-
 // SteerMode says how Steer would put text into a running turn of this
 // session, so a UI can label its button before the user presses it: one
 // of SteerInject, SteerExtension and SteerProvider (preferred in that

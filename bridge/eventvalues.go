@@ -1,0 +1,96 @@
+package bridge
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/acphost/acphost/acpclient"
+)
+
+// Plain values that events and records carry for the prompt queue
+// (queue.go), forks (fork.go) and steering (steer.go): the vocabulary those
+// concerns share with the event stream, kept below them.
+
+// QueuedPrompt is a prompt waiting in a session's queue (Session.Enqueue).
+type QueuedPrompt struct {
+	// ID names the prompt for RemoveQueued and MoveQueued and in queue
+	// events; it is unique within the session.
+	ID string `json:"id"`
+	// Content is what will be sent as the turn's prompt.
+	Content []acpclient.ContentBlock `json:"content"`
+	// Text is the text of Content, for display.
+	Text string `json:"text,omitempty"`
+	// Queued is when it was queued.
+	Queued time.Time `json:"queued"`
+	// Meta is the _meta its session/prompt will carry (see
+	// WithPromptMeta), kept with it in the session's record.
+	Meta json.RawMessage `json:"meta,omitempty"`
+}
+
+// QueueUpdate is a change of a session's prompt queue, the payload of a
+// queue event. Change says what happened:
+//
+//	queued     ID was added (Enqueue, or Steer's fallback)
+//	started    ID left the queue as the turn the event carries (Event.Turn)
+//	removed    ID was removed (RemoveQueued)
+//	moved      ID was moved (MoveQueued)
+//	cleared    every prompt was removed (ClearQueue)
+//	paused     the queue stopped running prompts; Reason says why (a turn
+//	           that ended in an error or a refusal, a turn that could not
+//	           begin)
+//	resumed    ResumeQueue let it run again
+//	restored   a resumed session has its queue back from its record,
+//	           paused until ResumeQueue
+//	dropped    the session was closed and its queue dropped
+type QueueUpdate struct {
+	Change string `json:"change"`
+	// ID is the prompt the change concerns, when it concerns one.
+	ID string `json:"id,omitempty"`
+	// Reason says why the queue paused or was dropped.
+	Reason string `json:"reason,omitempty"`
+	// Paused says whether the queue is paused after the change: its
+	// prompts wait until ResumeQueue.
+	Paused bool `json:"paused,omitempty"`
+	// Prompts is the whole queue after the change, first to run first.
+	Prompts []QueuedPrompt `json:"prompts,omitempty"`
+}
+
+// ForkOrigin links a forked session to the session it was forked from.
+type ForkOrigin struct {
+	// Parent is the host key of the session forked.
+	Parent string `json:"parent"`
+	// ParentSession is the parent's native session id at the fork.
+	ParentSession string `json:"parentSession,omitempty"`
+	// AfterTurn is where the fork branched: it holds the parent's turns 1
+	// to AfterTurn, and its own turns are numbered from AfterTurn+1.
+	AfterTurn uint64 `json:"afterTurn"`
+	// Transcript: the agent did not fork; the fork is a new native session
+	// whose first prompt carries a transcript of those turns (see
+	// ForkOptions.Transcript).
+	Transcript bool `json:"transcript,omitempty"`
+}
+
+// SteerVia says how steered text reaches the agent: a way the agent
+// offers (SteerMode), or the fallback an app chooses for agents without
+// one (Steer's fallback). The zero value, as a fallback, fails.
+type SteerVia string
+
+// Ways to steer and fallbacks.
+const (
+	// SteerInject: the draft protocol's session/inject in "steer" mode,
+	// for agents that advertise sessionCapabilities.inject with it.
+	SteerInject SteerVia = "inject"
+	// SteerExtension: the _session/steering extension request, for agents
+	// that advertise _meta.steering.supported in their initialize result.
+	SteerExtension SteerVia = "extension"
+	// SteerProvider: the vendor request the agent's profile names
+	// (Provider.SteerRequest), for agents with a method of their own.
+	SteerProvider SteerVia = "provider"
+	// SteerQueue, as a fallback: the text is queued as the next prompt
+	// (first in the queue), to run as its own turn when this one ends.
+	SteerQueue SteerVia = "queue"
+	// SteerInterrupt, as a fallback: the running turn is cancelled and the
+	// text sent at once as the next turn (first in the queue, which is
+	// resumed if it was paused).
+	SteerInterrupt SteerVia = "interrupt"
+)
