@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/acphost/acphost/acpclient"
 )
@@ -35,64 +34,12 @@ type sessionControl struct {
 	lastTurn   uint64        // the number of the last turn that ended
 }
 
-// ctxMutex is a mutex whose Lock gives up when its context ends. Its zero
-// value is unlocked.
-type ctxMutex struct {
-	once sync.Once
-	ch   chan struct{}
-}
-
-func (m *ctxMutex) init() { m.once.Do(func() { m.ch = make(chan struct{}, 1) }) }
-
-// LockCtx locks m, or returns ctx's error if ctx ends first.
-func (m *ctxMutex) LockCtx(ctx context.Context) error {
-	m.init()
-	select {
-	case m.ch <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// Lock locks m.
-func (m *ctxMutex) Lock() { m.init(); m.ch <- struct{}{} }
-
-// TryLock locks m if it is free.
-func (m *ctxMutex) TryLock() bool {
-	m.init()
-	select {
-	case m.ch <- struct{}{}:
-		return true
-	default:
-		return false
-	}
-}
-
-// Unlock unlocks m.
-func (m *ctxMutex) Unlock() { <-m.ch }
-
 // Busy reports whether a turn runs: a Prompt now would fail with ErrBusy.
 // It turns false before the turn's turn_end event is emitted.
 func (s *Session) Busy() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.ctl.busy
-}
-
-// claimTurn claims the session for a turn: ErrBusy while another turn
-// runs; while a compaction runs it waits for it (or ctx).
-func (tr *sessionTurns) claimTurn(ctx context.Context) error {
-	s := tr.s
-	return s.claim(ctx, func() error { return ErrBusy }, func() { s.ctl.busy = true })
-}
-
-// releaseTurn gives the session back after a turn.
-func (tr *sessionTurns) releaseTurn() {
-	s := tr.s
-	s.mu.Lock()
-	s.ctl.busy = false
-	s.mu.Unlock()
 }
 
 // claim waits until neither a turn nor a compaction runs, failing with

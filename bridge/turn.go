@@ -388,3 +388,18 @@ func promptText(content []acpclient.ContentBlock) string {
 	}
 	return strings.Join(parts, "\n")
 }
+
+// claimTurn claims the session for a turn: ErrBusy while another turn
+// runs; while a compaction runs it waits for it (or ctx).
+func (tr *sessionTurns) claimTurn(ctx context.Context) error {
+	s := tr.s
+	return s.claim(ctx, func() error { return ErrBusy }, func() { s.ctl.busy = true })
+}
+
+// releaseTurn gives the session back after a turn.
+func (tr *sessionTurns) releaseTurn() {
+	s := tr.s
+	s.mu.Lock()
+	s.ctl.busy = false
+	s.mu.Unlock()
+}
