@@ -3,7 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
-	"time"
+	"fmt"
 
 	"github.com/acphost/acphost/acpclient"
 )
@@ -83,24 +83,6 @@ func (c *agentClient) Updates(ctx context.Context, run []runUpdate) {
 	b.routeRun(run, b.clock.Now())
 }
 
-// route hands an update received at now to its session, or holds it until
-// the session is known. Called with routeMu held.
-func (b *Bridge) route(u *runUpdate, now time.Time) {
-	n := u.Note
-	b.mu.Lock()
-	s := b.sessions[n.SessionID]
-	if s == nil {
-		err := b.holdEarlyLocked(u)
-		b.mu.Unlock()
-		if err != nil {
-			b.reportEarlyDrop(err)
-		}
-		return
-	}
-	b.mu.Unlock()
-	s.handleUpdate(n, u.Raw, now)
-}
-
 func (c *agentClient) RequestPermission(ctx context.Context, req *acpclient.RequestPermissionRequest, reply func(*acpclient.RequestPermissionResponse, error)) {
 	s := c.b.session(req.SessionID)
 	if s == nil {
@@ -159,4 +141,55 @@ func (c *agentClient) HandleExtensionNotification(ctx context.Context, method st
 	}
 	ev.Session = p.SessionID
 	b.emit(ev)
+}
+
+// elicitingClient is the agent client of a bridge whose app renders
+// elicitations; being a separate type keeps the capability unadvertised
+// otherwise.
+type elicitingClient struct {
+	*agentClient
+	urls urlElicitations
+}
+
+func (c *elicitingClient) ElicitationModes() []string { return c.b.cfg.ElicitationModes }
+
+// CreateElicitation turns the agent's question into an elicitation event.
+// While it waits, the session's watchdog is paused: the user is thinking.
+func (c *elicitingClient) CreateElicitation(ctx context.Context, req *acpclient.CreateElicitationRequest, reply func(*acpclient.CreateElicitationResponse, error)) {
+	b := c.b
+	s := b.session(req.SessionID)
+	id := fmt.Sprintf("ask-%d", b.permSeq.Add(1))
+	q := &ElicitationRequest{userRequest: newUserRequest(), ID: id, Message: req.Message, Mode: req.Mode,
+		Schema: req.RequestedSchema, URL: req.URL, ElicitationID: req.ElicitationID, ToolCallID: req.ToolCallID,
+		answer: func(resp *acpclient.CreateElicitationResponse) { reply(resp, nil) }}
+	b.await(ctx, s, id, q)
+	c.urls.add(q, s)
+	ev := Event{Kind: KindElicitation, Elicitation: q}
+	if s != nil {
+		s.emitFromAgent(ev)
+		return
+	}
+	b.emit(ev) // a question outside any session, e.g. while signing in
+}
+
+// CompleteElicitation closes the url elicitation the agent names: a
+// request still waiting is settled as accepted (the user did what it
+// asked, elsewhere), and an elicitation_complete event carrying the
+// request tells the UI. An id the bridge does not know is passed on as ext.
+func (c *elicitingClient) CompleteElicitation(ctx context.Context, n *acpclient.CompleteElicitationNotification) {
+	u, ok := c.urls.take(n.ElicitationID)
+	if !ok {
+		raw, _ := json.Marshal(n)
+		c.b.emit(Event{Kind: KindExt, Method: "elicitation/complete", Raw: raw})
+		return
+	}
+	// Settling fails only when the request was answered already.
+	_ = u.q.settle(Decision{Outcome: "accepted", By: byHost, Rule: "the agent reported it complete"},
+		&acpclient.CreateElicitationResponse{Action: "accept"})
+	ev := Event{Kind: KindElicitationComplete, Elicitation: u.q}
+	if u.s != nil {
+		u.s.emitFromAgent(ev)
+		return
+	}
+	c.b.emit(ev)
 }

@@ -1,9 +1,7 @@
 package bridge
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"sync"
 
@@ -56,57 +54,6 @@ func (r *ElicitationRequest) abandon(cause error) {
 func (r *ElicitationRequest) settle(d Decision, resp *acpclient.CreateElicitationResponse) error {
 	d.Request, d.Type = r.ID, "elicitation"
 	return r.userRequest.settle(d, func() { r.answer(resp) })
-}
-
-// elicitingClient is the agent client of a bridge whose app renders
-// elicitations; being a separate type keeps the capability unadvertised
-// otherwise.
-type elicitingClient struct {
-	*agentClient
-	urls urlElicitations
-}
-
-func (c *elicitingClient) ElicitationModes() []string { return c.b.cfg.ElicitationModes }
-
-// CreateElicitation turns the agent's question into an elicitation event.
-// While it waits, the session's watchdog is paused: the user is thinking.
-func (c *elicitingClient) CreateElicitation(ctx context.Context, req *acpclient.CreateElicitationRequest, reply func(*acpclient.CreateElicitationResponse, error)) {
-	b := c.b
-	s := b.session(req.SessionID)
-	id := fmt.Sprintf("ask-%d", b.permSeq.Add(1))
-	q := &ElicitationRequest{userRequest: newUserRequest(), ID: id, Message: req.Message, Mode: req.Mode,
-		Schema: req.RequestedSchema, URL: req.URL, ElicitationID: req.ElicitationID, ToolCallID: req.ToolCallID,
-		answer: func(resp *acpclient.CreateElicitationResponse) { reply(resp, nil) }}
-	b.await(ctx, s, id, q)
-	c.urls.add(q, s)
-	ev := Event{Kind: KindElicitation, Elicitation: q}
-	if s != nil {
-		s.emitFromAgent(ev)
-		return
-	}
-	b.emit(ev) // a question outside any session, e.g. while signing in
-}
-
-// CompleteElicitation closes the url elicitation the agent names: a
-// request still waiting is settled as accepted (the user did what it
-// asked, elsewhere), and an elicitation_complete event carrying the
-// request tells the UI. An id the bridge does not know is passed on as ext.
-func (c *elicitingClient) CompleteElicitation(ctx context.Context, n *acpclient.CompleteElicitationNotification) {
-	u, ok := c.urls.take(n.ElicitationID)
-	if !ok {
-		raw, _ := json.Marshal(n)
-		c.b.emit(Event{Kind: KindExt, Method: "elicitation/complete", Raw: raw})
-		return
-	}
-	// Settling fails only when the request was answered already.
-	_ = u.q.settle(Decision{Outcome: "accepted", By: byHost, Rule: "the agent reported it complete"},
-		&acpclient.CreateElicitationResponse{Action: "accept"})
-	ev := Event{Kind: KindElicitationComplete, Elicitation: u.q}
-	if u.s != nil {
-		u.s.emitFromAgent(ev)
-		return
-	}
-	c.b.emit(ev)
 }
 
 // urlElicitationsKept bounds the url elicitations a bridge remembers for

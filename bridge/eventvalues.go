@@ -8,8 +8,9 @@ import (
 )
 
 // Plain values that events and records carry for the prompt queue
-// (queue.go), forks (fork.go) and steering (steer.go): the vocabulary those
-// concerns share with the event stream, kept below them.
+// (queue.go), forks (fork.go), steering (steer.go) and worktrees
+// (worktree.go): the vocabulary those concerns share with the event stream
+// and the session's record, kept below them.
 
 // QueuedPrompt is a prompt waiting in a session's queue (Session.Enqueue).
 type QueuedPrompt struct {
@@ -94,3 +95,43 @@ const (
 	// resumed if it was paused).
 	SteerInterrupt SteerVia = "interrupt"
 )
+
+// Worktree asks for a session that works in a git worktree of its own, on
+// a new branch of the repository at SessionConfig.Cwd, so that sessions
+// on one repository do not step on each other. The worktree is added
+// where the agent runs (on its SSH host for an agent launched over SSH)
+// before the session is created, and the session's cwd is the worktree's
+// directory for Cwd (its top, or the same subdirectory). The user's own
+// checkout is left as it is: its HEAD, index, stash and files; git's
+// worktree list and the new branch are the only changes to the
+// repository, and the repository's hooks run as for any git worktree add.
+//
+// The record keeps the worktree (Record.Worktree): the session reopened
+// under its Key works in it again (its Worktree option is not applied a
+// second time), and Session.Delete or Host.DeleteSession removes it,
+// keeping the branch unless DeleteBranch. A worktree with changes not
+// committed to its branch is not removed: the delete fails, saying so,
+// with the session closed and its record kept, to delete again once the
+// changes are committed or discarded. A fork (Session.Fork) works in its
+// parent's worktree and never removes it, unless ForkOptions.Worktree
+// gives it one of its own.
+type Worktree struct {
+	// Branch is the new branch; "" means acphost/KEY, KEY the session's
+	// key. A branch that exists is refused.
+	Branch string `json:"branch"`
+	// Base is the commit the branch starts at (a branch name, tag or
+	// hash); "" means the repository's HEAD, and then a repository with
+	// uncommitted changes to tracked files is refused, since the worktree
+	// would not have them: commit them, or name the commit ("HEAD") to
+	// start from it anyway.
+	Base string `json:"base,omitempty"`
+	// Dir is the worktree's absolute path on the agent's host; it must
+	// not exist. "" means
+	// ${XDG_DATA_HOME:-~/.local/share}/acphost/worktrees/REPO-HASH/BRANCH.
+	Dir string `json:"dir"`
+	// DeleteBranch deletes the branch too when the session is deleted.
+	DeleteBranch bool `json:"deleteBranch,omitempty"`
+	// Repo is the top directory of the repository the worktree was added
+	// to; the bridge sets it, in the record.
+	Repo string `json:"repo"`
+}

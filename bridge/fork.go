@@ -191,17 +191,3 @@ func (sn *sessionNative) newNative(ctx context.Context, conn *acpclient.Conn, re
 	}
 	return resp, nil
 }
-
-// refuseTakenKey refuses a fork under a key that has a record already:
-// the fork would take over another session's identity.
-func (r *sessionRecords) refuseTakenKey(ctx context.Context) error {
-	s := r.s
-	_, ok, err := r.loadRecord(ctx)
-	if err != nil {
-		return err
-	}
-	if ok {
-		return fmt.Errorf("bridge %s: fork of session %s under key %s: %w", s.b.cfg.ID, s.fork.Parent, s.key, errForkKeyTaken)
-	}
-	return nil
-}

@@ -111,3 +111,17 @@ func (b *Bridge) openSession(ctx context.Context, cfg SessionConfig, fork *ForkO
 // newSessionKey returns a random session key: 26 characters of base32,
 // lower-cased so it reads well in URLs and file names.
 func newSessionKey() string { return strings.ToLower(rand.Text()) }
+
+// refuseTakenKey refuses a fork under a key that has a record already:
+// the fork would take over another session's identity.
+func (r *sessionRecords) refuseTakenKey(ctx context.Context) error {
+	s := r.s
+	_, ok, err := r.loadRecord(ctx)
+	if err != nil {
+		return err
+	}
+	if ok {
+		return fmt.Errorf("bridge %s: fork of session %s under key %s: %w", s.b.cfg.ID, s.fork.Parent, s.key, errForkKeyTaken)
+	}
+	return nil
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"sync"
 
 	"github.com/acphost/acphost/acpclient"
@@ -385,7 +384,3 @@ func (b *Bridge) Launch() *Launch {
 	}
 	return nil
 }
-
-// environ is this process's environment; a variable so tests of the
-// resolver do not depend on the machine.
-var environ = os.Environ

@@ -24,16 +24,6 @@ type turnRetries struct {
 	recovered bool // the one continue-after-output of this user turn
 }
 
-// isOutput reports whether an event kind is output of the turn, after which
-// resending the prompt would repeat work.
-func isOutput(k Kind) bool {
-	switch k {
-	case KindText, KindThinking, KindToolStart, KindToolUpdate, KindToolEnd, KindPermission, KindTerminal:
-		return true
-	}
-	return false
-}
-
 // emitAll queues events a provider hook derived, as agent activity.
 func (s *Session) emitAll(events []Event) {
 	for _, ev := range events {
@@ -108,16 +98,6 @@ func (s *Session) rebaseWindow(model string) {
 	u := s.usage
 	s.mu.Unlock()
 	s.emit(Event{Kind: KindUsage, Usage: &u})
-}
-
-// lockPolicy applies the execution mode the agent's launch forces.
-func (b *Bridge) lockPolicy(p Policy) Policy {
-	if b.provider.LockedMode != nil {
-		if m := b.provider.LockedMode(); m != "" {
-			p.Mode = m
-		}
-	}
-	return p
 }
 
 // holdForRetry decides, on the dispatch goroutine, whether a failed prompt

@@ -72,3 +72,35 @@ func (pr *PermissionRequest) settleByRule(resp *acpclient.RequestPermissionRespo
 		pr.cancel(d)
 	}
 }
+
+// SetPolicy changes the execution policy. It applies to the next permission
+// request and file write, also in a running turn; Files with a write gate
+// of their own (ReadOnlySetter) are switched with it. It also governs the
+// permission requests already waiting: before SetPolicy returns, those the
+// new policy answers by itself are answered so (cancelled in Ask, Plan and
+// read-only, allowed once in Full), each with a decision event by "policy"
+// naming the rule, and the app's answer to one of them is refused (see
+// PermissionRequest). The agent's own mode follows (see Authority): an
+// agent that would act unasked under the new policy is moved to a mode that
+// asks (in Plan to its plan mode), or the session refuses prompts until it
+// can be.
+func (s *Session) SetPolicy(p Policy) {
+	p = s.b.lockPolicy(p)
+	s.mu.Lock()
+	s.policy = p
+	s.files.applyWriteGateLocked()
+	s.mu.Unlock()
+	s.auth.regovernPending()
+	s.rec.save()
+	s.auth.recheckAuthority(true)
+}
+
+// lockPolicy applies the execution mode the agent's launch forces.
+func (b *Bridge) lockPolicy(p Policy) Policy {
+	if b.provider.LockedMode != nil {
+		if m := b.provider.LockedMode(); m != "" {
+			p.Mode = m
+		}
+	}
+	return p
+}

@@ -240,3 +240,7 @@ func isExecutable(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
 }
+
+// environ is this process's environment; a variable so tests of the
+// resolver do not depend on the machine.
+var environ = os.Environ

@@ -198,28 +198,6 @@ func (s *Session) Policy() Policy {
 	return s.policy
 }
 
-// SetPolicy changes the execution policy. It applies to the next permission
-// request and file write, also in a running turn; Files with a write gate
-// of their own (ReadOnlySetter) are switched with it. It also governs the
-// permission requests already waiting: before SetPolicy returns, those the
-// new policy answers by itself are answered so (cancelled in Ask, Plan and
-// read-only, allowed once in Full), each with a decision event by "policy"
-// naming the rule, and the app's answer to one of them is refused (see
-// PermissionRequest). The agent's own mode follows (see Authority): an
-// agent that would act unasked under the new policy is moved to a mode that
-// asks (in Plan to its plan mode), or the session refuses prompts until it
-// can be.
-func (s *Session) SetPolicy(p Policy) {
-	p = s.b.lockPolicy(p)
-	s.mu.Lock()
-	s.policy = p
-	s.files.applyWriteGateLocked()
-	s.mu.Unlock()
-	s.auth.regovernPending()
-	s.rec.save()
-	s.auth.recheckAuthority(true)
-}
-
 // emit queues an event of this session, stamped with its key, native id
 // and running turn.
 func (s *Session) emit(ev Event) { s.emitPtr(&ev) }
@@ -347,4 +325,14 @@ func (s *Session) origin() *ForkOrigin {
 	}
 	o := *s.fork
 	return &o
+}
+
+// isOutput reports whether an event kind is output of the turn, after which
+// resending the prompt would repeat work.
+func isOutput(k Kind) bool {
+	switch k {
+	case KindText, KindThinking, KindToolStart, KindToolUpdate, KindToolEnd, KindPermission, KindTerminal:
+		return true
+	}
+	return false
 }

@@ -174,3 +174,21 @@ func withoutEmpty(ds []wire.TextDelta) []wire.TextDelta {
 	}
 	return out
 }
+
+// route hands an update received at now to its session, or holds it until
+// the session is known. Called with routeMu held.
+func (b *Bridge) route(u *runUpdate, now time.Time) {
+	n := u.Note
+	b.mu.Lock()
+	s := b.sessions[n.SessionID]
+	if s == nil {
+		err := b.holdEarlyLocked(u)
+		b.mu.Unlock()
+		if err != nil {
+			b.reportEarlyDrop(err)
+		}
+		return
+	}
+	b.mu.Unlock()
+	s.handleUpdate(n, u.Raw, now)
+}
