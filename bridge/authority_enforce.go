@@ -403,3 +403,12 @@ func (a *sessionAuthority) enforceLocked(ctx context.Context, stopTurn bool) {
 	}
 	a.settleAuthority(errors.Join(stuck...), stopTurn)
 }
+
+// launchFlagFor is the escalating flag launch options o would have.
+func (b *Bridge) launchFlagFor(o LaunchOptions) string {
+	t := b.modeTable()
+	if t == nil || t.LaunchEscalation == nil {
+		return ""
+	}
+	return t.LaunchEscalation(o)
+}

@@ -13,15 +13,6 @@ import (
 // value that would act unasked. Moving the agent is in
 // authority_enforce.go.
 
-// launchFlagFor is the escalating flag launch options o would have.
-func (b *Bridge) launchFlagFor(o LaunchOptions) string {
-	t := b.modeTable()
-	if t == nil || t.LaunchEscalation == nil {
-		return ""
-	}
-	return t.LaunchEscalation(o)
-}
-
 // refuseLaunchFlag is the refusal of a session under policy p on a launch
 // with an escalating flag: it is allowed with host Full, and with Build,
 // where the app's consent decides whether it takes prompts.

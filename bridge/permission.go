@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"unicode"
 
@@ -183,4 +184,30 @@ func normalOptionID(id string) string {
 		b.WriteRune(least)
 	}
 	return b.String()
+}
+
+// governs returns the error for an answer of the app to pr while the
+// session's rules answer it by themselves, after settling it by them; nil
+// when the app decides.
+func (pr *PermissionRequest) governs() error {
+	if pr.ruling == nil {
+		return nil
+	}
+	resp, rule := pr.ruling(pr)
+	if resp == nil {
+		return nil
+	}
+	pr.settleByRule(resp, rule) // normally done already, when the rules changed
+	return fmt.Errorf("%w: the session's rules decide it now (%s); the app's answer was not sent", ErrAlreadyAnswered, rule)
+}
+
+// settleByRule answers pr with resp, the rules' own answer, unless it was
+// answered before.
+func (pr *PermissionRequest) settleByRule(resp *acpclient.RequestPermissionResponse, rule string) {
+	d := Decision{By: byPolicy, Rule: rule}
+	if resp.Outcome.OptionID != "" {
+		pr.selectOption(resp.Outcome.OptionID, outcomeAllowed, d)
+	} else {
+		pr.cancel(d)
+	}
 }

@@ -1,8 +1,6 @@
 package bridge
 
 import (
-	"fmt"
-
 	"github.com/acphost/acphost/acpclient"
 )
 
@@ -10,7 +8,9 @@ import (
 // requests already waiting for it: when the policy or the session's
 // authority changes, each pending request is settled again under the new
 // rules (regovernPending), and an answer the app gives afterwards to one
-// the rules now decide is refused without sending anything (governs).
+// the rules now decide is refused without sending anything
+// (PermissionRequest.governs, permission.go). SetPolicy is the app's change
+// of the rules.
 
 // ruling is how the session's rules answer pr by themselves now, and the
 // rule's name, or nil when the app decides: a blocked authority cancels
@@ -44,32 +44,6 @@ func (a *sessionAuthority) regovernPending() {
 				pr.settleByRule(resp, rule)
 			}
 		}
-	}
-}
-
-// governs returns the error for an answer of the app to pr while the
-// session's rules answer it by themselves, after settling it by them; nil
-// when the app decides.
-func (pr *PermissionRequest) governs() error {
-	if pr.ruling == nil {
-		return nil
-	}
-	resp, rule := pr.ruling(pr)
-	if resp == nil {
-		return nil
-	}
-	pr.settleByRule(resp, rule) // normally done already, when the rules changed
-	return fmt.Errorf("%w: the session's rules decide it now (%s); the app's answer was not sent", ErrAlreadyAnswered, rule)
-}
-
-// settleByRule answers pr with resp, the rules' own answer, unless it was
-// answered before.
-func (pr *PermissionRequest) settleByRule(resp *acpclient.RequestPermissionResponse, rule string) {
-	d := Decision{By: byPolicy, Rule: rule}
-	if resp.Outcome.OptionID != "" {
-		pr.selectOption(resp.Outcome.OptionID, outcomeAllowed, d)
-	} else {
-		pr.cancel(d)
 	}
 }
 

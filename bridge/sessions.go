@@ -392,40 +392,11 @@ func (h *Host) reserveKey(b *Bridge, s *Session) error {
 	return nil
 }
 
-// openSession returns the open session of a key in any bridge, or nil.
-func (h *Host) openSession(key string) *Session {
-	for _, b := range h.allBridges() {
-		if s := b.openByKey(key); s != nil {
-			return s
-		}
-	}
-	return nil
-}
-
 // addOpen makes s the bridge's open session of its key.
 func (b *Bridge) addOpen(s *Session) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.open[s.key] = s
-}
-
-// openByKey returns the bridge's open session of a key, or nil. The Host
-// reads a bridge's sessions only through it.
-func (b *Bridge) openByKey(key string) *Session {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.open[key]
-}
-
-// allBridges returns every bridge of the Host, running or not.
-func (h *Host) allBridges() []*Bridge {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := make([]*Bridge, 0, len(h.all))
-	for _, b := range h.all {
-		out = append(out, b)
-	}
-	return out
 }
 
 // listEntry is the session's entry in the session list, with its native

@@ -8,10 +8,6 @@ import (
 	"github.com/acphost/acphost/internal/wire"
 )
 
-// runUpdate is one element of a run the connection delivers: a notification
-// with its raw update, or a text delta.
-type runUpdate = wire.Update[*acpclient.SessionNotification]
-
 // routeRun hands a run of updates received at now to their sessions, in
 // the agent's order: the one routing path of updates. Consecutive text
 // deltas of one session, the bulk of a streaming agent's output, go
@@ -106,17 +102,6 @@ func deltaOf(u *runUpdate) (d wire.TextDelta, ok bool) {
 		d.MessageID, d.HasMessageID = *c.MessageID, true
 	}
 	return d, true
-}
-
-// deltaKind is the event kind of a text delta of the given update kind.
-func deltaKind(updateKind string) Kind {
-	switch updateKind {
-	case acpclient.UpdateAgentThoughtChunk:
-		return KindThinking
-	case acpclient.UpdateUserMessageChunk:
-		return KindUserText
-	}
-	return KindText
 }
 
 // emitDeltas reports text deltas of this session received at now, as
