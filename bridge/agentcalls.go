@@ -49,13 +49,6 @@ func (b *Bridge) unregisterSession(id string) {
 	delete(b.sessions, id)
 }
 
-// agentClient serves one connection's agent→client calls. A new one is
-// made per process so a dead process's stragglers cannot touch the next.
-type agentClient struct {
-	b    *Bridge
-	conn *acpclient.Conn
-}
-
 // SessionUpdate delivers one update as a run of one (see Updates). The
 // connection hands the bridge runs; this serves the Client interface.
 func (c *agentClient) SessionUpdate(ctx context.Context, n *acpclient.SessionNotification) {
@@ -192,4 +185,23 @@ func (c *elicitingClient) CompleteElicitation(ctx context.Context, n *acpclient.
 		return
 	}
 	c.b.emit(ev)
+}
+
+// withTerminals returns served with the terminal methods when the bridge
+// has Config.Terminals.
+func (b *Bridge) withTerminals(served acpclient.Client, client *agentClient) acpclient.Client {
+	if b.cfg.Terminals == nil {
+		return served
+	}
+	ts := &terminalServer{c: client}
+	if e, ok := served.(*elicitingClient); ok {
+		return struct {
+			*elicitingClient
+			*terminalServer
+		}{e, ts}
+	}
+	return struct {
+		*agentClient
+		*terminalServer
+	}{client, ts}
 }

@@ -168,3 +168,10 @@ func (b *Bridge) openSessions() []*Session {
 	}
 	return out
 }
+
+// agentClient serves one connection's agent→client calls. A new one is
+// made per process so a dead process's stragglers cannot touch the next.
+type agentClient struct {
+	b    *Bridge
+	conn *acpclient.Conn
+}

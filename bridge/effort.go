@@ -13,10 +13,6 @@ import (
 // not offer; the error lists the levels it does.
 var ErrUnknownEffort = errors.New("unknown reasoning effort level")
 
-// thoughtLevelCategory is ACP's config option category for the reasoning
-// level selector.
-const thoughtLevelCategory = "thought_level"
-
 // SetEffort changes the reasoning effort of the open session, live: through
 // the agent's thought_level config option when it has one (level must be
 // one of its values), else the provider's vendor way (Provider.SetEffort:

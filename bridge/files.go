@@ -70,13 +70,6 @@ func (f *sessionFiles) applyWriteGateLocked() {
 	}
 }
 
-// Grants returns the session's external directories, as last set.
-func (s *Session) Grants() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.grants)
-}
-
 // SetGrants replaces the session's external directories, also while a turn
 // runs. The session's Files (when a GrantSetter) take the new list first:
 // from then on a removed directory is refused and a new one served, and a

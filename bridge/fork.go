@@ -165,9 +165,6 @@ func (s *Session) Fork(ctx context.Context, opts ForkOptions) (*Session, error) 
 	})
 }
 
-// errForkKeyTaken refuses a fork under a key that names a session.
-var errForkKeyTaken = errors.New("the key already names a session")
-
 // forking reports whether attaching is to fork the session's origin: a
 // fork not attached yet. Attached once, it resumes its own native session.
 func (sn *sessionNative) forking() bool {

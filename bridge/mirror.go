@@ -160,3 +160,7 @@ func readyOptionsSet(ready *SessionReady, prev []acpclient.ConfigOption) {
 		ready.Models = &models
 	}
 }
+
+// thoughtLevelCategory is ACP's config option category for the reasoning
+// level selector.
+const thoughtLevelCategory = "thought_level"

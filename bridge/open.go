@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -125,3 +126,6 @@ func (r *sessionRecords) refuseTakenKey(ctx context.Context) error {
 	}
 	return nil
 }
+
+// errForkKeyTaken refuses a fork under a key that names a session.
+var errForkKeyTaken = errors.New("the key already names a session")

@@ -336,3 +336,10 @@ func isOutput(k Kind) bool {
 	}
 	return false
 }
+
+// Grants returns the session's external directories, as last set.
+func (s *Session) Grants() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.grants)
+}

@@ -14,25 +14,6 @@ import (
 // the capability is advertised exactly then.
 type terminalServer struct{ c *agentClient }
 
-// withTerminals returns served with the terminal methods when the bridge
-// has Config.Terminals.
-func (b *Bridge) withTerminals(served acpclient.Client, client *agentClient) acpclient.Client {
-	if b.cfg.Terminals == nil {
-		return served
-	}
-	ts := &terminalServer{c: client}
-	if e, ok := served.(*elicitingClient); ok {
-		return struct {
-			*elicitingClient
-			*terminalServer
-		}{e, ts}
-	}
-	return struct {
-		*agentClient
-		*terminalServer
-	}{client, ts}
-}
-
 // CreateTerminal starts the agent's command, if the session's policy
 // allows commands (Build, Full) and its cwd lies inside the session's
 // roots: -32602 (invalid params) for a cwd that is not absolute, not a
