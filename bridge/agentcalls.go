@@ -82,7 +82,7 @@ func (c *agentClient) RequestPermission(ctx context.Context, req *acpclient.Requ
 		reply(acpclient.PermissionCancelled(), nil) // fail closed
 		return
 	}
-	s.handlePermission(ctx, req, reply)
+	s.auth.handlePermission(ctx, req, reply)
 }
 
 func (c *agentClient) ReadTextFile(ctx context.Context, req *acpclient.ReadTextFileRequest) (*acpclient.ReadTextFileResponse, error) {

@@ -10,7 +10,8 @@ import (
 // handlePermission applies the policy to a permission request: cancel it,
 // allow it once, or ask the app with a permission event. The event follows
 // the tool call's own events, since both come from the dispatch goroutine.
-func (s *Session) handlePermission(ctx context.Context, req *acpclient.RequestPermissionRequest, reply func(*acpclient.RequestPermissionResponse, error)) {
+func (a *sessionAuthority) handlePermission(ctx context.Context, req *acpclient.RequestPermissionRequest, reply func(*acpclient.RequestPermissionResponse, error)) {
+	s := a.s
 	s.mu.Lock()
 	snap, isNew := s.tools.ensure(&req.ToolCall)
 	s.mu.Unlock()
@@ -22,7 +23,7 @@ func (s *Session) handlePermission(ctx context.Context, req *acpclient.RequestPe
 	id := fmt.Sprintf("perm-%d", s.b.permSeq.Add(1))
 	p := s.Policy()
 	if resp, rule := p.permissionAnswer(req.Options); resp != nil {
-		s.decideByPolicy(newPermissionRequest(id, snap, req.Options, func(*acpclient.RequestPermissionResponse) {}), rule, resp)
+		s.auth.decideByPolicy(newPermissionRequest(id, snap, req.Options, func(*acpclient.RequestPermissionResponse) {}), rule, resp)
 		reply(resp, nil) // after its events, so they precede the agent's reaction
 		return
 	}
@@ -36,18 +37,14 @@ func (s *Session) handlePermission(ctx context.Context, req *acpclient.RequestPe
 // (by the named rule) and records it: the permission event (already answered, so an app
 // cannot override the policy) and the decision event naming the rule.
 // The caller sends resp to the agent.
-func (s *Session) decideByPolicy(pr *PermissionRequest, rule string, resp *acpclient.RequestPermissionResponse) {
+func (a *sessionAuthority) decideByPolicy(pr *PermissionRequest, rule string, resp *acpclient.RequestPermissionResponse) {
+	s := a.s
 	var decided Decision
 	pr.report = func(d Decision) { decided = d }
 	pr.settleByRule(resp, rule)
 	s.emitFromAgent(Event{Kind: KindPermission, Tool: pr.Tool, Permission: pr})
 	s.emit(Event{Kind: KindDecision, Decision: &decided})
 }
-
-// cancelPending abandons every request of the session that waits on the
-// user: permissions are answered "cancelled", questions cancelled, sign-ins
-// declined with cause.
-func (s *Session) cancelPending(cause error) { s.pending.abandonAll(cause) }
 
 // PendingPermissions returns the requests waiting for the app, oldest
 // first.

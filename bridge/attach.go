@@ -21,7 +21,7 @@ func (sn *sessionNative) attach(ctx context.Context, conn *acpclient.Conn, resum
 	defer b.openStarted()() // updates held for the id to come are not purged meanwhile
 	ready := &SessionReady{}
 	reattaching := sn.conn != nil // attached before: the agent was restarted
-	servers, err := s.usableMCPServers(conn)
+	servers, err := s.native.usableMCPServers(conn)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func (sn *sessionNative) attach(ctx context.Context, conn *acpclient.Conn, resum
 		}
 		if err := b.provider.SetExternalDirectories(ctx, conn, s.id, dirs); err != nil {
 			// Carrying on with stale grants would break the file boundary.
-			s.markUnusable(fmt.Errorf("%w: synchronising external directories: %v", ErrUnusable, err))
+			s.native.markUnusable(fmt.Errorf("%w: synchronising external directories: %v", ErrUnusable, err))
 			return ready, nil
 		}
 	}

@@ -84,7 +84,7 @@ func (f *sessionFiles) tellGrants(ctx context.Context) error {
 	}
 	if err := hook(ctx, s.native.conn, s.id, s.Grants()); err != nil {
 		err = fmt.Errorf("%w: synchronising external directories: %v", ErrUnusable, err)
-		s.markUnusable(err)
+		s.native.markUnusable(err)
 		return err
 	}
 	return nil

@@ -150,7 +150,7 @@ func (s *Session) Fork(ctx context.Context, opts ForkOptions) (*Session, error) 
 	var seed string
 	if seeded {
 		var err error
-		if seed, err = s.transcriptOf(ctx, after); err != nil {
+		if seed, err = s.rec.transcriptOf(ctx, after); err != nil {
 			return nil, fmt.Errorf("bridge %s: transcript fork of session %s: %w", s.b.cfg.ID, s.key, err)
 		}
 	}

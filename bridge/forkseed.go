@@ -31,7 +31,8 @@ const (
 
 // seedContent returns the content of a Prompt: for a transcript fork that
 // has run no turn yet, its transcript ahead of content.
-func (s *Session) seedContent(content []acpclient.ContentBlock) []acpclient.ContentBlock {
+func (tr *sessionTurns) seedContent(content []acpclient.ContentBlock) []acpclient.ContentBlock {
+	s := tr.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.seed == "" || s.fork == nil || s.turns.started != s.fork.AfterTurn {
@@ -45,7 +46,8 @@ func (s *Session) seedContent(content []acpclient.ContentBlock) []acpclient.Cont
 // with the turns it inherited, and with those of this process, whose end
 // may still be on its way to the journal (it waits for the turn_end of the
 // last turn that ended here).
-func (s *Session) transcriptOf(ctx context.Context, last uint64) (string, error) {
+func (r *sessionRecords) transcriptOf(ctx context.Context, last uint64) (string, error) {
+	s := r.s
 	h := s.b.host
 	if h.journal == nil {
 		return "", errNoJournalForTranscript
@@ -196,7 +198,8 @@ func (t *turnTranscript) String() string {
 
 // reseed gives a transcript fork opened again before its first turn its
 // transcript back, from the journal.
-func (s *Session) reseed(ctx context.Context) error {
+func (r *sessionRecords) reseed(ctx context.Context) error {
+	s := r.s
 	o := s.fork // s is not shared yet
 	if o == nil || !o.Transcript || s.turns.started != o.AfterTurn {
 		return nil

@@ -159,7 +159,7 @@ func testInteropSteer(t *testing.T, peer steerPeer) {
 	// A turn that ends just before the agent takes the text: the agent
 	// answers for itself, and that answer must read as "no turn".
 	var taken atomic.Bool
-	err = s.steerNative(ctx, b.liveConn(), SteerExtension, "too late", func() { taken.Store(true) })
+	err = s.turns.steerNative(ctx, b.liveConn(), SteerExtension, "too late", func() { taken.Store(true) })
 	if !errors.Is(err, ErrNoTurn) || taken.Load() {
 		t.Errorf("_session/steering after the turn: %v (taken %v), want ErrNoTurn", err, taken.Load())
 	}

@@ -11,7 +11,8 @@ import (
 // not advertise that transport) is left out with a notice naming it, so
 // the session still opens; one marked Required fails the attach with an
 // error naming it instead.
-func (s *Session) usableMCPServers(conn *acpclient.Conn) ([]acpclient.MCPServer, error) {
+func (sn *sessionNative) usableMCPServers(conn *acpclient.Conn) ([]acpclient.MCPServer, error) {
+	s := sn.s
 	servers := s.cfg.MCPServers
 	agent := conn.Agent()
 	if agent == nil {

@@ -24,7 +24,8 @@ type sessionNative struct {
 
 // markUnusable notes that the session cannot go on on its connection
 // (err says why) and reports it as an error event.
-func (s *Session) markUnusable(err error) {
+func (sn *sessionNative) markUnusable(err error) {
+	s := sn.s
 	s.mu.Lock()
 	s.unusable = err
 	s.mu.Unlock()

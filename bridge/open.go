@@ -69,7 +69,7 @@ func (b *Bridge) openSession(ctx context.Context, cfg SessionConfig, fork *ForkO
 		if resumeID, err = s.rec.recall(ctx); err != nil {
 			return nil, err
 		}
-		if err := s.reseed(ctx); err != nil {
+		if err := s.rec.reseed(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -104,7 +104,7 @@ func (b *Bridge) openSession(ctx context.Context, cfg SessionConfig, fork *ForkO
 	opened = true
 	s.native.emitReady(ready)
 	s.rec.save()
-	s.restoreRecorded(ctx, s.recorded)
+	s.ctl.restoreRecorded(ctx, s.recorded)
 	s.queue.announceRestored()
 	return s, nil
 }

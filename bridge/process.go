@@ -93,7 +93,7 @@ func (b *Bridge) watchExit(conn *acpclient.Conn) {
 	b.mu.Unlock()
 	b.terminals.End(ofConn(conn)) // the agent's commands die with it
 	for _, s := range sessions {
-		s.cancelPending(errAgentExited)
+		s.pending.abandonAll(errAgentExited)
 		s.turns.waitEnded()
 	}
 	var cause error
@@ -128,7 +128,7 @@ func (b *Bridge) Close() error {
 	b.mu.Unlock()
 	b.pending.abandonAll(ErrClosed)
 	for _, s := range sessions {
-		s.cancelPending(ErrClosed)
+		s.pending.abandonAll(ErrClosed)
 	}
 	if conn != nil {
 		conn.Close()

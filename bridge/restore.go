@@ -19,7 +19,8 @@ import (
 
 // restoreRecorded sets the session back to rec's agent mode and config
 // option values, where the agent offers them and they differ.
-func (s *Session) restoreRecorded(ctx context.Context, rec *Record) {
+func (c *sessionControl) restoreRecorded(ctx context.Context, rec *Record) {
+	s := c.s
 	if rec == nil {
 		return
 	}

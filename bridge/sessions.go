@@ -69,7 +69,7 @@ func (s *Session) close(ctx context.Context, announce bool) error {
 			err = fmt.Errorf("bridge %s: closing session %s: %w", s.b.cfg.ID, s.key, cerr)
 		}
 	}
-	s.cancelPending(ErrSessionClosed)
+	s.pending.abandonAll(ErrSessionClosed)
 	s.b.forget(s)
 	s.rec.save() // the last record: closed sessions are resumed from it
 	s.files.closeOwnFiles()

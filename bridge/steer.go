@@ -100,28 +100,29 @@ func (s *Session) Steer(ctx context.Context, text string, fallback SteerVia) (St
 		return "", fmt.Errorf("bridge %s: session %s: steer: %w", s.b.cfg.ID, s.key, err)
 	}
 	if turn == nil {
-		return s.steerFallback(text, meta, fallback, nil, ErrNoTurn)
+		return s.turns.steerFallback(text, meta, fallback, nil, ErrNoTurn)
 	}
 	via := steerModeOf(turn.conn, s.b.provider.SteerRequest != nil)
 	if via == "" {
-		return s.steerFallback(text, meta, fallback, turn, fmt.Errorf("the agent offers no way to steer a turn: %w", acpclient.ErrUnsupported))
+		return s.turns.steerFallback(text, meta, fallback, turn, fmt.Errorf("the agent offers no way to steer a turn: %w", acpclient.ErrUnsupported))
 	}
 	taken := func() { s.emit(Event{Kind: KindUserText, Text: text, Turn: turn.number, Steer: via}) }
-	err := s.steerNative(ctx, turn.conn, via, text, taken)
+	err := s.turns.steerNative(ctx, turn.conn, via, text, taken)
 	if err == nil {
 		return via, nil
 	}
 	if fallback != "" && !errors.Is(err, ErrNoTurn) {
 		s.emit(Event{Kind: KindError, Turn: turn.number, Err: fmt.Errorf("steering turn %d (%s): %w; applying the fallback, %s", turn.number, via, err, fallback)})
 	}
-	return s.steerFallback(text, meta, fallback, turn, err)
+	return s.turns.steerFallback(text, meta, fallback, turn, err)
 }
 
 // steerNative sends text by way via and calls taken once the agent has
 // taken it, in stream order (where its answer sits among the agent's
 // updates).
 // ErrNoTurn means the agent said its turn had ended.
-func (s *Session) steerNative(ctx context.Context, conn *acpclient.Conn, via SteerVia, text string, taken func()) error {
+func (tr *sessionTurns) steerNative(ctx context.Context, conn *acpclient.Conn, via SteerVia, text string, taken func()) error {
+	s := tr.s
 	blocks := []acpclient.ContentBlock{acpclient.TextBlock(text)}
 	switch via {
 	case SteerInject:
@@ -186,7 +187,8 @@ func steeringOutcome(raw json.RawMessage) error {
 // into turn (nil: none ran) because of why: it goes first in the queue,
 // with meta as its prompt's _meta, and for SteerInterrupt the queue
 // resumes and turn is cancelled.
-func (s *Session) steerFallback(text string, meta json.RawMessage, fallback SteerVia, turn *turnState, why error) (SteerVia, error) {
+func (tr *sessionTurns) steerFallback(text string, meta json.RawMessage, fallback SteerVia, turn *turnState, why error) (SteerVia, error) {
+	s := tr.s
 	if fallback == "" {
 		return "", fmt.Errorf("bridge %s: session %s: steer: %w", s.b.cfg.ID, s.key, why)
 	}

@@ -32,7 +32,7 @@ func (ts *terminalServer) CreateTerminal(ctx context.Context, req *acpclient.Cre
 		return nil, acpclient.NewError(acpclient.CodeInternalError, "running %s refused: the session is read-only (%s), and a command could change files", req.Command, why)
 	}
 	runner := b.terminalRunner()
-	dir := func(ctx context.Context) (string, error) { return s.terminalDir(ctx, runner, req.Cwd) }
+	dir := func(ctx context.Context) (string, error) { return terminalDir(ctx, s, runner, req.Cwd) }
 	return b.terminals.Create(ctx, termOwner{s, ts.c}, b.cfg.Terminals, runner, req, dir)
 }
 
@@ -163,7 +163,7 @@ func sshTransportOf(tr acpclient.Transport) *acpclient.SSHTransport {
 // session's cwd or one of its external directories. A cwd that is not even
 // lexically inside a root is refused before anything is looked up, so a
 // refusal reveals nothing about what exists outside.
-func (s *Session) terminalDir(ctx context.Context, runner terminal.Runner, cwd string) (string, error) {
+func terminalDir(ctx context.Context, s *Session, runner terminal.Runner, cwd string) (string, error) {
 	if cwd == "" {
 		cwd = s.cfg.Cwd
 	}
@@ -171,7 +171,7 @@ func (s *Session) terminalDir(ctx context.Context, runner terminal.Runner, cwd s
 		return "", acpclient.NewError(acpclient.CodeInvalidParams, "terminal cwd %q is not an absolute path", cwd)
 	}
 	cwd = path.Clean(cwd)
-	roots := s.terminalRoots(ctx, runner)
+	roots := terminalRoots(ctx, s, runner)
 	if !insideAny(cwd, roots) {
 		return "", errOutsideRoots(cwd)
 	}
@@ -191,7 +191,7 @@ func (s *Session) terminalDir(ctx context.Context, runner terminal.Runner, cwd s
 // symlinks resolved ("" when it cannot be).
 type terminalRoot struct{ given, resolved string }
 
-func (s *Session) terminalRoots(ctx context.Context, runner terminal.Runner) []terminalRoot {
+func terminalRoots(ctx context.Context, s *Session, runner terminal.Runner) []terminalRoot {
 	var roots []terminalRoot
 	for _, dir := range append([]string{s.cfg.Cwd}, s.Grants()...) {
 		if !path.IsAbs(dir) {

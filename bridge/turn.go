@@ -121,7 +121,7 @@ func (s *Session) prompt(ctx context.Context, content []acpclient.ContentBlock, 
 		return "", err
 	}
 	defer s.turns.mu.Unlock()
-	content = s.seedContent(content) // a transcript fork's first prompt
+	content = s.turns.seedContent(content) // a transcript fork's first prompt
 	turn, err := s.turns.beginTurn(ctx, content, meta)
 	if err != nil {
 		s.turns.releaseTurn()
@@ -240,7 +240,7 @@ func (tr *sessionTurns) finishTurn(turn *turnState, resp *acpclient.PromptRespon
 		timedOut, aborted := turn.timedOut, turn.aborted
 		open := s.tools.endTurn()
 		s.mu.Unlock()
-		s.cancelPending(errTurnEnded)
+		s.pending.abandonAll(errTurnEnded)
 		if timedOut {
 			inactive := fmt.Errorf("%w for %v: turn cancelled", ErrInactive, s.b.cfg.InactivityTimeout)
 			if errors.Is(err, ErrCancelIgnored) {
@@ -346,7 +346,7 @@ func (tr *sessionTurns) cancelTurn(turn *turnState) {
 	if err := conn.Cancel(context.Background(), s.id); err != nil {
 		s.b.logger.Debug("bridge: session/cancel failed", "err", err)
 	}
-	s.cancelPending(errTurnCancelled)
+	s.pending.abandonAll(errTurnCancelled)
 }
 
 // abortTurn ends a cancelled turn whose agent did not answer within the
