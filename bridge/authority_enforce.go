@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 
 	"github.com/acphost/acphost/acpclient"
 )
@@ -22,34 +21,6 @@ import (
 // agent that keeps switching back is not chased forever, the session is
 // blocked instead.
 const maxAgentReverts = 8
-
-// sessionAuthority is a session's authority concern: its state, its
-// enforcement (this file), the rules it settles waiting permission
-// requests by (regovern.go) and the agent-reported modes and options it
-// mirrors (mirror.go). Its state is guarded by Session.mu, except wg and
-// settleMu; s is set once, when the session is made.
-type sessionAuthority struct {
-	s *Session
-	// settleMu orders judging with reporting, so the last authority event
-	// is the state Authority returns.
-	settleMu   sync.Mutex
-	reverts    int             // moves after the agent's own changes since the last prompt
-	reports    uint64          // modes the agent reported itself, counted
-	table      *ModeTable      // learned at attach (ModeTable.Learn); nil: the bridge's
-	learnErr   error           // why learning failed
-	consented  bool            // Session.GrantAutonomy was called
-	opened     bool            // the session has opened: changes are enforced
-	state      *AuthorityState // the state last reported
-	refusal    error           // non-nil while blocked: what Prompt returns
-	dirty      bool            // moves are due (the worker or the next prompt makes them)
-	preferPlan bool            // the due moves include host Plan's plan mode
-	cause      error           // why moving at attach failed, for the state reported next
-	running    bool            // the worker runs
-	again      bool            // run the worker once more
-	ctx        context.Context // ends the worker when the session closes
-	cancel     context.CancelFunc
-	wg         sync.WaitGroup
-}
 
 // Authority returns the session's authority state as last reported (the
 // latest authority event): whether the host can interpose on what the

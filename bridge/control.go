@@ -13,27 +13,6 @@ import (
 // ErrBusy, which only a Prompt gets.
 var ErrTurnRunning = errors.New("bridge: not allowed while a turn runs")
 
-// sessionControl orders what runs on a session. A turn is claimed (busy)
-// from Prompt's start until just before its turn_end is emitted, so an app
-// can prompt again from its turn_end handler; a compaction claims the
-// session the same way, and a Prompt then waits for it instead of failing.
-// Control calls (SetAgentMode, SetConfigOption, SetModel, SetEffort) are
-// serialised among themselves and with reattaching through sem, and do not
-// depend on whether a turn runs: the protocol allows them mid-turn.
-//
-// It is the session's configuration concern too: the agent mode, model,
-// config options and effort the control calls set (the exported Session
-// methods delegate here) and the agent's own reports of them. s is set
-// once, when the session is made.
-type sessionControl struct {
-	s   *Session
-	sem ctxMutex
-	// Guarded by Session.mu.
-	busy       bool          // a turn runs
-	compacting chan struct{} // non-nil while a compaction runs; closed when it ends
-	lastTurn   uint64        // the number of the last turn that ended
-}
-
 // Busy reports whether a turn runs: a Prompt now would fail with ErrBusy.
 // It turns false before the turn's turn_end event is emitted.
 func (s *Session) Busy() bool {

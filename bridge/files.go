@@ -4,26 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/fsroot"
 )
-
-// sessionFiles is a session's file concern: the agent's fs/* calls, the
-// write gate and grants told to its Files, and the default root a local
-// session makes (filesdefault.go). s is set once, when the session is
-// made; own and noRootWhy are set before the session is shared.
-type sessionFiles struct {
-	s              *Session
-	own            io.Closer   // the default root the session made (see defaultFiles)
-	noRootReported atomic.Bool // a file call refused for want of Files was reported
-	noRootWhy      string      // why a local session has no default root
-}
 
 // applyWriteGateLocked hands the policy's write rule to Files that have a
 // gate of their own. Called with s.mu held, so gate changes apply in policy

@@ -17,13 +17,6 @@ import (
 // it gives up (a wrong key typed twice is not a reason to loop forever).
 const maxAuthRounds = 3
 
-// turnRetries counts what a turn has spent on repairs.
-type turnRetries struct {
-	auth      int  // sign-in rounds
-	transient int  // resends before output
-	recovered bool // the one continue-after-output of this user turn
-}
-
 // emitAll queues events a provider hook derived, as agent activity.
 func (s *Session) emitAll(events []Event) {
 	for _, ev := range events {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/acphost/acphost/acpclient"
 )
@@ -28,29 +27,6 @@ var (
 
 // defaultQueueLimit is SessionConfig.QueueLimit's zero value.
 const defaultQueueLimit = 32
-
-// sessionQueue is a session's prompt queue. mu guards the queue's state and
-// is a leaf; changes are made and reported under emitMu, so queue events
-// arrive in the order of the changes they report. One goroutine (drain) at
-// a time runs the queued prompts; Close ends it. s is set once, when the
-// session is made.
-type sessionQueue struct {
-	s      *Session
-	emitMu sync.Mutex
-
-	mu       sync.Mutex
-	items    []QueuedPrompt
-	inflight *QueuedPrompt // taken from items, its turn not yet begun
-	paused   bool
-	running  bool // drain runs
-	rekick   bool // a turn ended while drain ran: look again before stopping
-	heard    int  // turns whose end turnEnded has handled (see idle)
-	closed   bool
-	dropped  bool // closed and emptied: nothing goes back in
-	ctx      context.Context
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-}
 
 // Enqueue queues a prompt to run as a turn of its own once the session is
 // free: at once when no turn runs, else after the running turn and the

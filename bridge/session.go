@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
@@ -116,68 +114,6 @@ var (
 	// than the one its record names (see SessionConfig.MoveCwd).
 	ErrCwdChanged = errors.New("bridge: the session was recorded in another directory")
 )
-
-// Session is one agent session. Its methods are safe for concurrent use.
-//
-// A Session is its identity and the state the agent's updates change,
-// under mu, plus one value per concern, each with the methods of that
-// concern (the exported Session methods delegate to them): native
-// (attaching, attach.go), turns (turn.go), ctl (control calls, control.go), auth (authority,
-// authority_enforce.go), files (files.go) and rec (its record, store.go).
-// The lock order is in the package doc.
-type Session struct {
-	b   *Bridge
-	cfg SessionConfig
-	key string // the host key (SessionConfig.Key); never changes
-	id  string
-
-	native sessionNative      // the native session and the process it is on
-	turns  sessionTurns       // turns and the turn lock
-	ctl    sessionControl     // turn admission and control calls
-	auth   sessionAuthority   // the agent's authority
-	files  sessionFiles       // the agent's file calls and their gate
-	rec    sessionRecords     // the session's record
-	queue  sessionQueue       // prompts waiting to run (queue.go)
-	ckpt   sessionCheckpoints // workspace checkpoints (changes.go)
-
-	closeMu sync.Mutex // one Close at a time
-
-	// pending are the session's requests waiting on the user.
-	pending pendingRequests
-
-	mu        sync.Mutex
-	policy    Policy
-	grants    []string // the external directories; see SetGrants
-	replaying bool
-	turn      *turnState
-	tools     *toolTracker
-	usage     Usage
-	folds     updateFolds // draft updates that patch earlier ones (folds.go)
-	unusable  error
-	// configOptions and models are the latest the agent reported, for
-	// SetModel and the accessors.
-	configOptions []acpclient.ConfigOption
-	models        *acpclient.ModelState
-	agentMode     string // the agent's current session mode; see AgentMode
-	turnsEnded    int    // turns answered so far; updates outside a turn after one are late
-
-	curTurn atomic.Uint64 // the running turn's number, 0 between turns
-
-	// Guarded by mu: identity, replay and lifecycle (see sessions.go).
-	natives       []NativeSession // every native id the key had, oldest first
-	ready         *SessionReady   // the latest open or reattach
-	title         string          // the latest title the agent reported
-	created       time.Time
-	skipReplay    bool // drop replayed history (see KeepJournaledReplay)
-	replaySkipped int
-	closing       bool // Close has begun: calls fail with ErrSessionClosed
-	closed        bool // Close has finished: nothing is saved any more
-
-	recorded *Record     // the record OpenSession resumed, to restore from (see restore.go); set before it is shared
-	worktree *Worktree   // the session's own worktree (worktree.go), once made or recalled; set before it is shared
-	fork     *ForkOrigin // the session it was forked from (see fork.go); set before it is shared
-	seed     string      // a transcript fork's transcript, for its first prompt (see forkseed.go)
-}
 
 // Key returns the session's host key (SessionConfig.Key), which never
 // changes.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/acphost/acphost/acpclient"
 )
@@ -20,43 +19,6 @@ var ErrInactive = errors.New("bridge: agent inactive")
 // it is no longer following the protocol; the next prompt starts a new one
 // and resumes the session natively where the agent can.
 var ErrCancelIgnored = errors.New("bridge: the agent did not acknowledge the cancel")
-
-// turnState is what the bridge tracks while a turn runs.
-type turnState struct {
-	conn      *acpclient.Conn
-	watchdog  *watchdog
-	number    uint64 // the turn's number (Event.Turn)
-	timedOut  bool   // guarded by Session.mu
-	cancelled bool   // guarded by Session.mu
-	// grace ends the turn if the agent does not answer a cancel; aborted
-	// says it did. Guarded by Session.mu.
-	grace   Timer
-	aborted bool
-
-	// Guarded by Session.mu: whether the turn produced output, and the
-	// failure held back for a retry (see holdForRetry).
-	emitted bool
-	held    error
-	retries turnRetries
-
-	finish     sync.Once
-	stopReason string
-	err        error
-}
-
-// sessionTurns is a session's turn concern: beginning a turn, finishing
-// it when the agent answers, cancelling and expiring it, and the lock
-// that keeps turns, compactions and reattaching from overlapping. Its
-// running turn (Session.turn) and the turn counters stay under Session.mu,
-// which the agent's updates take for them too; s is set once, when the
-// session is made.
-type sessionTurns struct {
-	s *Session
-	// mu is held for the whole of a turn, a compaction and a reattach;
-	// another session's code takes it only through these methods.
-	mu      ctxMutex
-	started uint64 // turns started so far, the record's included; guarded by Session.mu
-}
 
 // waitEnded waits until no turn holds the session, so a turn the agent's
 // exit broke has reported its end.
