@@ -149,8 +149,8 @@ type sessionControl struct {
 
 // sessionAuthority is a session's authority concern: its state, its
 // enforcement (authority_enforce.go), the permission requests it answers
-// and the rules it settles waiting ones by (asks.go, regovern.go) and the agent-reported modes and options it
-// mirrors (mirror.go). Its state is guarded by Session.mu, except wg and
+// and the rules it settles waiting ones by (asks.go, regovern.go), and
+// the agent-reported modes and options it mirrors (mirror.go). Its state is guarded by Session.mu, except wg and
 // settleMu; s is set once, when the session is made.
 type sessionAuthority struct {
 	s *Session
