@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"github.com/acphost/acphost/checkpoint"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -10,12 +11,95 @@ import (
 	"github.com/acphost/acphost/acpclient"
 )
 
-// The state of a Session: its own fields and the state of each of its
+// The state of a Session: the config it opens with, its own fields and the state of each of its
 // concerns, with the locks that guard them (their order is in the package
 // doc), kept below the files that act on them: turn.go, control.go,
-// authority_enforce.go, files.go, queue.go, attach.go (sessionNative's
-// state is in native.go), store.go and changes.go (whose state stays with
-// them).
+// authority_enforce.go, files.go, queue.go and attach.go; store.go and
+// changes.go keep their concern's state beside it.
+
+// SessionConfig describes a session to open.
+type SessionConfig struct {
+	// Key is the host's key for the session: it names the session in
+	// events (Event.Key), in the journal and for resume, and it never
+	// changes, whatever happens to the agent's own session id. Empty: a
+	// new random key. When a record is saved under the key (in the Host's
+	// journal or in Store), the session takes over its identity and, unless
+	// ResumeID says otherwise, resumes its native session; an empty Cwd is
+	// then the record's.
+	Key string
+	// Cwd is the session's absolute working directory on the agent's host.
+	// A resumed session keeps the directory its record names: a Cwd that
+	// differs from it is refused with ErrCwdChanged, naming both, unless
+	// MoveCwd says to move the session there.
+	Cwd string
+	// MoveCwd moves a resumed session to Cwd when its record names another
+	// directory: the agent is given Cwd and the record then names it. It
+	// is the app's explicit "move it", never a default.
+	MoveCwd bool
+	// ExternalDirectories are further directories the agent may use: the
+	// session's one grant list, sent to the agent on every attach and set
+	// on Files that are a GrantSetter. Session.SetGrants changes it.
+	ExternalDirectories []string
+	// ResumeID is a saved native session id to load; when it cannot be
+	// loaded a new session is created and the SessionReady event says why.
+	ResumeID string
+	// Model and Effort are applied after the session opens, when non-empty.
+	Model  string
+	Effort string
+	// MCPServers are passed to the agent.
+	MCPServers []acpclient.MCPServer
+	// Policy is the host's execution policy for the session; it drives the
+	// write gate of Files that are a ReadOnlySetter.
+	Policy Policy
+	// Files serves the agent's file reads and writes. Nil, for an agent
+	// that runs on this machine (its transport is an
+	// acpclient.ProgramTransport, as commands and local profile launches
+	// are), is a root confined to Cwd (fsroot.NewLocal), which the session
+	// closes when it closes. Otherwise (an agent over SSH or behind a
+	// transport that does not say, or a Cwd that cannot be a root) nil
+	// refuses the agent's file calls, and the first refusal is reported as
+	// an error event saying why. The session owns the read-only state and the grants of
+	// Files that implement ReadOnlySetter and GrantSetter (fsroot's roots
+	// do).
+	Files Files
+	// Store, for apps without a Host journal, persists the session's Record
+	// under its Key, so the session can be resumed after an app restart.
+	// With a journal the record is kept there; a Store set as well gets it
+	// too. Set Key to find the record again: a random key is new every run.
+	Store Store
+	// KeepJournaledReplay asks for the agent's own replay of the session's
+	// history, delivered marked Replay, even when the Host's journal
+	// already holds events of this session's key. By default the bridge
+	// then resumes the session with session/resume, which replays
+	// nothing, where the agent offers it, so a long session reopens at
+	// once; the app's history is the journal's. An agent that can only
+	// load replays anyway, and that replay is dropped
+	// (SessionReady.ReplaySkipped counts it): an app that shows the
+	// journal would show every turn twice. Replayed state (commands,
+	// modes, config options, title, usage) is always delivered, and a
+	// replay is always asked for when the journal holds nothing of the
+	// key. With KeepJournaledReplay the bridge loads (session/load) where
+	// the agent can.
+	KeepJournaledReplay bool
+	// QueueLimit caps the prompts waiting in the session's queue
+	// (Enqueue); past it Enqueue fails with ErrQueueFull. 0 means 32.
+	QueueLimit int
+	// Checkpoints, when set, records the workspace (Cwd, unless it says
+	// another) in a git directory of its own before and after every turn,
+	// reports what each turn changed as a changes event, and lets the app
+	// see a turn's diff and restore the state before a turn (TurnDiff,
+	// Restore, RevertFile). git runs where the agent runs: on its SSH host
+	// for an agent launched over SSH, else on this machine. The zero
+	// Options are the defaults: the git directory in the host's cache
+	// directory, named by the workspace and the session's Key (set Key to
+	// find a session's checkpoints after a restart). See package
+	// checkpoint for what a checkpoint holds and what a restore does.
+	Checkpoints *checkpoint.Options
+	// Worktree, when set, makes the session's cwd a new git worktree of
+	// the repository at Cwd, on a new branch, removed when the session is
+	// deleted (see Worktree).
+	Worktree *Worktree
+}
 
 // Session is one agent session. Its methods are safe for concurrent use.
 //
@@ -80,6 +164,19 @@ type Session struct {
 	worktree *Worktree   // the session's own worktree (worktree.go), once made or recalled; set before it is shared
 	fork     *ForkOrigin // the session it was forked from (see fork.go); set before it is shared
 	seed     string      // a transcript fork's transcript, for its first prompt (see forkseed.go)
+}
+
+// sessionNative is a session's attachment concern: the process it is
+// attached to and attaching it (again, after a restart). mu orders grant
+// changes against attaching, so the agent always ends up with the latest
+// list, and guards conn; s is set once, when the session is made.
+type sessionNative struct {
+	s    *Session
+	mu   sync.Mutex
+	conn *acpclient.Conn // the process the session is attached to
+	// servers are the session's MCP servers the agent of the attach in
+	// progress takes (usableMCPServers).
+	servers []acpclient.MCPServer
 }
 
 // sessionTurns is a session's turn concern: beginning a turn, finishing

@@ -36,11 +36,11 @@ import (
 // against the order, until no move helps. An edge from a file to one above
 // it is a back-up reference; backUpBudget caps their number. (The log
 // also lists the names each one uses.)
-const backUpBudget = 105
+const backUpBudget = 54
 
 // sessionMethodBudget caps the method set of *bridge.Session (exported and
 // not, promoted ones included).
-const sessionMethodBudget = 88
+const sessionMethodBudget = 75
 
 // floorEdge is one file's use of another's names.
 type floorEdge struct {
