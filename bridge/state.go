@@ -2,13 +2,13 @@ package bridge
 
 import (
 	"context"
-	"github.com/acphost/acphost/checkpoint"
 	"io"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/checkpoint"
 )
 
 // The state of a Session: the config it opens with, its own fields and the state of each of its
