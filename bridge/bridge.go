@@ -143,21 +143,6 @@ func (b *Bridge) session(id string) *Session {
 	return b.sessions[id]
 }
 
-// Session returns the open session with the given host key or agent
-// session id, current or past (a session whose restarted agent could not
-// resume it is still found by the id it had), or nil.
-func (b *Bridge) Session(id string) *Session {
-	if s := b.session(id); s != nil {
-		return s
-	}
-	for _, s := range b.openSessions() {
-		if s.key == id || s.hadNative(id) {
-			return s
-		}
-	}
-	return nil
-}
-
 // openSessions returns the sessions opened and not closed.
 func (b *Bridge) openSessions() []*Session {
 	b.mu.Lock()

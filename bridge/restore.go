@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 	"fmt"
-
 	"slices"
 
 	"github.com/acphost/acphost/acpclient"
@@ -63,21 +62,4 @@ func (c *sessionControl) restoreRecorded(ctx context.Context, rec *Record) {
 			s.emit(Event{Kind: KindError, Err: fmt.Errorf("restoring the recorded value %q of config option %q: %w", want, o.ID, err)})
 		}
 	}
-}
-
-// configValues is the current value of each option, as a Record keeps it.
-func configValues(opts []acpclient.ConfigOption) map[string]string {
-	if len(opts) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(opts))
-	for _, o := range opts {
-		switch o.Type {
-		case acpclient.ConfigBoolean:
-			out[o.ID] = fmt.Sprint(o.BoolValue)
-		case acpclient.ConfigSelect:
-			out[o.ID] = o.Value
-		}
-	}
-	return out
 }

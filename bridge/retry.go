@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/acphost/acphost/acpclient"
 	"time"
+
+	"github.com/acphost/acphost/acpclient"
 )
 
 // The repair of a failed prompt, where the agent's profile allows it: a

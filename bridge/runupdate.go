@@ -1,6 +1,8 @@
 package bridge
 
 import (
+
+
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/internal/wire"
 )

@@ -409,3 +409,18 @@ func (s *Session) listEntry() (*SessionEntry, []NativeSession) {
 	return &SessionEntry{Key: s.key, Bridge: s.b.cfg.ID, NativeID: s.ID(), Cwd: s.cfg.Cwd, Title: title,
 		UpdatedAt: updated, Open: true, Session: s, Fork: s.origin()}, natives
 }
+
+// Session returns the open session with the given host key or agent
+// session id, current or past (a session whose restarted agent could not
+// resume it is still found by the id it had), or nil.
+func (b *Bridge) Session(id string) *Session {
+	if s := b.session(id); s != nil {
+		return s
+	}
+	for _, s := range b.openSessions() {
+		if s.key == id || s.hadNative(id) {
+			return s
+		}
+	}
+	return nil
+}
