@@ -9,9 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // docExamples reads the "Event JSON" section of doc.go: its full example

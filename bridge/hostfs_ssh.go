@@ -8,9 +8,10 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/pkg/sftp"
+
 	"github.com/acphost/acphost/fsroot"
 	"github.com/acphost/acphost/sshconn"
-	"github.com/pkg/sftp"
 )
 
 // HostFS returns the SSH host's file system over the shared connection, for

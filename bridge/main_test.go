@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/internal/eventlog"
 	"github.com/acphost/acphost/internal/fakeclock"
 	"github.com/acphost/acphost/internal/floodagent"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {

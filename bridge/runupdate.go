@@ -1,8 +1,6 @@
 package bridge
 
 import (
-
-
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/internal/wire"
 )

@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/internal/waitfor"
-	"go.uber.org/goleak"
 )
 
 // withDelete is the fake agent's default capabilities plus session/delete.

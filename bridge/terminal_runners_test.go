@@ -4,10 +4,11 @@ import (
 	"context"
 	"testing"
 
+	"golang.org/x/crypto/ssh"
+
 	"github.com/acphost/acphost/bridge/terminal"
 	"github.com/acphost/acphost/internal/sshdtest"
 	"github.com/acphost/acphost/internal/sshtest"
-	"golang.org/x/crypto/ssh"
 )
 
 // termRunner is where a test's terminals run: for each fixture, options

@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/ssh"
+
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge/terminal"
 	"github.com/acphost/acphost/internal/sshtest"
 	"github.com/acphost/acphost/internal/waitfor"
-	"golang.org/x/crypto/ssh"
 )
 
 // TestTerminalsFollowAnSSHAgent: with no Runner set, an agent started over
