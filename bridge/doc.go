@@ -457,27 +457,33 @@
 //
 // A newcomer's map of the package, concept by concept; read it top down,
 // the way the package is layered (the Host at the top, the pieces a
-// Session is made of below it).
+// Session is made of below it, the vocabulary they share at the bottom).
+// A file uses names defined in the files below it, as far as the package
+// allows: internal/structure counts the references that run back up and
+// holds them to a budget, and lists the worst when run with -v.
 //
-//	Host, its event stream      host.go, stream.go (queue), pump.go (numbering, journal, delivery)
-//	subscribers, snapshots      subscribe.go, snapshot.go, view.go, viewrows.go (SessionView: a pure fold over events)
+//	Host, its event stream      host.go (Host, its bridges, look-ups by key), stream.go (queue), pump.go (numbering, journal, delivery)
+//	subscribers, snapshots      subscribe.go, snapshot.go, view.go (SessionView and its rows: a pure fold over events)
 //	journal, records            journal.go, store.go (Record, FileStore, sessionRecords), findsession.go
-//	Bridge (one agent process)  bridge.go, bridgeconfig.go, lifecycle.go (relaunch), capabilities.go
-//	agent-wide sign-in          auth.go, withheld.go, userrequest.go (what every request to the user shares), logout.go
-//	profiles, launching         profile.go, profile_hooks.go, profile_support.go, profile_env.go, profile_fs.go, provider.go, resolve.go, workspace.go, hostfs_ssh.go
-//	health check                doctor.go, doctor_status.go
-//	Session and opening one     session.go (state, OpenSession, emitting), attach.go (sessionNative: load or create, replay, reattach), mcpservers.go, restore.go, sessions.go (Close, the session list)
+//	Bridge (one agent process)  bridge.go (its state, the agent client's type), process.go (start, exit, Close), agentcalls.go (sessions by agent id; the agent's calls routed to them), bridgeconfig.go, lifecycle.go (relaunch), capabilities.go
+//	agent-wide sign-in          auth.go, withheld.go, logout.go
+//	requests to the user        userrequest.go (what every request shares), await.go (waiting: registration, watchdog, decision events)
+//	profiles, launching         profile.go, profile_hooks.go (provider events, the context meter), profile_support.go, profile_env.go, profile_fs.go, provider.go, resolve.go, workspace.go, hostfs_ssh.go
+//	health check                doctor.go
+//	Session: its state          state.go (SessionConfig, the Session's fields and each concern's state and locks)
+//	Session: opening, closing   open.go (OpenSession in order), session.go (emitting, accessors, closed checks), attach.go (sessionNative: load or create, replay, reattach), mcpservers.go, restore.go, sessions.go (Close, Delete, the session lists)
 //	forks                       fork.go (Session.Fork, CanFork), forkhistory.go (a fork's history through its parents), forkseed.go (transcript forks), forkcheckpoints.go (its checkpoints)
-//	turns                       turn.go (sessionTurns), watchdog.go, profile_hooks.go (retries)
+//	turns                       turn.go (sessionTurns: begin, finish, cancel, claim), retry.go (repairing a failed prompt), watchdog.go, ctxmutex.go, promptmeta.go
 //	the prompt queue, steering  queue.go (sessionQueue: queued turns, their events and record), steer.go
-//	control calls               control.go (sessionControl: mode, model, options, compaction), effort.go
-//	the agent's updates         updates.go, updaterun.go, early.go (before the session is known), rawkeys.go, memsize.go, folds.go and planfold.go (draft updates that patch earlier ones), content.go (message content bounds)
+//	control calls               control.go (sessionControl: mode, model, options, compaction), effort.go, mirror.go (the agent's reported modes and options)
+//	the agent's updates         updates.go, updaterun.go (the one routing path), runupdate.go, early.go (before the session is known), rawkeys.go, memsize.go, folds.go and planfold.go (draft updates that patch earlier ones), content.go (message content bounds)
 //	tool rows                   tools.go (the one merge of tool calls into rows), tooltitle.go, todo.go
-//	policy and permissions      policy.go (the rule and its name), asks.go, permission.go, regovern.go, elicitation.go
-//	authority                   authority.go, authority_judge.go (judging), authority_enforce.go (sessionAuthority: moving the agent), authority_refuse.go, mirror.go
-//	files                       files.go (sessionFiles: fs/* calls, the write gate, grants), filesdefault.go, filelimit.go
+//	policy and permissions      policy.go (the rule and its name, once), asks.go (a new request: the rule or the app), permission.go (PermissionRequest, answering, governs), regovern.go (SetPolicy; waiting requests settled again), elicitation.go
+//	authority                   authority.go, authority_judge.go (judging), authority_enforce.go (moving the agent), authority_refuse.go
+//	files                       fileapi.go (Files and what a session drives in them), files.go (sessionFiles: fs/* calls, the write gate, grants, the default root), filelimit.go
+//	checkpoints, undo           changes.go, changeslive.go, undo.go, worktree.go
 //	terminals                   package bridge/terminal (runners, the set serving terminal/*, output windows); here terminal.go (the glue: policy, cwd, the owner), terminalrows.go (which row shows a terminal's output), terminalmeta.go (terminals the agent reports)
-//	events and their JSON       event.go, eventjson.go, eventjsondelta.go, jsonstring.go
+//	events and their JSON       event.go, eventvalues.go (queue, fork, steering and worktree values), eventjson.go, eventjsondelta.go, jsonstring.go, clock.go
 //
 // # Lock order
 //
@@ -488,8 +494,10 @@
 // Bridge.openByKey and addOpen; Session.Fork opens the fork, holding the
 // parent's turns.mu and ctl.sem, through the fork's own opening), and a
 // Session's concern types (sessionNative, sessionTurns, sessionControl,
-// sessionAuthority, sessionRecords, sessionFiles) keep their state under their own lock where they have
-// one and under Session.mu otherwise.
+// sessionAuthority, sessionFiles, sessionQueue, declared in state.go;
+// sessionRecords in store.go, sessionCheckpoints in changes.go) keep their
+// state under their own lock where they have one and under Session.mu
+// otherwise.
 //
 //	Session.closeMu            one Close at a time
 //	Session.turns.mu           a turn, a compaction, a reattach (ctxMutex)
@@ -506,6 +514,12 @@
 //	                           a time (a turn's end takes it under the turn
 //	                           lock and while an update is handled)
 //	Session.rec.mu             record writes
+//	Session.ckpt.mu            the session's checkpoint store and the
+//	                           checkpoints before its turns (opening the
+//	                           store reads the bridge's transport under it)
+//	liveChanges.mu             a turn's live changes; held while their
+//	                           changes event is emitted, so never taken
+//	                           under Session.mu, Bridge.mu or Host.mu
 //	Host.mu                    the Host's bridges and its closing
 //	Bridge.mu                  the bridge's process, maps and early updates
 //	Session.mu                 the session's state, the tool rows, the turn
@@ -515,7 +529,8 @@
 //	                           Session.mu, Bridge.mu or Host.mu), the hub's
 //	                           and the live views' locks, the waiting
 //	                           requests' (pendingRequests.mu), a request's own
-//	                           lock (userRequest.mu), the watchdog's, the
+//	                           lock (userRequest.mu), the url elicitations
+//	                           a bridge remembers, the watchdog's, the
 //	                           queue's (sessionQueue.mu), the
 //	                           FileStore's, the launch's and SSHHosts'
 //
