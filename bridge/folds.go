@@ -17,19 +17,6 @@ const foldedTextLimit = 1 << 20
 // folds at once; chunks of one more are passed on as ext.
 const openCompactionsKept = 16
 
-// updateFolds is the state of draft updates that patch or append to an
-// earlier update by id, so that the bridge's events carry the whole result
-// (Compaction.Summary, Event.Plans) as the stable kinds do. It is the session's, guarded
-// by its mu; the zero value is ready.
-type updateFolds struct {
-	// summaries are the summaries of the compactions still running, by
-	// compaction id.
-	summaries map[string]*strings.Builder
-	// plans are the agent's plans by id, in the order they came
-	// (planfold.go).
-	plans []acpclient.PlanContent
-}
-
 // foldCompaction returns the compaction a compaction_update reports, its
 // summary patched as the draft says: a summary present replaces the folded
 // chunks, null clears them, and one left out keeps them. A compaction that

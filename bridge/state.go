@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -304,4 +305,17 @@ type sessionQueue struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
+}
+
+// updateFolds is the state of draft updates that patch or append to an
+// earlier update by id, so that the bridge's events carry the whole result
+// (Compaction.Summary, Event.Plans) as the stable kinds do. It is the session's, guarded
+// by its mu; the zero value is ready.
+type updateFolds struct {
+	// summaries are the summaries of the compactions still running, by
+	// compaction id.
+	summaries map[string]*strings.Builder
+	// plans are the agent's plans by id, in the order they came
+	// (planfold.go).
+	plans []acpclient.PlanContent
 }
