@@ -160,3 +160,14 @@ type agentClient struct {
 	b    *Bridge
 	conn *acpclient.Conn
 }
+
+// Launch returns the profile launch of a bridge started with StartProfile,
+// or nil.
+func (b *Bridge) Launch() *Launch {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if pt, ok := b.cfg.Transport.(*profileTransport); ok {
+		return pt.launch
+	}
+	return nil
+}

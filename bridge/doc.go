@@ -462,13 +462,13 @@
 // allows: internal/structure counts the references that run back up and
 // holds them to a budget, and lists the worst when run with -v.
 //
-//	Host, its event stream      host.go (Host, its bridges, look-ups by key), stream.go (queue), pump.go (numbering, journal, delivery)
+//	Host, its event stream      host.go (Host, look-ups by id and key), hostoptions.go, hostbridges.go (Start, StartProfile, Remove, Shutdown, Close), stream.go (queue), pump.go (numbering, journal, delivery)
 //	subscribers, snapshots      subscribe.go, snapshot.go, view.go (SessionView and its rows: a pure fold over events)
 //	journal, records            journal.go, store.go (Record, FileStore, sessionRecords), findsession.go
 //	Bridge (one agent process)  bridge.go (its state, the agent client's type), process.go (start, exit, Close), agentcalls.go (sessions by agent id; the agent's calls routed to them), bridgeconfig.go, lifecycle.go (relaunch), capabilities.go
 //	agent-wide sign-in          auth.go, withheld.go, logout.go
 //	requests to the user        userrequest.go (what every request shares), await.go (waiting: registration, watchdog, decision events)
-//	profiles, launching         profile.go, profile_hooks.go (provider events, the context meter), profile_support.go, profile_env.go, profile_fs.go, provider.go, resolve.go, workspace.go, hostfs_ssh.go
+//	profiles, launching         profile.go (Profile, LaunchOptions, Launch), profile_hooks.go (provider events, the context meter), profile_support.go, profile_env.go, profile_fs.go, provider.go, resolve.go, workspace.go, hostfs_ssh.go
 //	health check                doctor.go
 //	Session: its state          state.go (SessionConfig, the Session's fields and each concern's state and locks)
 //	Session: opening, closing   open.go (OpenSession in order), session.go (emitting, accessors, closed checks), attach.go (sessionNative: load or create, replay, reattach), mcpservers.go, restore.go, sessions.go (Close, Delete, the session lists)

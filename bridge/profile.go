@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -312,75 +311,4 @@ func (p *Profile) Command(ctx context.Context, o LaunchOptions) (*acpclient.Comm
 		return nil, res, err
 	}
 	return &acpclient.CommandTransport{Path: res.Path, Args: args, Dir: o.Cwd, Env: o.Env}, res, nil
-}
-
-// StartProfile resolves and starts the profile's agent with o and returns
-// its Bridge. cfg supplies everything else (ID, logger, clock, sign-in
-// hook); its Transport is replaced and its Provider, when nil, is the
-// profile's. When the agent exits before answering initialize and the
-// profile knows older builds' arguments, it is started once more with them.
-func (h *Host) StartProfile(ctx context.Context, p *Profile, o LaunchOptions, cfg Config) (*Bridge, error) {
-	if o.Clock == nil {
-		o.Clock = cfg.Clock
-	}
-	if o.Clock == nil {
-		o.Clock = realClock{}
-	}
-	b, err := h.startProfile(ctx, p, o, cfg)
-	var exit *acpclient.ExitError
-	if err != nil && p.LegacyArgs != nil && !o.Legacy && errors.As(err, &exit) {
-		o.Legacy = true
-		if lb, lerr := h.startProfile(ctx, p, o, cfg); lerr == nil {
-			return lb, nil
-		}
-	}
-	return b, err
-}
-
-func (h *Host) startProfile(ctx context.Context, p *Profile, o LaunchOptions, cfg Config) (*Bridge, error) {
-	if o.SSH != nil && o.SSH.Hosts != nil {
-		if o.FS == nil {
-			o.FS = o.SSH.Hosts.HostFS(o.SSH.Target)
-		}
-		if o.Home == "" {
-			// The SFTP server starts in the login directory.
-			if home, err := o.SSH.Hosts.remoteHome(ctx, o.SSH.Target); err == nil {
-				o.Home = home
-			}
-		}
-	}
-	tr, path, res, err := p.transport(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	l := &Launch{Profile: p, opts: o, res: res}
-	cfg.Transport = &profileTransport{launch: l, inner: tr, path: path}
-	if cfg.AgentModes == nil {
-		cfg.AgentModes = p.Modes
-	}
-	if cfg.Provider == nil {
-		cfg.Provider = &Provider{Name: p.Name}
-		if p.NewProvider != nil {
-			cfg.Provider = p.NewProvider(l)
-		}
-	}
-	if cfg.Logger != nil {
-		cfg.Logger.Info("bridge: starting agent", "profile", p.Name, "binary", res.Path, "found", res.Source)
-	}
-	b, err := h.Start(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("bridge: %s (%s, found in %s): %w", p.Name, res.Path, res.Source, err)
-	}
-	return b, nil
-}
-
-// Launch returns the profile launch of a bridge started with StartProfile,
-// or nil.
-func (b *Bridge) Launch() *Launch {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if pt, ok := b.cfg.Transport.(*profileTransport); ok {
-		return pt.launch
-	}
-	return nil
 }
