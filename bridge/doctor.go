@@ -333,17 +333,6 @@ const (
 	SignInSignedOut = "signed_out"
 )
 
-// AgentStatus is what a profile's status command (Profile.StatusArgs)
-// tells about the agent without a session.
-type AgentStatus struct {
-	// Models are the models it lists (nil when none).
-	Models *acpclient.ModelState
-	// SignIn is SignInSignedIn, SignInSignedOut, or "" when it does not say.
-	SignIn string
-	// Account is who is signed in, when it says.
-	Account string
-}
-
 // statusProbe is the outcome of running a profile's status command.
 type statusProbe struct {
 	command  string // as shown in findings: the program and StatusArgs

@@ -312,3 +312,14 @@ func (p *Profile) Command(ctx context.Context, o LaunchOptions) (*acpclient.Comm
 	}
 	return &acpclient.CommandTransport{Path: res.Path, Args: args, Dir: o.Cwd, Env: o.Env}, res, nil
 }
+
+// AgentStatus is what a profile's status command (Profile.StatusArgs)
+// tells about the agent without a session.
+type AgentStatus struct {
+	// Models are the models it lists (nil when none).
+	Models *acpclient.ModelState
+	// SignIn is SignInSignedIn, SignInSignedOut, or "" when it does not say.
+	SignIn string
+	// Account is who is signed in, when it says.
+	Account string
+}
