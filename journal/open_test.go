@@ -49,11 +49,13 @@ func TestOpenSetsPragmas(t *testing.T) {
 		{db.write, "foreign_keys", "1"},
 		{db.write, "synchronous", "1"}, // NORMAL
 		{db.write, "busy_timeout", "5000"},
+		{db.write, "cache_size", strconv.Itoa(-writerCacheKiB)},
 		{db.write, "user_version", strconv.Itoa(len(migrations))},
 		{db.read, "journal_mode", "wal"},
 		{db.read, "synchronous", "1"},
 		{db.read, "busy_timeout", "5000"},
 		{db.read, "query_only", "1"},
+		{db.read, "cache_size", "-2000"}, // readers keep SQLite's default
 	} {
 		var got string
 		if err := c.pool.QueryRowContext(ctx, "PRAGMA "+c.pragma).Scan(&got); err != nil {
