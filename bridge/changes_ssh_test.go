@@ -40,7 +40,7 @@ func TestCheckpointsOnTheSSHHost(t *testing.T) {
 	if _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("run")); err != nil {
 		t.Fatal(err)
 	}
-	ev := rec.waitFor("the turn's changes", func(ev Event) bool { return ev.Kind == KindChanges })
+	ev := rec.waitFor("the turn's changes", func(ev Event) bool { return ev.Kind == KindChanges && ev.Changes.Op == "turn" })
 	if ev.Changes.Op != "turn" || len(ev.Changes.Files) != 1 || ev.Changes.Files[0].Path != "remote.txt" || ev.Changes.Files[0].Status != "A" {
 		t.Fatalf("changes = %+v", ev.Changes)
 	}
