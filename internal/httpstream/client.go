@@ -29,6 +29,10 @@ const (
 // deleteTimeout bounds the DELETE that ends the connection on Close.
 const deleteTimeout = 5 * time.Second
 
+// endGrace bounds the wait, after the connection's stream has ended, for
+// the sessions' streams to end too.
+const endGrace = 5 * time.Second
+
 // maxErrorBody caps the part of an error response's body an error shows.
 const maxErrorBody = 512
 
@@ -72,6 +76,8 @@ type Stream struct {
 	agentCalls map[string]string // the agent's requests' ids -> their session
 	err        error             // the failure that ended the Stream
 	closed     bool
+	ending     bool        // the connection's stream has ended cleanly
+	endTimer   *time.Timer // bounds the wait for the sessions' streams then
 
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -350,8 +356,9 @@ func (s *Stream) runStream(ctx context.Context, session string, ss *sessionStrea
 		}
 		switch {
 		case errors.Is(err, io.EOF) && session == "":
-			// The agent's side ended the connection: the end of file.
-			s.finish(nil)
+			// The agent's side ended the connection: the end of file,
+			// once the sessions' streams have passed on what they hold.
+			s.connEnded()
 		case errors.Is(err, io.EOF):
 			s.sessionEnded(session)
 		case errors.Is(err, io.ErrClosedPipe):
@@ -440,6 +447,7 @@ func (s *Stream) rejectSession(session string, err error, refused bool) {
 		ss.cancel()
 		delete(s.sessions, session)
 	}
+	last := s.ending && len(s.sessions) == 0
 	var ids [][]byte
 	for id, sess := range s.pending {
 		if sess == session {
@@ -450,6 +458,25 @@ func (s *Stream) rejectSession(session string, err error, refused bool) {
 	s.mu.Unlock()
 	for _, id := range ids {
 		s.answer(id, err)
+	}
+	if last {
+		s.finish(nil)
+	}
+}
+
+// connEnded ends the Stream with the end of file after the connection's
+// stream ended cleanly: at once if no session's stream is open, else when
+// the last has ended (the server ends them too), or after endGrace.
+func (s *Stream) connEnded() {
+	s.mu.Lock()
+	s.ending = true
+	now := len(s.sessions) == 0
+	if !now {
+		s.endTimer = time.AfterFunc(endGrace, func() { s.finish(nil) })
+	}
+	s.mu.Unlock()
+	if now {
+		s.finish(nil)
 	}
 }
 
@@ -609,6 +636,9 @@ func (s *Stream) finish(err error) error {
 	} else {
 		s.err = err
 	}
+	if s.endTimer != nil {
+		s.endTimer.Stop()
+	}
 	if s.connID != "" {
 		connID := s.connID
 		s.wg.Add(1)
@@ -667,6 +697,9 @@ func (s *Stream) Close() error {
 		s.mu.Lock()
 		failed := s.err != nil
 		s.closed = true
+		if s.endTimer != nil {
+			s.endTimer.Stop()
+		}
 		connID := s.connID
 		s.mu.Unlock()
 		s.cancel()
