@@ -79,7 +79,9 @@ func (p *peek) byte(c byte) {
 		case ',', '}', ']', ' ', '\t', '\n', '\r', ':':
 			p.scalar, p.capture = false, nil
 		default:
-			p.add(c)
+			if p.capture != nil { // nil once it was too long
+				p.add(c)
+			}
 			return
 		}
 	}
@@ -93,7 +95,7 @@ func (p *peek) byte(c byte) {
 			p.expectKey = c == '{'
 		}
 	case '}', ']':
-		p.depth--
+		p.depth = max(p.depth-1, 0) // not JSON if it would go below
 		p.expectKey = false
 	case ',':
 		if p.depth >= 1 && p.depth <= 2 && p.kinds[p.depth] == '{' {
