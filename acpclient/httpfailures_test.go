@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/internal/waitfor"
 )
 
 // failingServer is a hand-written Streamable HTTP server whose refusals a
@@ -19,7 +20,11 @@ import (
 type failingServer struct {
 	out chan string // the connection's stream
 
+	endSession chan struct{} // closing it ends the open session streams
+	prompted   chan struct{} // a prompt POST was accepted
+
 	mu         sync.Mutex
+	sessionGET int              // GETs of a session's stream
 	refuse     bool             // GET of a session's stream is refused (409)
 	postStatus map[string][]int // method -> statuses for its next POSTs
 }
@@ -28,7 +33,10 @@ func (f *failingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet:
 		f.mu.Lock()
-		refuse := f.refuse
+		refuse, end := f.refuse, f.endSession
+		if r.Header.Get("Acp-Session-Id") != "" {
+			f.sessionGET++
+		}
 		f.mu.Unlock()
 		if r.Header.Get("Acp-Session-Id") != "" && refuse {
 			http.Error(w, "the stream already has a reader", http.StatusConflict)
@@ -37,7 +45,10 @@ func (f *failingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.(http.Flusher).Flush()
 		if r.Header.Get("Acp-Session-Id") != "" {
-			<-r.Context().Done()
+			select {
+			case <-r.Context().Done():
+			case <-end:
+			}
 			return
 		}
 		for {
@@ -76,6 +87,10 @@ func (f *failingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			f.out <- `{"jsonrpc":"2.0","id":` + string(msg.ID) + `,"result":{"sessionId":"s1"}}`
 		case "session/load":
 			f.out <- `{"jsonrpc":"2.0","id":` + string(msg.ID) + `,"result":{}}`
+		case "session/prompt":
+			if f.prompted != nil {
+				f.prompted <- struct{}{}
+			}
 		}
 	case http.MethodDelete:
 		w.WriteHeader(http.StatusAccepted)
@@ -135,5 +150,52 @@ func TestHTTPRefusals(t *testing.T) {
 	}
 	if err := conn.Err(); err == nil || !strings.Contains(err.Error(), "404") || !strings.Contains(err.Error(), srv.URL) {
 		t.Fatalf("Conn's error after a 404: %v, want the status and the endpoint", err)
+	}
+}
+
+// A session's stream that the server ends fails the session's requests
+// in flight (their answers can no longer come); the session's next
+// message opens its stream again.
+func TestHTTPSessionStreamEnds(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	f := &failingServer{out: make(chan string, 16), endSession: make(chan struct{}), prompted: make(chan struct{}, 1)}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	conn, err := acpclient.Connect(ctx, &acpclient.HTTPTransport{URL: srv.URL + "/acp"}, &printer{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Initialize(ctx, &acpclient.InitializeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.NewSession(ctx, &acpclient.NewSessionRequest{Cwd: "/src"}); err != nil {
+		t.Fatal(err)
+	}
+	prompt := &acpclient.PromptRequest{SessionID: "s1", Prompt: []acpclient.ContentBlock{acpclient.TextBlock("go")}}
+	done := make(chan error, 1)
+	go func() {
+		_, err := conn.Prompt(ctx, prompt)
+		done <- err
+	}()
+	waitfor.Recv(t, f.prompted, "the prompt's POST")
+	f.mu.Lock()
+	close(f.endSession)
+	f.endSession = make(chan struct{})
+	f.mu.Unlock()
+	if err := waitfor.Recv(t, done, "the prompt to fail"); err == nil || !strings.Contains(err.Error(), "stream ended") {
+		t.Fatalf("prompt in flight when its session's stream ended: %v", err)
+	}
+	go conn.Prompt(ctx, prompt) // never answered; it reopens the stream
+	waitfor.Recv(t, f.prompted, "the second prompt's POST")
+	f.mu.Lock()
+	gets := f.sessionGET
+	f.mu.Unlock()
+	if gets != 2 {
+		t.Fatalf("%d GETs of the session's stream, want it opened again", gets)
+	}
+	if err := conn.Err(); err != nil {
+		t.Fatalf("the Conn ended with a session's stream: %v", err)
 	}
 }
