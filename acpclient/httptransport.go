@@ -42,9 +42,10 @@ import (
 // before the last of the history it replays has been read. An event's
 // data is passed through as it arrives, never gathered whole, so the
 // Conn's line cap (MaxLineBytes) bounds memory. The connection's stream
-// ending cleanly is the end of file; a stream or a POST lost to the
-// network ends the Conn with an error naming the URL (without its query
-// or credentials).
+// ending cleanly is the end of file, read once the sessions' streams have
+// ended too (the server ends them with it); a stream or a POST lost to
+// the network ends the Conn with an error naming the URL (without its
+// query or credentials).
 //
 // Each Connect is a new connection, so a bridge.Config with an
 // HTTPTransport reconnects where it would restart an agent process, and

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 )
@@ -328,11 +329,9 @@ func (s *Stream) do(ctx context.Context, method string, h http.Header, body []by
 // scrub keeps the URL, which may carry a token in its query, out of a
 // client error: the Stream's errors name the endpoint themselves.
 func scrub(err error) error {
-	var ue interface{ Unwrap() error }
+	var ue *url.Error
 	if errors.As(err, &ue) {
-		if inner := ue.Unwrap(); inner != nil {
-			return inner
-		}
+		return ue.Err
 	}
 	return err
 }
