@@ -379,6 +379,12 @@ func (s *Stream) finish(err error) error {
 	if s.endTimer != nil {
 		s.endTimer.Stop()
 	}
+	if err != nil {
+		// What broke this connection may have broken the idle ones in
+		// the client's pool too (a network drop): the next connection
+		// must not send its initialize, which is not retried, on one.
+		s.cfg.Client.CloseIdleConnections()
+	}
 	if s.connID != "" {
 		connID := s.connID
 		s.wg.Add(1)
