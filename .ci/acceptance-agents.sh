@@ -11,7 +11,8 @@
 # do not (bridge's interop_steer_test.go). ws-sdk is the TypeScript SDK
 # release with a WebSocket server transport, and the ws library under it:
 # internal/peertest/testdata/wsagent.mjs serves an agent with them
-# (bridge's interop_websocket_test.go).
+# (bridge's interop_websocket_test.go), and over Streamable HTTP too
+# (interop_http_test.go).
 set -euo pipefail
 dir=${1:?usage: acceptance-agents.sh DIR [NAME...]}
 shift

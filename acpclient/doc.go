@@ -11,9 +11,12 @@
 // ExtensionHandler add the rest, and Initialize advertises exactly what the
 // Client implements. A Transport yields the byte stream: CommandTransport for
 // a local process, SSHTransport for a command on an SSH host (its process
-// tree ends with the connection), WebSocketTransport for an agent that runs
-// as a service (ACP's remote transport draft, its WebSocket profile; each
-// Connect reconnects), IOTransport for any stream,
+// tree ends with the connection), WebSocketTransport and HTTPTransport for
+// an agent that runs as a service (the two profiles of ACP's remote
+// transport draft, WebSocket and Streamable HTTP, as the official
+// TypeScript SDK speaks them; each Connect reconnects; over Streamable HTTP
+// a session's messages and the connection's come on separate streams, so
+// the order holds within each, not across them), IOTransport for any stream,
 // NewInMemoryTransports for a pair of connected in-memory ends; package
 // acptest has a fake agent to test against. CommandTransport.Start and
 // SSHTransport.Start run a command whose output is read as it runs (the

@@ -24,8 +24,9 @@ type Transport struct {
 	// (junk it read, responses to unknown ids); nil discards them.
 	Stderr io.Writer
 
-	mu     sync.Mutex
-	agents []*Agent
+	mu        sync.Mutex
+	agents    []*Agent
+	httpConns map[string]*httpConn // Streamable HTTP connections by id
 }
 
 // Connect starts an agent and returns the client's end of its connection.

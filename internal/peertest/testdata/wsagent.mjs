@@ -1,7 +1,9 @@
-// wsagent.mjs serves a small ACP agent over WebSocket with the official
-// TypeScript SDK's server transport (AcpServer and its Node upgrade
-// handler, on the `ws` library): an implementation of the remote transport
-// draft that is not ours, for the interop suite.
+// wsagent.mjs serves a small ACP agent over both profiles of the remote
+// transport draft with the official TypeScript SDK's server transport
+// (AcpServer): WebSocket through its Node upgrade handler, on the `ws`
+// library, and Streamable HTTP (POST, SSE GET streams, DELETE) through its
+// Node request handler, on the same /acp endpoint. An implementation of
+// the draft that is not ours, for the interop suite.
 //
 // usage: node wsagent.mjs SDK_DIR
 //   SDK_DIR holds node_modules with @agentclientprotocol/sdk and ws.
@@ -22,7 +24,9 @@ const req = createRequire(path.join(path.resolve(dir), "package.json"));
 const load = (name) => import(pathToFileURL(req.resolve(name)).href);
 const acp = await load("@agentclientprotocol/sdk");
 const { AcpServer } = await load("@agentclientprotocol/sdk/experimental/server");
-const { createNodeWebSocketUpgradeHandler } = await load("@agentclientprotocol/sdk/experimental/node");
+const { createNodeHttpHandler, createNodeWebSocketUpgradeHandler } = await load(
+  "@agentclientprotocol/sdk/experimental/node",
+);
 const wsModule = await load("ws");
 const WebSocketServer = wsModule.WebSocketServer ?? wsModule.default.WebSocketServer;
 
@@ -61,7 +65,7 @@ function makeAgent() {
     .onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
       const text = params.prompt.filter((b) => b.type === "text").map((b) => b.text).join("");
       sessions.get(params.sessionId)?.push(text);
-      await say(client, params.sessionId, "echo over websocket: ");
+      await say(client, params.sessionId, "echo: ");
       await say(client, params.sessionId, text);
       return { stopReason: "end_turn" };
     })
@@ -70,9 +74,7 @@ function makeAgent() {
 
 const server = new AcpServer({ createAgent: makeAgent });
 const wss = new WebSocketServer({ noServer: true });
-const httpServer = http.createServer((_, res) => {
-  res.writeHead(426).end("upgrade to a WebSocket\n");
-});
+const httpServer = http.createServer(createNodeHttpHandler(server));
 httpServer.on("upgrade", createNodeWebSocketUpgradeHandler(server, wss));
 httpServer.listen(0, "127.0.0.1", () => {
   console.log(`PORT ${httpServer.address().port}`);
