@@ -16,6 +16,8 @@ import (
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/acphost/acphost/internal/lines"
 )
 
 // The draft's headers.
@@ -63,8 +65,7 @@ type Stream struct {
 	pw *io.PipeWriter
 	ev sync.Mutex // held while one event is written to pw
 
-	wmu     sync.Mutex
-	partial []byte // a line written without its newline yet
+	lines lines.Writer // the Conn's lines, one message each
 
 	mu         sync.Mutex
 	connID     string
@@ -92,13 +93,15 @@ type sessionStream struct {
 func New(cfg Config) *Stream {
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	return &Stream{
+	s := &Stream{
 		cfg: cfg, ctx: ctx, cancel: cancel, pr: pr, pw: pw,
 		sessions:   map[string]*sessionStream{},
 		failed:     map[string]error{},
 		pending:    map[string]string{},
 		agentCalls: map[string]string{},
 	}
+	s.lines.Send = s.send
+	return s
 }
 
 // StatusError is an HTTP answer that refused a request.
@@ -125,30 +128,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 }
 
 // Write sends every complete line of p as one POST, in order.
-func (s *Stream) Write(p []byte) (int, error) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	written := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			s.partial = append(s.partial, p...)
-			break
-		}
-		line := p[:i]
-		if len(s.partial) > 0 {
-			line = append(s.partial, line...)
-		}
-		p = p[i+1:]
-		if len(bytes.TrimSpace(line)) > 0 {
-			if err := s.send(line); err != nil {
-				return 0, err
-			}
-		}
-		s.partial = s.partial[:0]
-	}
-	return written, nil
-}
+func (s *Stream) Write(p []byte) (int, error) { return s.lines.Write(p) }
 
 // send POSTs one message.
 func (s *Stream) send(line []byte) error {

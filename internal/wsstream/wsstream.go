@@ -5,7 +5,6 @@
 package wsstream
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,8 @@ import (
 	"sync/atomic"
 
 	"github.com/coder/websocket"
+
+	"github.com/acphost/acphost/internal/lines"
 )
 
 // Stream is one end of a WebSocket seen as a stream of lines. Read yields
@@ -35,8 +36,7 @@ type Stream struct {
 	msg     io.Reader // the text message being read, nil between messages
 	endLine bool      // msg ended: its newline is owed
 
-	wmu     sync.Mutex
-	partial []byte // a line written without its newline yet
+	lines lines.Writer // the Conn's lines, one message each
 
 	closeOnce sync.Once
 	closeErr  error
@@ -45,7 +45,14 @@ type Stream struct {
 // New returns the Stream of ws. name is used in error texts.
 func New(ws *websocket.Conn, name string) *Stream {
 	ws.SetReadLimit(-1)
-	return &Stream{ws: ws, name: name}
+	s := &Stream{ws: ws, name: name}
+	s.lines.Send = func(line []byte) error {
+		if err := ws.Write(context.Background(), websocket.MessageText, line); err != nil {
+			return s.writeError(err)
+		}
+		return nil
+	}
+	return s
 }
 
 // Read reads the messages as lines. A message's bytes pass through except
@@ -118,30 +125,7 @@ func (s *Stream) readError(err error) error {
 }
 
 // Write sends every complete line of p as one text message.
-func (s *Stream) Write(p []byte) (int, error) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	written := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			s.partial = append(s.partial, p...)
-			break
-		}
-		line := p[:i]
-		if len(s.partial) > 0 {
-			line = append(s.partial, line...)
-		}
-		p = p[i+1:]
-		if len(bytes.TrimSpace(line)) > 0 {
-			if err := s.ws.Write(context.Background(), websocket.MessageText, line); err != nil {
-				return 0, s.writeError(err)
-			}
-		}
-		s.partial = s.partial[:0]
-	}
-	return written, nil
-}
+func (s *Stream) Write(p []byte) (int, error) { return s.lines.Write(p) }
 
 func (s *Stream) writeError(err error) error {
 	if s.closed.Load() {
