@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -9,17 +8,6 @@ import (
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/bridge/terminal"
 	"github.com/acphost/acphost/internal/wire"
-)
-
-// Errors a caller can branch on.
-var (
-	// ErrBusy: a turn is already running in the session.
-	ErrBusy = errors.New("bridge: a turn is already running")
-	// ErrClosed: the bridge or host was closed.
-	ErrClosed = errors.New("bridge: closed")
-	// ErrUnusable: the session could not be set up safely (for example its
-	// directory grants could not be synchronised) and refuses prompts.
-	ErrUnusable = errors.New("bridge: session unusable")
 )
 
 // Bridge is one agent process and its sessions. When the process dies the

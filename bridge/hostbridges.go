@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/acphost/acphost/acpclient"
 	"sync"
+
+	"github.com/acphost/acphost/acpclient"
 )
 
 // Starting a Host's bridges (from a Config or a Profile), removing one,
