@@ -463,7 +463,7 @@
 // holds them to a budget, and lists the worst when run with -v.
 //
 //	Host, its event stream      host.go (Host, look-ups by id and key), hostoptions.go, hostbridges.go (Start, StartProfile, Remove, Shutdown, Close), stream.go (queue), pump.go (numbering, journal, delivery)
-//	subscribers, snapshots      subscribe.go, snapshot.go, view.go (SessionView and its rows: a pure fold over events)
+//	subscribers, snapshots      subscribe.go (Cursor, Subscribe, History), hub.go (the ring of the newest events), snapshot.go (Snapshot, the live views), view.go (SessionView and its rows: a pure fold over events)
 //	journal, records            journal.go, store.go (Record, Store, FileStore), records.go (sessionRecords: a session's record written and read back), findsession.go
 //	Bridge (one agent process)  bridge.go (its state, the agent client's type), process.go (start, exit, Close), agentcalls.go (sessions by agent id; the agent's calls routed to them, url elicitations remembered), bridgeconfig.go, lifecycle.go (relaunch), capabilities.go, errors.go (errors of no one concern)
 //	agent-wide sign-in          authrequest.go (AuthRequest and its answers), auth.go (carrying a sign-in out), withheld.go (the agent's environment, what it left out), logout.go
@@ -472,7 +472,7 @@
 //	health check                doctor.go
 //	Session: its state          state.go (SessionConfig, the Session's fields and each concern's state and locks)
 //	Session: opening, closing   open.go (OpenSession in order), session.go (emitting, accessors, closed checks), attach.go (sessionNative: load or create, replay, reattach), mcpservers.go, restore.go, sessions.go (Close, Delete, the session lists)
-//	forks                       fork.go (Session.Fork, CanFork), forkhistory.go (a fork's history through its parents), forkseed.go (transcript forks), forkcheckpoints.go (its checkpoints)
+//	forks                       fork.go (Session.Fork, CanFork), forkhistory.go (a fork's lineage: which of its parents' events are its history), forkseed.go (transcript forks), forkcheckpoints.go (its checkpoints)
 //	turns                       turn.go (sessionTurns: begin, finish, cancel, claim), retry.go (repairing a failed prompt), watchdog.go, ctxmutex.go, promptmeta.go
 //	the prompt queue, steering  queue.go (sessionQueue: queued turns, their events and record), steer.go
 //	control calls               control.go (sessionControl: mode, model, options, compaction), effort.go, mirror.go (the agent's reported modes and options)
