@@ -468,9 +468,9 @@
 //	Bridge (one agent process)  bridge.go (its state, the agent client's type), process.go (start, exit, Close), agentcalls.go (sessions by agent id; the agent's calls routed to them, url elicitations remembered), bridgeconfig.go, lifecycle.go (relaunch), capabilities.go, errors.go (errors of no one concern)
 //	agent-wide sign-in          authrequest.go (AuthRequest and its answers), auth.go (carrying a sign-in out), withheld.go (the agent's environment, what it left out), logout.go
 //	requests to the user        userrequest.go (what every request shares, its Decision), await.go (waiting: registration, watchdog, decision events)
-//	profiles, launching         profile.go (Profile, LaunchOptions, Launch), profile_hooks.go (provider events, the context meter), profile_support.go, profile_env.go, profile_fs.go, provider.go, resolve.go, workspace.go, hostfs_ssh.go
+//	profiles, launching         profile.go (Profile, LaunchOptions, Launch), profile_hooks.go (provider events), profile_support.go, profile_env.go, profile_fs.go, provider.go, resolve.go, workspace.go, hostfs_ssh.go
 //	health check                doctor.go
-//	Session: its state          state.go (SessionConfig, the Session's fields and each concern's state and locks)
+//	Session: its state          state.go (SessionConfig, the Session's fields and each concern's state and locks), meter.go (the context meter)
 //	Session: opening, closing   open.go (OpenSession in order), session.go (emitting, accessors, closed checks), attach.go (sessionNative: load or create, replay, reattach), mcpservers.go, restore.go, sessions.go (Close, Delete, the session lists)
 //	forks                       fork.go (Session.Fork, CanFork), forkhistory.go (a fork's lineage: which of its parents' events are its history), forkseed.go (transcript forks), forkcheckpoints.go (its checkpoints)
 //	turns                       turn.go (sessionTurns: begin, finish, cancel, claim), retry.go (repairing a failed prompt), watchdog.go, ctxmutex.go, promptmeta.go
