@@ -63,11 +63,11 @@ func newBridge(h *Host, cfg Config) *Bridge {
 		b.cfg.InactivityTimeout = DefaultInactivityTimeout
 	}
 	if b.cfg.CancelGrace <= 0 {
-		b.cfg.CancelGrace = DefaultCancelGrace
+		b.cfg.CancelGrace = defaultCancelGrace
 	}
 	// The Host's queue already buffers for a slow consumer; a small
 	// per-agent budget keeps memory bounded with many agents.
-	conn := acpclient.ConnOptions{MaxQueuedBytes: DefaultAgentQueueBytes}
+	conn := acpclient.ConnOptions{MaxQueuedBytes: defaultAgentQueueBytes}
 	if cfg.Conn != nil {
 		conn = *cfg.Conn
 	}

@@ -41,7 +41,7 @@
 // (Source "update"; a snapshot that does not extend the output is sent
 // whole, marked Reset). A tool_call_update that carries only output is a
 // terminal event and no tool event. The SessionView keeps the last
-// ToolRowOutputLimit bytes of each row's output.
+// 64 KiB of each row's output.
 //
 // What the bridge declares and types: boolean config options
 // (ConfigOption.BoolValue; one whose value is not a boolean keeps its

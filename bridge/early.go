@@ -12,16 +12,16 @@ import (
 
 // Defaults of EarlyUpdateLimits.
 const (
-	// DefaultEarlyUpdates is how many updates for unknown sessions a Bridge
+	// defaultEarlyUpdates is how many updates for unknown sessions a Bridge
 	// holds at most. Agents send a handful before session/new answers
 	// (commands, modes, config); a thousand leaves room for chatty ones.
-	DefaultEarlyUpdates = 1000
-	// DefaultEarlyUpdateBytes is how much memory (as notificationSize
+	defaultEarlyUpdates = 1000
+	// defaultEarlyUpdateBytes is how much memory (as notificationSize
 	// estimates it) those updates may take, in all.
-	DefaultEarlyUpdateBytes = 8 << 20
-	// DefaultEarlyUpdateTTL is how long an update for an unknown session is
+	defaultEarlyUpdateBytes = 8 << 20
+	// defaultEarlyUpdateTTL is how long an update for an unknown session is
 	// kept once no session/new or session/load is in flight.
-	DefaultEarlyUpdateTTL = 10 * time.Second
+	defaultEarlyUpdateTTL = 10 * time.Second
 )
 
 // ErrEarlyUpdatesDropped is the Err of the error event that reports updates
@@ -49,27 +49,24 @@ var ErrEarlyUpdatesDropped = errors.New("bridge: updates for an unknown session 
 // the app should be able to tell apart from a notice, yet it never ends a
 // turn or the process. Later drops are only counted, and logged at Close.
 type EarlyUpdateLimits struct {
-	// MaxUpdates caps the number of held updates (default
-	// DefaultEarlyUpdates).
+	// MaxUpdates caps the number of held updates (default 1000).
 	MaxUpdates int
-	// MaxBytes caps their estimated memory (default
-	// DefaultEarlyUpdateBytes); a single update larger than this is dropped
-	// on arrival.
+	// MaxBytes caps their estimated memory (default 8 MiB); a single
+	// update larger than this is dropped on arrival.
 	MaxBytes int64
-	// TTL is how long an unclaimed update is kept (default
-	// DefaultEarlyUpdateTTL).
+	// TTL is how long an unclaimed update is kept (default 10 seconds).
 	TTL time.Duration
 }
 
 func (l EarlyUpdateLimits) withDefaults() EarlyUpdateLimits {
 	if l.MaxUpdates <= 0 {
-		l.MaxUpdates = DefaultEarlyUpdates
+		l.MaxUpdates = defaultEarlyUpdates
 	}
 	if l.MaxBytes <= 0 {
-		l.MaxBytes = DefaultEarlyUpdateBytes
+		l.MaxBytes = defaultEarlyUpdateBytes
 	}
 	if l.TTL <= 0 {
-		l.TTL = DefaultEarlyUpdateTTL
+		l.TTL = defaultEarlyUpdateTTL
 	}
 	return l
 }

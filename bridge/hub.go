@@ -8,14 +8,14 @@ import (
 // The Host's ring of the newest published events, which subscribers
 // (subscribe.go) read from and wait on.
 
-// DefaultSubscriberTail is how many of the newest events a Host keeps in
+// defaultSubscriberTail is how many of the newest events a Host keeps in
 // memory for subscribers (HostOptions.SubscriberTail).
-const DefaultSubscriberTail = 4096
+const defaultSubscriberTail = 4096
 
-// DefaultSubscriberTailBytes bounds the memory of that tail
+// defaultSubscriberTailBytes bounds the memory of that tail
 // (HostOptions.SubscriberTailBytes): events merged while the consumer
 // lagged can be large.
-const DefaultSubscriberTailBytes = 8 << 20
+const defaultSubscriberTailBytes = 8 << 20
 
 // hub holds the newest published events in a ring and wakes subscribers;
 // publishing never waits for them.
@@ -35,10 +35,10 @@ type hub struct {
 
 func newHub(tail, maxBytes int, journal Journal) *hub {
 	if tail <= 0 {
-		tail = DefaultSubscriberTail
+		tail = defaultSubscriberTail
 	}
 	if maxBytes <= 0 {
-		maxBytes = DefaultSubscriberTailBytes
+		maxBytes = defaultSubscriberTailBytes
 	}
 	return &hub{journal: journal, tail: tail, maxBytes: maxBytes, changed: make(chan struct{})}
 }
