@@ -230,14 +230,8 @@ func transportWithEnv(t acpclient.Transport, env map[string]string) (acpclient.T
 // login methods that rerun it: those of a transport that says which
 // program it starts (acpclient.ProgramTransport), else none.
 func (b *Bridge) launchCommand() (string, []string) {
-	b.mu.Lock()
-	t := b.cfg.Transport
-	b.mu.Unlock()
-	if pt, ok := t.(acpclient.ProgramTransport); ok {
-		path, args, _ := pt.Program()
-		return path, args
-	}
-	return "", nil
+	path, args, _ := b.program()
+	return path, args
 }
 
 // redactedError hides secrets in an error's text. It answers errors.Is

@@ -149,12 +149,28 @@ type agentClient struct {
 	conn *acpclient.Conn
 }
 
+// transport is the transport the agent is started with; respawn replaces
+// it under b.mu.
+func (b *Bridge) transport() acpclient.Transport {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cfg.Transport
+}
+
+// program is the program, arguments and environment the agent is started
+// with, where its transport says (acpclient.ProgramTransport); empty for
+// one that does not, such as an SSH agent's.
+func (b *Bridge) program() (path string, args, env []string) {
+	if pt, ok := b.transport().(acpclient.ProgramTransport); ok {
+		return pt.Program()
+	}
+	return "", nil, nil
+}
+
 // Launch returns the profile launch of a bridge started with StartProfile,
 // or nil.
 func (b *Bridge) Launch() *Launch {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if pt, ok := b.cfg.Transport.(*profileTransport); ok {
+	if pt, ok := b.transport().(*profileTransport); ok {
 		return pt.launch
 	}
 	return nil

@@ -40,12 +40,7 @@ func (c *sessionCheckpoints) open(ctx context.Context) (*checkpoint.Store, error
 		opt.Name = s.key
 	}
 	if opt.Runner == nil {
-		s.b.mu.Lock()
-		tr := s.b.cfg.Transport
-		s.b.mu.Unlock()
-		if ssh := sshTransportOf(tr); ssh != nil {
-			opt.Runner = checkpoint.SSH{Dial: ssh.SSHClient}
-		}
+		opt.Runner = s.b.hostRunner()
 	}
 	store, err := checkpoint.Open(ctx, opt)
 	if err != nil {

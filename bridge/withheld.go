@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/acphost/acphost/acpclient"
 )
 
 // WithheldEnvError is wrapped by the error of a failed start or sign-in
@@ -106,13 +104,8 @@ func looksLikeCredential(name string) bool {
 // launchEnv returns the environment the agent runs with: its transport's
 // (acpclient.ProgramTransport), else this process's.
 func (b *Bridge) launchEnv() []string {
-	b.mu.Lock()
-	t := b.cfg.Transport
-	b.mu.Unlock()
-	if pt, ok := t.(acpclient.ProgramTransport); ok {
-		if _, _, env := pt.Program(); env != nil {
-			return env
-		}
+	if _, _, env := b.program(); env != nil {
+		return env
 	}
 	return environ()
 }
