@@ -37,7 +37,7 @@ import (
 // against the order, until no move helps. An edge from a file to one above
 // it is a back-up reference; backUpBudget caps their number. (The log
 // also lists the names each one uses.)
-const backUpBudget = 22
+const backUpBudget = 21
 
 // sessionMethodBudget caps the method set of *bridge.Session (exported and
 // not, promoted ones included).
