@@ -50,7 +50,8 @@ func (s *Session) claim(ctx context.Context, duringTurn func() error, take func(
 // meanwhile waits for it instead of failing (busy's error if a turn runs),
 // and then takes the turn lock. release gives both back, the turn lock
 // first. Compact and Fork run under it.
-func (s *Session) holdPrompts(ctx context.Context, busy func() error) (release func(), err error) {
+func (c *sessionControl) holdPrompts(ctx context.Context, busy func() error) (release func(), err error) {
+	s := c.s
 	done := make(chan struct{})
 	if err := s.claim(ctx, busy, func() { s.ctl.compacting = done }); err != nil {
 		return nil, err
@@ -248,7 +249,7 @@ func (s *Session) Compact(ctx context.Context) (string, error) {
 	if s.b.provider.Compact == nil {
 		return "", fmt.Errorf("bridge: compact: %w", acpclient.ErrUnsupported)
 	}
-	release, err := s.holdPrompts(ctx, func() error { return fmt.Errorf("bridge %s: compact: %w", s.b.cfg.ID, ErrTurnRunning) })
+	release, err := s.ctl.holdPrompts(ctx, func() error { return fmt.Errorf("bridge %s: compact: %w", s.b.cfg.ID, ErrTurnRunning) })
 	if err != nil {
 		return "", err
 	}

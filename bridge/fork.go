@@ -124,7 +124,7 @@ func (s *Session) Fork(ctx context.Context, opts ForkOptions) (*Session, error) 
 		}
 		seeded = true // the app's explicit choice; see ForkOptions.Transcript
 	}
-	release, err := s.holdPrompts(ctx, func() error {
+	release, err := s.ctl.holdPrompts(ctx, func() error {
 		return fmt.Errorf("bridge %s: fork of session %s: %w", s.b.cfg.ID, s.key, ErrTurnRunning)
 	})
 	if err != nil {
