@@ -465,7 +465,7 @@
 //	Host, its event stream      host.go (Host, look-ups by id and key), hostoptions.go, hostbridges.go (Start, StartProfile, Remove, Shutdown, Close), stream.go (queue), pump.go (numbering, journal, delivery)
 //	subscribers, snapshots      subscribe.go (Cursor, Subscribe, History), hub.go (the ring of the newest events), snapshot.go (Snapshot, the live views), view.go (SessionView and its rows: a pure fold over events)
 //	journal, records            journal.go, store.go (Record, Store, FileStore), records.go (sessionRecords: a session's record written and read back), findsession.go
-//	Bridge (one agent process)  bridge.go (its state, the agent client's type), process.go (start, exit, Close), agentcalls.go (sessions by agent id; the agent's calls routed to them, url elicitations remembered), bridgeconfig.go, lifecycle.go (relaunch), capabilities.go, errors.go (errors of no one concern)
+//	Bridge (one agent process)  bridge.go (its state, the agent client's type, its transport and program), process.go (start, exit, Close), agentcalls.go (sessions by agent id; the agent's calls routed to them, url elicitations remembered), bridgeconfig.go, lifecycle.go (relaunch), capabilities.go, errors.go (errors of no one concern)
 //	agent-wide sign-in          authrequest.go (AuthRequest and its answers), auth.go (carrying a sign-in out), withheld.go (the agent's environment, what it left out), logout.go
 //	requests to the user        userrequest.go (what every request shares, its Decision), await.go (waiting: registration, watchdog, decision events)
 //	profiles, launching         profile.go (Profile, LaunchOptions, Launch), profile_hooks.go (provider events), profile_support.go, profile_env.go, profile_fs.go, provider.go, resolve.go, workspace.go, hostfs_ssh.go
@@ -475,7 +475,7 @@
 //	forks                       fork.go (Session.Fork, CanFork), forkhistory.go (a fork's lineage: which of its parents' events are its history), forkseed.go (transcript forks), forkcheckpoints.go (its checkpoints)
 //	turns                       turn.go (sessionTurns: begin, finish, cancel, claim), retry.go (repairing a failed prompt), watchdog.go, ctxmutex.go, promptmeta.go
 //	the prompt queue, steering  queue.go (sessionQueue: queued turns, their events and record), steer.go
-//	control calls               control.go (sessionControl: mode, model, options, compaction), effort.go, mirror.go (the agent's reported modes and options)
+//	control calls               control.go (sessionControl: mode, model, options, compaction, holding prompts off for a compaction or fork), effort.go, mirror.go (the agent's reported modes and options)
 //	the agent's updates         updates.go, updaterun.go (the one routing path), runupdate.go, early.go (before the session is known: the buffer), earlyhold.go (the Bridge holding, claiming and purging), rawkeys.go, memsize.go, folds.go and planfold.go (draft updates that patch earlier ones), content.go (message content bounds)
 //	tool rows                   tools.go (the one merge of tool calls into rows), tooltitle.go, todo.go
 //	policy and permissions      policy.go (the rule and its name, once), asks.go (a new request: the rule or the app), permission.go (PermissionRequest, answering, governs), regovern.go (SetPolicy; waiting requests settled again), elicitation.go
