@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/acphost/acphost/acpclient"
 )
@@ -204,4 +206,44 @@ func (b *Bridge) withTerminals(served acpclient.Client, client *agentClient) acp
 		*agentClient
 		*terminalServer
 	}{client, ts}
+}
+
+// urlElicitationsKept bounds the url elicitations a bridge remembers for
+// their completion: an agent that never completes them cannot grow it.
+const urlElicitationsKept = 64
+
+// urlElicitations are the url elicitations of one agent connection that
+// the agent may still report complete, oldest first.
+type urlElicitations struct {
+	mu      sync.Mutex
+	waiting []urlElicitation
+}
+
+type urlElicitation struct {
+	q *ElicitationRequest
+	s *Session // nil outside any session
+}
+
+func (u *urlElicitations) add(q *ElicitationRequest, s *Session) {
+	if q.Mode != "url" || q.ElicitationID == "" {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.waiting) == urlElicitationsKept {
+		u.waiting = slices.Delete(u.waiting, 0, 1)
+	}
+	u.waiting = append(u.waiting, urlElicitation{q, s})
+}
+
+func (u *urlElicitations) take(id string) (urlElicitation, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	i := slices.IndexFunc(u.waiting, func(w urlElicitation) bool { return w.q.ElicitationID == id })
+	if i < 0 {
+		return urlElicitation{}, false
+	}
+	w := u.waiting[i]
+	u.waiting = slices.Delete(u.waiting, i, i+1)
+	return w, true
 }

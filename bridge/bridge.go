@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -9,17 +8,6 @@ import (
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/bridge/terminal"
 	"github.com/acphost/acphost/internal/wire"
-)
-
-// Errors a caller can branch on.
-var (
-	// ErrBusy: a turn is already running in the session.
-	ErrBusy = errors.New("bridge: a turn is already running")
-	// ErrClosed: the bridge or host was closed.
-	ErrClosed = errors.New("bridge: closed")
-	// ErrUnusable: the session could not be set up safely (for example its
-	// directory grants could not be synchronised) and refuses prompts.
-	ErrUnusable = errors.New("bridge: session unusable")
 )
 
 // Bridge is one agent process and its sessions. When the process dies the
@@ -75,11 +63,11 @@ func newBridge(h *Host, cfg Config) *Bridge {
 		b.cfg.InactivityTimeout = DefaultInactivityTimeout
 	}
 	if b.cfg.CancelGrace <= 0 {
-		b.cfg.CancelGrace = DefaultCancelGrace
+		b.cfg.CancelGrace = defaultCancelGrace
 	}
 	// The Host's queue already buffers for a slow consumer; a small
 	// per-agent budget keeps memory bounded with many agents.
-	conn := acpclient.ConnOptions{MaxQueuedBytes: DefaultAgentQueueBytes}
+	conn := acpclient.ConnOptions{MaxQueuedBytes: defaultAgentQueueBytes}
 	if cfg.Conn != nil {
 		conn = *cfg.Conn
 	}
@@ -161,12 +149,28 @@ type agentClient struct {
 	conn *acpclient.Conn
 }
 
+// transport is the transport the agent is started with; respawn replaces
+// it under b.mu.
+func (b *Bridge) transport() acpclient.Transport {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cfg.Transport
+}
+
+// program is the program, arguments and environment the agent is started
+// with, where its transport says (acpclient.ProgramTransport); empty for
+// one that does not, such as an SSH agent's.
+func (b *Bridge) program() (path string, args, env []string) {
+	if pt, ok := b.transport().(acpclient.ProgramTransport); ok {
+		return pt.Program()
+	}
+	return "", nil, nil
+}
+
 // Launch returns the profile launch of a bridge started with StartProfile,
 // or nil.
 func (b *Bridge) Launch() *Launch {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if pt, ok := b.cfg.Transport.(*profileTransport); ok {
+	if pt, ok := b.transport().(*profileTransport); ok {
 		return pt.launch
 	}
 	return nil

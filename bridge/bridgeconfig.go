@@ -12,10 +12,10 @@ import (
 
 // A Bridge's configuration: the agent it runs and how.
 
-// DefaultAgentQueueBytes is how much received, undelivered agent output a
+// defaultAgentQueueBytes is how much received, undelivered agent output a
 // Bridge buffers before it stops reading from the agent, within its share
 // of the Host's budget (HostOptions.MaxQueuedBytes).
-const DefaultAgentQueueBytes = 4 << 20
+const defaultAgentQueueBytes = 4 << 20
 
 // Config describes one agent for a Bridge.
 type Config struct {
@@ -67,7 +67,9 @@ type Config struct {
 	// "url"); the agent may then ask the user questions (elicitation
 	// events). Empty: elicitation is not offered to the agent.
 	ElicitationModes []string
-	// Conn configures the wire (line caps, queue budget).
+	// Conn configures the wire (line caps, queue budget). By default an
+	// agent's received, undelivered output is bounded at 4 MiB, within its
+	// share of the Host's budget (HostOptions.MaxQueuedBytes).
 	Conn *acpclient.ConnOptions
 	// EarlyUpdates bounds the updates held for session ids not known yet
 	// (sent before session/new answers); the zero value takes the defaults.

@@ -8,70 +8,16 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/acphost/acphost/checkpoint"
 )
-
-// Changes is what a changes event reports about the session's workspace,
-// with SessionConfig.Checkpoints set. Op says which of its fields apply:
-//
-//   - "turn", after turn_end: the files the turn changed, whoever changed
-//     them (the agent's own tools, fs/* calls, terminals), From the
-//     checkpoint before the turn and To the one at its end, and what the
-//     checkpoints left out (Skipped).
-//   - "write", as an fs/write_text_file is done: Path (absolute, as the
-//     agent gave it), the text before (OldText, or Created for a new file)
-//     and after (NewText). Both texts are left out when one is over 256
-//     KiB or the old one could not be read as text; the turn's event
-//     lists the file either way.
-//   - "restore", after Session.Restore, RevertFile or RestoreCheckpoint:
-//     the files the restore changed, Restored the turn whose start it went
-//     back to (0 for RestoreCheckpoint), From the checkpoint recorded just
-//     before it (RestoreCheckpoint(From) undoes it) and To the one after.
-//   - "touch", while a turn runs: the files it touched since the last
-//     such event (Status "A" created, "M" modified, "D" removed; no line
-//     counts), at most one event every 250ms, the last before the turn's
-//     event. They let a UI follow along; the turn's event is the record.
-//     They come from the host's file notifications: fsnotify locally,
-//     inotifywait(1) on an SSH host that has it (see checkpoint's
-//     Store.Watch). Skipped, with Path ".", says why live reports
-//     stopped or are missing (no watcher on the host, more directories
-//     than Options.MaxWatchedDirs) or that an event left files out.
-//     Options.MaxWatchedDirs < 0 turns them off.
-//
-// Checkpoints are IDs of package checkpoint's Store; the event's Turn is
-// the turn that changed the files (0 for a restore).
-type Changes struct {
-	Op       string               `json:"op"`
-	From     string               `json:"from,omitempty"`
-	To       string               `json:"to,omitempty"`
-	Files    []checkpoint.Change  `json:"files,omitempty"`
-	Skipped  []checkpoint.Skipped `json:"skipped,omitempty"`
-	Path     string               `json:"path,omitempty"`
-	OldText  string               `json:"oldText,omitempty"`
-	NewText  string               `json:"newText,omitempty"`
-	Created  bool                 `json:"created,omitempty"`
-	Restored uint64               `json:"restored,omitempty"`
-}
 
 // endCheckpointTimeout bounds the checkpoint at a turn's end.
 const endCheckpointTimeout = 10 * time.Minute
 
 // maxWriteText bounds the texts a write's changes event carries.
 const maxWriteText = 256 << 10
-
-// sessionCheckpoints is a session's workspace custody: its checkpoint
-// Store, opened at the first turn, and the checkpoint before the running
-// turn. s is set once, when the session is made.
-type sessionCheckpoints struct {
-	s      *Session
-	mu     sync.Mutex
-	store  *checkpoint.Store
-	before map[uint64]string // checkpoint IDs before turns whose end is not recorded yet
-	live   *liveChanges      // the running turn's live reports
-}
 
 // enabled reports whether the app asked for checkpoints.
 func (c *sessionCheckpoints) enabled() bool { return c.s.cfg.Checkpoints != nil }
@@ -94,12 +40,7 @@ func (c *sessionCheckpoints) open(ctx context.Context) (*checkpoint.Store, error
 		opt.Name = s.key
 	}
 	if opt.Runner == nil {
-		s.b.mu.Lock()
-		tr := s.b.cfg.Transport
-		s.b.mu.Unlock()
-		if ssh := sshTransportOf(tr); ssh != nil {
-			opt.Runner = checkpoint.SSH{Dial: ssh.SSHClient}
-		}
+		opt.Runner = s.b.hostRunner()
 	}
 	store, err := checkpoint.Open(ctx, opt)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sort"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/acphost/acphost/checkpoint"
@@ -16,22 +15,6 @@ const liveInterval = 250 * time.Millisecond
 
 // maxLiveFiles bounds the files one live report lists.
 const maxLiveFiles = 1000
-
-// liveChanges reports the files a running turn touches (changes events of
-// Op "touch"), gathered for liveInterval on the Bridge's clock. It lives
-// from the checkpoint before the turn to the turn's end.
-type liveChanges struct {
-	s    *Session
-	turn uint64
-	stop func() // ends the watch; nil when it could not start
-
-	mu      sync.Mutex
-	pending map[string]string // path → status since the last report
-	more    int               // files touched past maxLiveFiles since then
-	stopped string            // why live reporting stopped, not reported yet
-	timer   Timer
-	ended   bool
-}
 
 // startLive starts the live reports of turn n, unless the app turned them
 // off (Options.MaxWatchedDirs < 0). A watch that cannot start (no watcher

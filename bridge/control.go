@@ -46,6 +46,29 @@ func (s *Session) claim(ctx context.Context, duringTurn func() error, take func(
 	}
 }
 
+// holdPrompts claims the session the way a compaction does, so a Prompt
+// meanwhile waits for it instead of failing (busy's error if a turn runs),
+// and then takes the turn lock. release gives both back, the turn lock
+// first. Compact and Fork run under it.
+func (c *sessionControl) holdPrompts(ctx context.Context, busy func() error) (release func(), err error) {
+	s := c.s
+	done := make(chan struct{})
+	if err := s.claim(ctx, busy, func() { s.ctl.compacting = done }); err != nil {
+		return nil, err
+	}
+	unclaim := func() {
+		s.mu.Lock()
+		s.ctl.compacting = nil
+		s.mu.Unlock()
+		close(done)
+	}
+	if err := s.turns.mu.LockCtx(ctx); err != nil {
+		unclaim()
+		return nil, err
+	}
+	return func() { s.turns.mu.Unlock(); unclaim() }, nil
+}
+
 // SetAgentMode switches the agent's own session mode (one of
 // SessionReady.AgentModes), also during a turn (the protocol allows it). It
 // is unrelated to the host's policy Mode (SetPolicy). On success the mode
@@ -226,22 +249,11 @@ func (s *Session) Compact(ctx context.Context) (string, error) {
 	if s.b.provider.Compact == nil {
 		return "", fmt.Errorf("bridge: compact: %w", acpclient.ErrUnsupported)
 	}
-	done := make(chan struct{})
-	err := s.claim(ctx, func() error { return fmt.Errorf("bridge %s: compact: %w", s.b.cfg.ID, ErrTurnRunning) },
-		func() { s.ctl.compacting = done })
+	release, err := s.ctl.holdPrompts(ctx, func() error { return fmt.Errorf("bridge %s: compact: %w", s.b.cfg.ID, ErrTurnRunning) })
 	if err != nil {
 		return "", err
 	}
-	defer func() {
-		s.mu.Lock()
-		s.ctl.compacting = nil
-		s.mu.Unlock()
-		close(done)
-	}()
-	if err := s.turns.mu.LockCtx(ctx); err != nil {
-		return "", err
-	}
-	defer s.turns.mu.Unlock()
+	defer release()
 	return withControl(s, ctx, func(conn *acpclient.Conn) (string, error) { return s.ctl.compact(ctx, conn) })
 }
 

@@ -41,7 +41,7 @@
 // (Source "update"; a snapshot that does not extend the output is sent
 // whole, marked Reset). A tool_call_update that carries only output is a
 // terminal event and no tool event. The SessionView keeps the last
-// ToolRowOutputLimit bytes of each row's output.
+// 64 KiB of each row's output.
 //
 // What the bridge declares and types: boolean config options
 // (ConfigOption.BoolValue; one whose value is not a boolean keeps its
@@ -463,27 +463,27 @@
 // holds them to a budget, and lists the worst when run with -v.
 //
 //	Host, its event stream      host.go (Host, look-ups by id and key), hostoptions.go, hostbridges.go (Start, StartProfile, Remove, Shutdown, Close), stream.go (queue), pump.go (numbering, journal, delivery)
-//	subscribers, snapshots      subscribe.go, snapshot.go, view.go (SessionView and its rows: a pure fold over events)
-//	journal, records            journal.go, store.go (Record, FileStore, sessionRecords), findsession.go
-//	Bridge (one agent process)  bridge.go (its state, the agent client's type), process.go (start, exit, Close), agentcalls.go (sessions by agent id; the agent's calls routed to them), bridgeconfig.go, lifecycle.go (relaunch), capabilities.go
-//	agent-wide sign-in          auth.go, withheld.go, logout.go
-//	requests to the user        userrequest.go (what every request shares), await.go (waiting: registration, watchdog, decision events)
-//	profiles, launching         profile.go (Profile, LaunchOptions, Launch), profile_hooks.go (provider events, the context meter), profile_support.go, profile_env.go, profile_fs.go, provider.go, resolve.go, workspace.go, hostfs_ssh.go
+//	subscribers, snapshots      subscribe.go (Cursor, Subscribe, History), hub.go (the ring of the newest events), snapshot.go (Snapshot, the live views), view.go (SessionView and its rows: a pure fold over events)
+//	journal, records            journal.go, store.go (Record, Store, FileStore), records.go (sessionRecords: a session's record written and read back), findsession.go
+//	Bridge (one agent process)  bridge.go (its state, the agent client's type, its transport and program), process.go (start, exit, Close), agentcalls.go (sessions by agent id; the agent's calls routed to them, url elicitations remembered), bridgeconfig.go, lifecycle.go (relaunch), capabilities.go, errors.go (errors of no one concern)
+//	agent-wide sign-in          authrequest.go (AuthRequest and its answers), auth.go (carrying a sign-in out), withheld.go (the agent's environment, what it left out), logout.go
+//	requests to the user        userrequest.go (what every request shares, its Decision), await.go (waiting: registration, watchdog, decision events)
+//	profiles, launching         profile.go (Profile, LaunchOptions, Launch), profile_hooks.go (provider events), profile_support.go, profile_env.go, profile_fs.go, provider.go, resolve.go, workspace.go, hostfs_ssh.go
 //	health check                doctor.go
-//	Session: its state          state.go (SessionConfig, the Session's fields and each concern's state and locks)
+//	Session: its state          state.go (SessionConfig, the Session's fields and each concern's state and locks), meter.go (the context meter)
 //	Session: opening, closing   open.go (OpenSession in order), session.go (emitting, accessors, closed checks), attach.go (sessionNative: load or create, replay, reattach), mcpservers.go, restore.go, sessions.go (Close, Delete, the session lists)
-//	forks                       fork.go (Session.Fork, CanFork), forkhistory.go (a fork's history through its parents), forkseed.go (transcript forks), forkcheckpoints.go (its checkpoints)
+//	forks                       fork.go (Session.Fork, CanFork), forkhistory.go (a fork's lineage: which of its parents' events are its history), forkseed.go (transcript forks), forkcheckpoints.go (its checkpoints)
 //	turns                       turn.go (sessionTurns: begin, finish, cancel, claim), retry.go (repairing a failed prompt), watchdog.go, ctxmutex.go, promptmeta.go
 //	the prompt queue, steering  queue.go (sessionQueue: queued turns, their events and record), steer.go
-//	control calls               control.go (sessionControl: mode, model, options, compaction), effort.go, mirror.go (the agent's reported modes and options)
-//	the agent's updates         updates.go, updaterun.go (the one routing path), runupdate.go, early.go (before the session is known), rawkeys.go, memsize.go, folds.go and planfold.go (draft updates that patch earlier ones), content.go (message content bounds)
+//	control calls               control.go (sessionControl: mode, model, options, compaction, holding prompts off for a compaction or fork), effort.go, mirror.go (the agent's reported modes and options)
+//	the agent's updates         updates.go, updaterun.go (the one routing path), runupdate.go, early.go (before the session is known: the buffer), earlyhold.go (the Bridge holding, claiming and purging), rawkeys.go, memsize.go, folds.go and planfold.go (draft updates that patch earlier ones), content.go (message content bounds)
 //	tool rows                   tools.go (the one merge of tool calls into rows), tooltitle.go, todo.go
 //	policy and permissions      policy.go (the rule and its name, once), asks.go (a new request: the rule or the app), permission.go (PermissionRequest, answering, governs), regovern.go (SetPolicy; waiting requests settled again), elicitation.go
 //	authority                   authority.go, authority_judge.go (judging), authority_enforce.go (moving the agent), authority_refuse.go
 //	files                       fileapi.go (Files and what a session drives in them), files.go (sessionFiles: fs/* calls, the write gate, grants, the default root), filelimit.go
-//	checkpoints, undo           changes.go, changeslive.go, undo.go, worktree.go
+//	checkpoints, undo           changes.go (sessionCheckpoints: before and after a turn, restores), changeslive.go, undo.go, worktree.go
 //	terminals                   package bridge/terminal (runners, the set serving terminal/*, output windows); here terminal.go (the glue: policy, cwd, the owner), terminalrows.go (which row shows a terminal's output), terminalmeta.go (terminals the agent reports)
-//	events and their JSON       event.go, eventvalues.go (queue, fork, steering and worktree values), eventjson.go, eventjsondelta.go, jsonstring.go, clock.go
+//	events and their JSON       event.go, eventvalues.go (tool call, changes, queue, fork, steering and worktree values), eventjson.go, eventjsondelta.go, jsonstring.go, clock.go
 //
 // # Lock order
 //
@@ -494,8 +494,8 @@
 // Bridge.openByKey and addOpen; Session.Fork opens the fork, holding the
 // parent's turns.mu and ctl.sem, through the fork's own opening), and a
 // Session's concern types (sessionNative, sessionTurns, sessionControl,
-// sessionAuthority, sessionFiles, sessionQueue, declared in state.go;
-// sessionRecords in store.go, sessionCheckpoints in changes.go) keep their
+// sessionAuthority, sessionFiles, sessionQueue, sessionRecords and
+// sessionCheckpoints, all declared in state.go) keep their
 // state under their own lock where they have one and under Session.mu
 // otherwise.
 //

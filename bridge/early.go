@@ -12,16 +12,16 @@ import (
 
 // Defaults of EarlyUpdateLimits.
 const (
-	// DefaultEarlyUpdates is how many updates for unknown sessions a Bridge
+	// defaultEarlyUpdates is how many updates for unknown sessions a Bridge
 	// holds at most. Agents send a handful before session/new answers
 	// (commands, modes, config); a thousand leaves room for chatty ones.
-	DefaultEarlyUpdates = 1000
-	// DefaultEarlyUpdateBytes is how much memory (as notificationSize
+	defaultEarlyUpdates = 1000
+	// defaultEarlyUpdateBytes is how much memory (as notificationSize
 	// estimates it) those updates may take, in all.
-	DefaultEarlyUpdateBytes = 8 << 20
-	// DefaultEarlyUpdateTTL is how long an update for an unknown session is
+	defaultEarlyUpdateBytes = 8 << 20
+	// defaultEarlyUpdateTTL is how long an update for an unknown session is
 	// kept once no session/new or session/load is in flight.
-	DefaultEarlyUpdateTTL = 10 * time.Second
+	defaultEarlyUpdateTTL = 10 * time.Second
 )
 
 // ErrEarlyUpdatesDropped is the Err of the error event that reports updates
@@ -49,27 +49,24 @@ var ErrEarlyUpdatesDropped = errors.New("bridge: updates for an unknown session 
 // the app should be able to tell apart from a notice, yet it never ends a
 // turn or the process. Later drops are only counted, and logged at Close.
 type EarlyUpdateLimits struct {
-	// MaxUpdates caps the number of held updates (default
-	// DefaultEarlyUpdates).
+	// MaxUpdates caps the number of held updates (default 1000).
 	MaxUpdates int
-	// MaxBytes caps their estimated memory (default
-	// DefaultEarlyUpdateBytes); a single update larger than this is dropped
-	// on arrival.
+	// MaxBytes caps their estimated memory (default 8 MiB); a single
+	// update larger than this is dropped on arrival.
 	MaxBytes int64
-	// TTL is how long an unclaimed update is kept (default
-	// DefaultEarlyUpdateTTL).
+	// TTL is how long an unclaimed update is kept (default 10 seconds).
 	TTL time.Duration
 }
 
 func (l EarlyUpdateLimits) withDefaults() EarlyUpdateLimits {
 	if l.MaxUpdates <= 0 {
-		l.MaxUpdates = DefaultEarlyUpdates
+		l.MaxUpdates = defaultEarlyUpdates
 	}
 	if l.MaxBytes <= 0 {
-		l.MaxBytes = DefaultEarlyUpdateBytes
+		l.MaxBytes = defaultEarlyUpdateBytes
 	}
 	if l.TTL <= 0 {
-		l.TTL = DefaultEarlyUpdateTTL
+		l.TTL = defaultEarlyUpdateTTL
 	}
 	return l
 }
@@ -234,98 +231,4 @@ func (e *earlyBuffer) clear() {
 	e.order.Init()
 	e.byID = map[string][]*list.Element{}
 	e.bytes = 0
-}
-
-// holdEarlyLocked buffers an update for a session id not (yet) known and
-// returns the error to report when that dropped updates. b.mu is held.
-func (b *Bridge) holdEarlyLocked(u *runUpdate) error {
-	if b.closed {
-		return nil // nothing will ever claim it
-	}
-	drop := b.early.add(u.Note, u.Raw, b.clock.Now())
-	b.armEarlyTimerLocked()
-	return b.early.report(drop)
-}
-
-// claimEarlyLocked returns the updates held for id. b.mu is held.
-func (b *Bridge) claimEarlyLocked(id string) []runUpdate {
-	held := b.early.claim(id)
-	if b.early.order.Len() == 0 {
-		b.stopEarlyTimerLocked()
-	}
-	return held
-}
-
-// openStarted marks a session/new or session/load as in flight, which
-// suspends purging by age; call the returned func when it ended.
-func (b *Bridge) openStarted() (ended func()) {
-	b.mu.Lock()
-	b.early.opening++
-	b.stopEarlyTimerLocked()
-	b.mu.Unlock()
-	return func() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		b.early.opening--
-		b.early.openEnded = b.clock.Now()
-		b.armEarlyTimerLocked()
-	}
-}
-
-// armEarlyTimerLocked makes sure a timer will purge the oldest held update
-// when it expires. b.mu is held.
-func (b *Bridge) armEarlyTimerLocked() {
-	if b.earlyTimer != nil || b.closed {
-		return
-	}
-	if wait, ok := b.early.nextExpiry(b.clock.Now()); ok {
-		gen := b.earlyTimerGen
-		b.earlyTimer = b.clock.AfterFunc(wait, func() { b.purgeEarly(gen) })
-	}
-}
-
-// stopEarlyTimerLocked stops the purge timer; a call of it that already
-// fired finds its generation outdated and does nothing. b.mu is held.
-func (b *Bridge) stopEarlyTimerLocked() {
-	if b.earlyTimer != nil {
-		b.earlyTimer.Stop()
-		b.earlyTimer = nil
-	}
-	b.earlyTimerGen++
-}
-
-// purgeEarly runs on the timer of generation gen: it drops what expired
-// and re-arms for the rest.
-func (b *Bridge) purgeEarly(gen uint64) {
-	b.mu.Lock()
-	if b.closed || gen != b.earlyTimerGen {
-		b.mu.Unlock()
-		return
-	}
-	b.earlyTimer = nil
-	var drop earlyDrop
-	b.early.purgeExpired(b.clock.Now(), &drop)
-	b.early.count(drop)
-	err := b.early.report(drop)
-	b.armEarlyTimerLocked()
-	b.mu.Unlock()
-	if err != nil {
-		b.reportEarlyDrop(err)
-	}
-}
-
-func (b *Bridge) reportEarlyDrop(err error) {
-	b.logger.Warn("bridge: dropped updates for an unknown session", "agent", b.cfg.ID, "err", err)
-	b.emit(Event{Kind: KindError, Err: err})
-}
-
-// closeEarlyLocked stops the timer and frees what is held, logging the
-// drops that were not reported. b.mu is held.
-func (b *Bridge) closeEarlyLocked() {
-	b.stopEarlyTimerLocked()
-	b.early.clear()
-	if e := b.early; e.droppedUpdates > 0 {
-		b.logger.Warn("bridge: updates for unknown sessions dropped in all", "agent", b.cfg.ID,
-			"updates", e.droppedUpdates, "bytes", e.droppedBytes)
-	}
 }

@@ -69,11 +69,11 @@ func TestEarlyUpdateFloodStaysUnderCap(t *testing.T) {
 		wantBytes int64 // their bytes, at most
 	}{
 		{"count cap", EarlyUpdateLimits{MaxUpdates: 50}, ghostSteps(2000, acptest.Step{Text: strings.Repeat("x", 1<<10)}),
-			50, DefaultEarlyUpdateBytes},
+			50, defaultEarlyUpdateBytes},
 		{"byte cap", EarlyUpdateLimits{MaxBytes: 1 << 20}, ghostSteps(100, acptest.Step{Huge: 64 << 10}),
-			DefaultEarlyUpdates, 1 << 20},
+			defaultEarlyUpdates, 1 << 20},
 		{"defaults", EarlyUpdateLimits{}, ghostSteps(1500, acptest.Step{Text: "tiny"}),
-			DefaultEarlyUpdates, DefaultEarlyUpdateBytes},
+			defaultEarlyUpdates, defaultEarlyUpdateBytes},
 		{"one update over the byte cap", EarlyUpdateLimits{MaxBytes: 32 << 10}, ghostSteps(1, acptest.Step{Huge: 64 << 10}),
 			0, 0},
 	}

@@ -181,36 +181,6 @@ type Event struct {
 	mergedText []byte // text deltas or terminal output merged while the consumer lagged
 }
 
-// ToolCall is the merged state of one tool call. Each tool event carries a
-// snapshot; one tool call id always maps to one row.
-type ToolCall struct {
-	ID     string `json:"id"`
-	Title  string `json:"title,omitempty"`
-	Kind   string `json:"kind,omitempty"`
-	Status string `json:"status,omitempty"` // pending, in_progress, completed, failed, cancelled
-	// Name is the tool's machine name: a provider's own metadata first, then
-	// the ACP name field, then (for providers with ToolNameFromTitle) a
-	// title that is a bare tool name.
-	Name string `json:"name,omitempty"`
-	// Parent is the id of the tool call this one runs under, such as the
-	// task that started the subagent making it, when the agent says
-	// (Provider.ToolParent), so that a UI can nest it there. Once known,
-	// it stays: updates that leave it out do not clear it.
-	Parent    string                       `json:"parent,omitempty"`
-	Content   []acpclient.ToolCallContent  `json:"content,omitempty"`
-	Locations []acpclient.ToolCallLocation `json:"locations,omitempty"`
-	RawInput  json.RawMessage              `json:"rawInput,omitempty"`
-	RawOutput json.RawMessage              `json:"rawOutput,omitempty"`
-	Meta      json.RawMessage              `json:"_meta,omitempty"`
-
-	nameFromTitle bool // Name was read from Title and yields to a real name
-}
-
-// ToolUnfinished is the status a tool row gets when its turn ended while the
-// agent had not finished it (after a reject, a cancel, a failure): the row
-// is closed, and updates that still arrive for it are delivered Late.
-const ToolUnfinished = "unfinished"
-
 // Notice is a notice from the agent (the draft's "notice" update): advice
 // for the user now, not part of the session's history. Severity is "info",
 // "warning", "error" or the agent's own word.
@@ -219,28 +189,6 @@ type Notice struct {
 	Title       string          `json:"title"`
 	Description string          `json:"description,omitempty"`
 	Meta        json.RawMessage `json:"_meta,omitempty"`
-}
-
-// Decision is how a request that waited on the user was settled.
-type Decision struct {
-	// Request is the request's id (PermissionRequest.ID and the like).
-	Request string `json:"request"`
-	// Type is "permission", "elicitation" or "auth".
-	Type string `json:"type"`
-	// Outcome is what the agent was told: for permissions "allowed",
-	// "rejected" or "cancelled"; for questions "accepted", "declined" or
-	// "cancelled"; for sign-ins "signed_in" or "declined".
-	Outcome string `json:"outcome"`
-	// OptionID is the permission option selected, if any.
-	OptionID string `json:"optionId,omitempty"`
-	// By is who settled it: "app" (one of the request's answer methods),
-	// "policy" (the session's policy, without asking the app) or "host"
-	// (the turn was cancelled or ended, the agent gave up, the bridge
-	// closed).
-	By string `json:"by"`
-	// Rule says why, for By "policy" ("Ask mode cancels permission
-	// requests") and "host" ("turn cancelled").
-	Rule string `json:"rule,omitempty"`
 }
 
 // Usage is how full the context window is, and what the session has cost.

@@ -24,12 +24,6 @@ type EventError struct {
 // Error returns the message.
 func (e *EventError) Error() string { return e.Message }
 
-// ErrRequestRecord is returned by the answer methods of a PermissionRequest,
-// ElicitationRequest or AuthRequest that the bridge did not hand out: one
-// decoded from JSON is a record of a request, not the request itself, and
-// no agent waits for its answer.
-var ErrRequestRecord = errors.New("bridge: the request is a record (decoded from JSON, not live) and cannot be answered")
-
 // eventErrorOf is err as an Event's JSON carries it.
 func eventErrorOf(err error) *EventError {
 	if err == nil {

@@ -5,12 +5,15 @@ import (
 	"time"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/checkpoint"
 )
 
-// Plain values that events and records carry for the prompt queue
-// (queue.go), forks (fork.go), steering (steer.go) and worktrees
-// (worktree.go): the vocabulary those concerns share with the event stream
-// and the session's record, kept below them.
+// Plain values that events and records carry for tool rows (tools.go),
+// the workspace's changes (changes.go), the prompt queue (queue.go), forks
+// (fork.go), steering (steer.go) and worktrees (worktree.go): the
+// vocabulary those concerns share with the event stream and the session's
+// record, kept below them. (Decision, which every request carries, is in
+// userrequest.go.)
 
 // QueuedPrompt is a prompt waiting in a session's queue (Session.Enqueue).
 type QueuedPrompt struct {
@@ -135,3 +138,75 @@ type Worktree struct {
 	// to; the bridge sets it, in the record.
 	Repo string `json:"repo"`
 }
+
+// Changes is what a changes event reports about the session's workspace,
+// with SessionConfig.Checkpoints set. Op says which of its fields apply:
+//
+//   - "turn", after turn_end: the files the turn changed, whoever changed
+//     them (the agent's own tools, fs/* calls, terminals), From the
+//     checkpoint before the turn and To the one at its end, and what the
+//     checkpoints left out (Skipped).
+//   - "write", as an fs/write_text_file is done: Path (absolute, as the
+//     agent gave it), the text before (OldText, or Created for a new file)
+//     and after (NewText). Both texts are left out when one is over 256
+//     KiB or the old one could not be read as text; the turn's event
+//     lists the file either way.
+//   - "restore", after Session.Restore, RevertFile or RestoreCheckpoint:
+//     the files the restore changed, Restored the turn whose start it went
+//     back to (0 for RestoreCheckpoint), From the checkpoint recorded just
+//     before it (RestoreCheckpoint(From) undoes it) and To the one after.
+//   - "touch", while a turn runs: the files it touched since the last
+//     such event (Status "A" created, "M" modified, "D" removed; no line
+//     counts), at most one event every 250ms, the last before the turn's
+//     event. They let a UI follow along; the turn's event is the record.
+//     They come from the host's file notifications: fsnotify locally,
+//     inotifywait(1) on an SSH host that has it (see checkpoint's
+//     Store.Watch). Skipped, with Path ".", says why live reports
+//     stopped or are missing (no watcher on the host, more directories
+//     than Options.MaxWatchedDirs) or that an event left files out.
+//     Options.MaxWatchedDirs < 0 turns them off.
+//
+// Checkpoints are IDs of package checkpoint's Store; the event's Turn is
+// the turn that changed the files (0 for a restore).
+type Changes struct {
+	Op       string               `json:"op"`
+	From     string               `json:"from,omitempty"`
+	To       string               `json:"to,omitempty"`
+	Files    []checkpoint.Change  `json:"files,omitempty"`
+	Skipped  []checkpoint.Skipped `json:"skipped,omitempty"`
+	Path     string               `json:"path,omitempty"`
+	OldText  string               `json:"oldText,omitempty"`
+	NewText  string               `json:"newText,omitempty"`
+	Created  bool                 `json:"created,omitempty"`
+	Restored uint64               `json:"restored,omitempty"`
+}
+
+// ToolCall is the merged state of one tool call. Each tool event carries a
+// snapshot; one tool call id always maps to one row.
+type ToolCall struct {
+	ID     string `json:"id"`
+	Title  string `json:"title,omitempty"`
+	Kind   string `json:"kind,omitempty"`
+	Status string `json:"status,omitempty"` // pending, in_progress, completed, failed, cancelled
+	// Name is the tool's machine name: a provider's own metadata first, then
+	// the ACP name field, then (for providers with ToolNameFromTitle) a
+	// title that is a bare tool name.
+	Name string `json:"name,omitempty"`
+	// Parent is the id of the tool call this one runs under, such as the
+	// task that started the subagent making it, when the agent says
+	// (Provider.ToolParent), so that a UI can nest it there. Once known,
+	// it stays: updates that leave it out do not clear it.
+	Parent    string                       `json:"parent,omitempty"`
+	Content   []acpclient.ToolCallContent  `json:"content,omitempty"`
+	Locations []acpclient.ToolCallLocation `json:"locations,omitempty"`
+	RawInput  json.RawMessage              `json:"rawInput,omitempty"`
+	RawOutput json.RawMessage              `json:"rawOutput,omitempty"`
+	Meta      json.RawMessage              `json:"_meta,omitempty"`
+
+	nameFromTitle bool // Name was read from Title and yields to a real name
+}
+
+// ToolUnfinished is the status a tool row gets when its turn ended while the
+// agent had not finished it (after a reject, a cancel, a failure): the row
+// is closed, and updates that still arrive for it are delivered Late.
+const ToolUnfinished = "unfinished"

@@ -142,11 +142,7 @@ func fileError(op, path string, err error) error {
 // transport starts a program here (acpclient.ProgramTransport naming one).
 // An SSH agent, or one behind a transport that does not say, is not.
 func (b *Bridge) agentIsLocal() bool {
-	pt, ok := b.cfg.Transport.(acpclient.ProgramTransport)
-	if !ok {
-		return false
-	}
-	path, _, _ := pt.Program()
+	path, _, _ := b.program()
 	return path != ""
 }
 

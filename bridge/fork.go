@@ -124,23 +124,13 @@ func (s *Session) Fork(ctx context.Context, opts ForkOptions) (*Session, error) 
 		}
 		seeded = true // the app's explicit choice; see ForkOptions.Transcript
 	}
-	done := make(chan struct{})
-	busy := func() error {
+	release, err := s.ctl.holdPrompts(ctx, func() error {
 		return fmt.Errorf("bridge %s: fork of session %s: %w", s.b.cfg.ID, s.key, ErrTurnRunning)
-	}
-	if err := s.claim(ctx, busy, func() { s.ctl.compacting = done }); err != nil { // holds Prompt off as a compaction does
+	})
+	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		s.mu.Lock()
-		s.ctl.compacting = nil
-		s.mu.Unlock()
-		close(done)
-	}()
-	if err := s.turns.mu.LockCtx(ctx); err != nil {
-		return nil, err
-	}
-	defer s.turns.mu.Unlock()
+	defer release()
 	s.mu.Lock()
 	after := s.turns.started
 	s.mu.Unlock()

@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 	"fmt"
-	"iter"
 	"slices"
 )
 
@@ -99,109 +98,4 @@ func journalOrigin(j Journal) func(context.Context, string) (*ForkOrigin, error)
 		}
 		return rec.Fork, nil
 	}
-}
-
-// firstPos returns the Pos of key's first event: from the journal when
-// there is one (it holds every event the ring does), else from the ring.
-func (h *hub) firstPos(ctx context.Context, key string) (uint64, error) {
-	if h.journal != nil {
-		evs, err := h.journal.ReadEvents(ctx, EventQuery{Key: key, Limit: 1})
-		if err != nil || len(evs) == 0 {
-			return 0, err
-		}
-		return evs[0].Pos, nil
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for i := range h.n {
-		if ev := &h.ring[(h.start+i)%len(h.ring)]; ev.Key == key {
-			return ev.Pos, nil
-		}
-	}
-	return 0, nil
-}
-
-// forkLineage is the lineage a subscription to key shows: the journal's
-// records say who forked from whom, else the sessions open in the Host.
-func (h *Host) forkLineage(ctx context.Context, key string) (*lineage, error) {
-	origin := func(_ context.Context, key string) (*ForkOrigin, error) {
-		if s := h.openSession(key); s != nil {
-			return s.fork, nil
-		}
-		return nil, nil
-	}
-	if h.journal != nil {
-		origin = journalOrigin(h.journal)
-	}
-	return lineageOf(ctx, key, origin, h.events.hub.firstPos)
-}
-
-// History yields the journaled history of session key, in Pos order: for
-// a fork (Session.Fork), the events of the session it was forked from up
-// to the fork (and so on up the chain of forks), then its own. The events
-// are yielded as they were journaled: an inherited one keeps its parent's
-// Key, Pos and Seq. It is what Host.Subscribe yields as history for a
-// Cursor with that Key, for a reader without a Host, such as a program
-// showing a journal another one writes. A parent deleted from the journal
-// takes its share of its forks' history with it. An error is the last
-// thing yielded.
-func History(ctx context.Context, j Journal, key string) iter.Seq2[Event, error] {
-	return func(yield func(Event, error) bool) {
-		h := newHub(1, 0, j)
-		h.close() // the journal alone: nothing is published
-		l, err := lineageOf(ctx, key, journalOrigin(j), h.firstPos)
-		if err != nil {
-			yield(Event{}, err)
-			return
-		}
-		sub := subscriber{hub: h, cursor: Cursor{Key: key}, lineage: l, yield: yield}
-		if err := sub.run(ctx); err != nil {
-			yield(Event{}, err)
-		}
-	}
-}
-
-// match reports whether the subscription yields ev.
-func (s *subscriber) match(ev *Event) bool {
-	if s.lineage == nil {
-		return s.cursor.matches(ev)
-	}
-	return (s.cursor.Bridge == "" || ev.Bridge == s.cursor.Bridge) && s.lineage.admit(ev)
-}
-
-// catchUpLineage reads a fork's journaled history after the cursor: each
-// ancestor's share in turn, oldest first, then the fork's own events.
-// Every share lies below the next key's first event, so this is Pos order.
-func (s *subscriber) catchUpLineage(ctx context.Context) error {
-	l := s.lineage
-	for i, key := range l.keys {
-		for {
-			if i < len(l.cuts) && l.cuts[i] != 0 && l.cuts[i] <= s.after+1 {
-				break // the cursor is past this share
-			}
-			page, err := s.hub.journal.ReadEvents(ctx, EventQuery{After: s.after, Key: key,
-				Bridge: s.cursor.Bridge, Limit: subscribePage})
-			if ctx.Err() != nil {
-				s.done = true
-				return nil
-			}
-			if err == nil && i < len(l.cuts) && l.cuts[i] == 0 {
-				// Read after the page: a later event of this key on the
-				// page was journaled after the next key's first one.
-				l.cuts[i], err = s.hub.firstPos(ctx, l.keys[i+1])
-			}
-			if err != nil {
-				return fmt.Errorf("bridge: subscriber reading the journal after %d: %w", s.after, err)
-			}
-			kept := slices.DeleteFunc(page, func(ev Event) bool { return !l.admit(&ev) })
-			full := len(page) == subscribePage
-			if !s.emit(ctx, kept) {
-				return nil
-			}
-			if !full || len(kept) < len(page) {
-				break // the end of the key's events, or of its share
-			}
-		}
-	}
-	return nil
 }

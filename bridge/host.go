@@ -86,3 +86,10 @@ func (h *Host) allBridges() []*Bridge {
 	}
 	return out
 }
+
+// Snapshot returns the state of every session, as of the last event the
+// Host has published to subscribers. Publishing runs behind the agents: an
+// event a call has just caused (the turn_end of a Prompt that returned,
+// the session_closed of a Close) may not be folded in yet. A UI that
+// subscribes after Snapshot.Pos sees it arrive.
+func (h *Host) Snapshot() Snapshot { return h.events.views.snapshot() }

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/acphost/acphost/acpclient"
 	"sync"
+
+	"github.com/acphost/acphost/acpclient"
 )
 
 // Starting a Host's bridges (from a Config or a Profile), removing one,
@@ -133,7 +134,7 @@ func (h *Host) StartProfile(ctx context.Context, p *Profile, o LaunchOptions, cf
 func (h *Host) startProfile(ctx context.Context, p *Profile, o LaunchOptions, cfg Config) (*Bridge, error) {
 	if o.SSH != nil && o.SSH.Hosts != nil {
 		if o.FS == nil {
-			o.FS = o.SSH.Hosts.HostFS(o.SSH.Target)
+			o.FS = o.SSH.Hosts.hostFS(o.SSH.Target)
 		}
 		if o.Home == "" {
 			// The SFTP server starts in the login directory.

@@ -14,10 +14,10 @@ import (
 	"github.com/acphost/acphost/sshconn"
 )
 
-// HostFS returns the SSH host's file system over the shared connection, for
+// hostFS returns the SSH host's file system over the shared connection, for
 // profiles' checks and overlays on a remote workspace (for example a
 // transcript check before resuming).
-func (h *SSHHosts) HostFS(dest sshconn.Destination) HostFS { return &sshHostFS{conn: h.Conn(dest)} }
+func (h *SSHHosts) hostFS(dest sshconn.Destination) HostFS { return &sshHostFS{conn: h.conn(dest)} }
 
 // sshHostFS is HostFS over SFTP. Each call opens an SFTP session on the
 // shared connection (re-dialled if it dropped); these calls are rare.
@@ -80,7 +80,7 @@ func (f *sshHostFS) WriteFile(ctx context.Context, p string, data []byte) error 
 
 // remoteHome returns the login directory on the host.
 func (h *SSHHosts) remoteHome(ctx context.Context, dest sshconn.Destination) (string, error) {
-	c, err := (&sshHostFS{conn: h.Conn(dest)}).client(ctx)
+	c, err := (&sshHostFS{conn: h.conn(dest)}).client(ctx)
 	if err != nil {
 		return "", err
 	}

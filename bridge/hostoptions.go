@@ -7,11 +7,11 @@ import (
 // HostOptions configures a Host. The zero value is ready to use.
 type HostOptions struct {
 	// MaxPendingEvents is how many undelivered events may wait before agents
-	// are slowed down (default DefaultMaxPendingEvents), besides the batch
+	// are slowed down (default 4096), besides the batch
 	// being delivered.
 	MaxPendingEvents int
 	// MaxQueuedBytes bounds the agent output the Host holds undelivered,
-	// whatever the number of agents (default DefaultMaxQueuedBytes): half
+	// whatever the number of agents (default 8 MiB): half
 	// is shared by the agents' connections for the lines they have read
 	// and not yet turned into events (an acpclient.QueueBudget, whose
 	// fairness rule lets every agent progress), half bounds the events
@@ -24,9 +24,9 @@ type HostOptions struct {
 	// opens and closes it; the Host only uses it.
 	Journal Journal
 	// SubscriberTail is how many of the newest events are kept in memory
-	// for subscribers (default DefaultSubscriberTail), and
+	// for subscribers (default 4096), and
 	// SubscriberTailBytes how much memory they may take (as eventBytes
-	// estimates it; default DefaultSubscriberTailBytes); one that falls
+	// estimates it; default 8 MiB); one that falls
 	// further behind reads from the Journal.
 	SubscriberTail      int
 	SubscriberTailBytes int
@@ -35,17 +35,17 @@ type HostOptions struct {
 	Logger *slog.Logger
 }
 
-// DefaultMaxQueuedBytes is the default of HostOptions.MaxQueuedBytes. It
+// defaultMaxQueuedBytes is the default of HostOptions.MaxQueuedBytes. It
 // is small because what it counts costs more than itself in the process
 // (the slabs and boxes in flight, the bridges' own memory) and the garbage
 // collector doubles the heap: with 200 agents flooding, a process peaked
 // at 140–150 MiB over its start with 16 MiB and at 117–124 MiB with 8 MiB,
 // while one agent alone floods as fast with either.
-const DefaultMaxQueuedBytes = 8 << 20
+const defaultMaxQueuedBytes = 8 << 20
 
 func (o HostOptions) maxQueuedBytes() int {
 	if o.MaxQueuedBytes <= 0 {
-		return DefaultMaxQueuedBytes
+		return defaultMaxQueuedBytes
 	}
 	return o.MaxQueuedBytes
 }

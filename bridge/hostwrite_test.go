@@ -29,7 +29,7 @@ func TestHostWritesAreFsrootsAtomicWrite(t *testing.T) {
 	hosts := NewSSHHosts(sshconn.Config{KeyFiles: []string{srv.UserKeyFile}, KnownHostsFiles: []string{srv.KnownHostsFile}, NoAgent: true})
 	defer hosts.Close()
 	ctx := context.Background()
-	for name, fsys := range map[string]HostFS{"local": LocalFS{}, "ssh": hosts.HostFS(*sshTarget(t, srv.Addr, srv.User))} {
+	for name, fsys := range map[string]HostFS{"local": LocalFS{}, "ssh": hosts.hostFS(*sshTarget(t, srv.Addr, srv.User))} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			locked, private := filepath.Join(dir, "locked.json"), filepath.Join(dir, "private.json")

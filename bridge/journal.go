@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"context"
-	"time"
 )
 
 // Journal keeps a Host's events and its session records durably, so that
@@ -49,13 +48,4 @@ type EventQuery struct {
 	Bridge string
 	// Limit bounds the number of events returned (0: a default of 1000).
 	Limit int
-}
-
-// NativeSession is one agent session id a host session key was attached
-// to, and why it replaced the one before.
-type NativeSession struct {
-	ID string `json:"id"`
-	// Reason says why this id replaced the previous one ("" for the first).
-	Reason string    `json:"reason,omitempty"`
-	Since  time.Time `json:"since"`
 }

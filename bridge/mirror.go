@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/acphost/acphost/acpclient"
@@ -165,20 +164,3 @@ func readyOptionsSet(ready *SessionReady, prev []acpclient.ConfigOption) {
 // thoughtLevelCategory is ACP's config option category for the reasoning
 // level selector.
 const thoughtLevelCategory = "thought_level"
-
-// configValues is the current value of each option, as a Record keeps it.
-func configValues(opts []acpclient.ConfigOption) map[string]string {
-	if len(opts) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(opts))
-	for _, o := range opts {
-		switch o.Type {
-		case acpclient.ConfigBoolean:
-			out[o.ID] = fmt.Sprint(o.BoolValue)
-		case acpclient.ConfigSelect:
-			out[o.ID] = o.Value
-		}
-	}
-	return out
-}

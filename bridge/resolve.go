@@ -24,9 +24,9 @@ const (
 	FoundHomebrew   = "homebrew"    // a Homebrew bin
 )
 
-// DefaultShellTimeout bounds how long a Resolver waits for the login shell
+// defaultShellTimeout bounds how long a Resolver waits for the login shell
 // to print its PATH (slow rc files must not hang an app's start).
-const DefaultShellTimeout = 3 * time.Second
+const defaultShellTimeout = 3 * time.Second
 
 // Resolver finds an agent's binary the way a GUI app must: an app started
 // from a dock or a desktop file has a minimal PATH, so it looks in the
@@ -41,7 +41,7 @@ type Resolver struct {
 	// NoLoginShell skips that step.
 	Shell        string
 	NoLoginShell bool
-	// ShellTimeout bounds the login shell (default DefaultShellTimeout).
+	// ShellTimeout bounds the login shell (default 3 seconds).
 	ShellTimeout time.Duration
 	// HomebrewPrefixes are Homebrew's install prefixes (default
 	// /opt/homebrew, /usr/local and /home/linuxbrew/.linuxbrew).
@@ -192,7 +192,7 @@ func (r *Resolver) loginShellPATH(ctx context.Context) string {
 		}
 		timeout := r.ShellTimeout
 		if timeout <= 0 {
-			timeout = DefaultShellTimeout
+			timeout = defaultShellTimeout
 		}
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()

@@ -20,13 +20,6 @@ type Snapshot struct {
 	Pending []PendingRequest `json:"pending,omitempty"`
 }
 
-// Snapshot returns the state of every session, as of the last event the
-// Host has published to subscribers. Publishing runs behind the agents: an
-// event a call has just caused (the turn_end of a Prompt that returned,
-// the session_closed of a Close) may not be folded in yet. A UI that
-// subscribes after Snapshot.Pos sees it arrive.
-func (h *Host) Snapshot() Snapshot { return h.events.views.snapshot() }
-
 // liveViews are the Host's SessionViews, folded by the pump.
 type liveViews struct {
 	mu       sync.Mutex

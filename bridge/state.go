@@ -15,8 +15,8 @@ import (
 // The state of a Session: the config it opens with, its own fields and the state of each of its
 // concerns, with the locks that guard them (their order is in the package
 // doc), kept below the files that act on them: turn.go, control.go,
-// authority_enforce.go, files.go, queue.go and attach.go; store.go and
-// changes.go keep their concern's state beside it.
+// authority_enforce.go, files.go, records.go, queue.go, changes.go and
+// attach.go.
 
 // SessionConfig describes a session to open.
 type SessionConfig struct {
@@ -109,10 +109,9 @@ type SessionConfig struct {
 // concern (the exported Session methods delegate to them): native
 // (attaching, attach.go), turns (turn.go), ctl (control calls,
 // control.go), auth (authority and the permission rules,
-// authority_enforce.go), files (files.go), rec (its record, store.go),
+// authority_enforce.go), files (files.go), rec (its record, records.go),
 // queue (queue.go) and ckpt (checkpoints, changes.go). Each concern's
-// state is declared here or, for native, rec and ckpt, beside it. The
-// lock order is in the package doc.
+// state is declared here. The lock order is in the package doc.
 type Session struct {
 	b   *Bridge
 	cfg SessionConfig
@@ -124,7 +123,7 @@ type Session struct {
 	ctl    sessionControl     // turn admission and control calls
 	auth   sessionAuthority   // the agent's authority
 	files  sessionFiles       // the agent's file calls and their gate
-	rec    sessionRecords     // the session's record
+	rec    sessionRecords     // the session's record (records.go)
 	queue  sessionQueue       // prompts waiting to run (queue.go)
 	ckpt   sessionCheckpoints // workspace checkpoints (changes.go)
 
@@ -318,4 +317,41 @@ type updateFolds struct {
 	// plans are the agent's plans by id, in the order they came
 	// (planfold.go).
 	plans []acpclient.PlanContent
+}
+
+// sessionCheckpoints is a session's workspace custody: its checkpoint
+// Store, opened at the first turn, and the checkpoint before the running
+// turn. s is set once, when the session is made.
+type sessionCheckpoints struct {
+	s      *Session
+	mu     sync.Mutex
+	store  *checkpoint.Store
+	before map[uint64]string // checkpoint IDs before turns whose end is not recorded yet
+	live   *liveChanges      // the running turn's live reports
+}
+
+// sessionRecords is a session's record concern: building its Record,
+// writing it to the Host's journal and the session's Store, and reading it
+// back at open. mu orders the writes and guards last; s is set once, when
+// the session is made.
+type sessionRecords struct {
+	s    *Session
+	mu   sync.Mutex
+	last *Record // the record last written
+}
+
+// liveChanges reports the files a running turn touches (changes events of
+// Op "touch"), gathered for liveInterval on the Bridge's clock. It lives
+// from the checkpoint before the turn to the turn's end (changeslive.go).
+type liveChanges struct {
+	s    *Session
+	turn uint64
+	stop func() // ends the watch; nil when it could not start
+
+	mu      sync.Mutex
+	pending map[string]string // path → status since the last report
+	more    int               // files touched past maxLiveFiles since then
+	stopped string            // why live reporting stopped, not reported yet
+	timer   Timer
+	ended   bool
 }

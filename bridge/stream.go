@@ -7,9 +7,9 @@ import (
 	"github.com/acphost/acphost/internal/wire"
 )
 
-// DefaultMaxPendingEvents is how many undelivered events a Host holds before
+// defaultMaxPendingEvents is how many undelivered events a Host holds before
 // the agents producing them are slowed down.
-const DefaultMaxPendingEvents = 4096
+const defaultMaxPendingEvents = 4096
 
 // ErrJournal marks the error event a Host emits when its Journal fails to
 // store events (or to say where its numbering ends): delivery goes on, but
@@ -48,10 +48,10 @@ type eventQueue struct {
 
 func newEventQueue(max, maxBytes int) *eventQueue {
 	if max <= 0 {
-		max = DefaultMaxPendingEvents
+		max = defaultMaxPendingEvents
 	}
 	if maxBytes <= 0 {
-		maxBytes = DefaultMaxQueuedBytes / 2
+		maxBytes = defaultMaxQueuedBytes / 2
 	}
 	q := &eventQueue{max: max, maxBytes: maxBytes}
 	q.changed = sync.NewCond(&q.mu)

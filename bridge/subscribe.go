@@ -5,17 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"sync"
+	"slices"
 )
-
-// DefaultSubscriberTail is how many of the newest events a Host keeps in
-// memory for subscribers (HostOptions.SubscriberTail).
-const DefaultSubscriberTail = 4096
-
-// DefaultSubscriberTailBytes bounds the memory of that tail
-// (HostOptions.SubscriberTailBytes): events merged while the consumer
-// lagged can be large.
-const DefaultSubscriberTailBytes = 8 << 20
 
 // ErrHistoryGone is the error a subscription ends with when its cursor lies
 // before the events the Host still holds: they left the in-memory tail and
@@ -116,125 +107,8 @@ func (h *hub) checkCursor(ctx context.Context, after uint64) error {
 	return nil
 }
 
-// hub holds the newest published events in a ring and wakes subscribers;
-// publishing never waits for them.
-type hub struct {
-	journal Journal // history beyond the ring, when set
-
-	mu       sync.Mutex
-	ring     []Event // grows as events come, up to tail
-	tail     int
-	start    int // index of the oldest event
-	n        int // events held
-	bytes    int // eventBytes of the events held
-	maxBytes int
-	closed   bool
-	changed  chan struct{} // closed and replaced at every publish and at close
-}
-
-func newHub(tail, maxBytes int, journal Journal) *hub {
-	if tail <= 0 {
-		tail = DefaultSubscriberTail
-	}
-	if maxBytes <= 0 {
-		maxBytes = DefaultSubscriberTailBytes
-	}
-	return &hub{journal: journal, tail: tail, maxBytes: maxBytes, changed: make(chan struct{})}
-}
-
-// firstRingEvents is the ring's first size. A Host that has published
-// little holds little: the whole tail, thousands of events of a few
-// hundred bytes each, was once allocated by every NewHost.
-const firstRingEvents = 64
-
-// makeRoom makes room for one more event: it grows a full ring that is
-// below its tail, else drops the oldest event. Called with mu held.
-func (h *hub) makeRoom() {
-	if h.n < len(h.ring) {
-		return
-	}
-	if len(h.ring) >= h.tail {
-		h.dropOldest()
-		return
-	}
-	grown := make([]Event, min(max(2*len(h.ring), firstRingEvents), h.tail))
-	for i := range h.n {
-		grown[i] = h.ring[(h.start+i)%len(h.ring)]
-	}
-	h.ring, h.start = grown, 0
-}
-
-// publish adds a numbered batch, dropping the oldest events past the
-// ring's size or bytes (the newest is always kept).
-func (h *hub) publish(batch []Event) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, ev := range batch {
-		h.makeRoom()
-		h.ring[(h.start+h.n)%len(h.ring)] = ev
-		h.n++
-		h.bytes += eventBytes(&ev)
-		for h.n > 1 && h.bytes > h.maxBytes {
-			h.dropOldest()
-		}
-	}
-	close(h.changed)
-	h.changed = make(chan struct{})
-}
-
-// dropOldest forgets the oldest event held. Called with mu held.
-func (h *hub) dropOldest() {
-	h.bytes -= eventBytes(&h.ring[h.start])
-	h.ring[h.start] = Event{}
-	h.start = (h.start + 1) % len(h.ring)
-	h.n--
-}
-
-// close marks the end of the stream.
-func (h *hub) close() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.closed = true
-	close(h.changed)
-	h.changed = make(chan struct{})
-}
-
-// view is what a subscriber learns from the ring in one look.
-type view struct {
-	events  []Event       // matching events after the cursor, oldest first
-	scanned uint64        // Pos of the last event looked at (the cursor if none)
-	behind  bool          // events after the cursor have left the ring
-	oldest  uint64        // Pos of the oldest event held, 0 when empty
-	closed  bool          // nothing more will be published
-	changed chan struct{} // closes at the next publish
-}
-
 // look copies up to max matching events with Pos after after.
 func (h *hub) look(after uint64, c Cursor, max int) view { return h.lookMatch(after, c.matches, max) }
-
-// lookMatch is look for events that match says to copy.
-func (h *hub) lookMatch(after uint64, match func(*Event) bool, max int) view {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	v := view{scanned: after, closed: h.closed, changed: h.changed}
-	if h.n == 0 {
-		return v
-	}
-	v.oldest = h.ring[h.start].Pos
-	if after+1 < v.oldest {
-		v.behind = true
-		return v
-	}
-	// Positions in the ring are contiguous, so the cursor maps to an index.
-	for i := int(after + 1 - v.oldest); i < h.n && len(v.events) < max; i++ {
-		ev := &h.ring[(h.start+i)%len(h.ring)]
-		v.scanned = ev.Pos
-		if match(ev) {
-			v.events = append(v.events, *ev)
-		}
-	}
-	return v
-}
 
 // subscriber is one running subscription.
 type subscriber struct {
@@ -341,4 +215,89 @@ func (s *subscriber) catchUp(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// forkLineage is the lineage a subscription to key shows: the journal's
+// records say who forked from whom, else the sessions open in the Host.
+func (h *Host) forkLineage(ctx context.Context, key string) (*lineage, error) {
+	origin := func(_ context.Context, key string) (*ForkOrigin, error) {
+		if s := h.openSession(key); s != nil {
+			return s.fork, nil
+		}
+		return nil, nil
+	}
+	if h.journal != nil {
+		origin = journalOrigin(h.journal)
+	}
+	return lineageOf(ctx, key, origin, h.events.hub.firstPos)
+}
+
+// History yields the journaled history of session key, in Pos order: for
+// a fork (Session.Fork), the events of the session it was forked from up
+// to the fork (and so on up the chain of forks), then its own. The events
+// are yielded as they were journaled: an inherited one keeps its parent's
+// Key, Pos and Seq. It is what Host.Subscribe yields as history for a
+// Cursor with that Key, for a reader without a Host, such as a program
+// showing a journal another one writes. A parent deleted from the journal
+// takes its share of its forks' history with it. An error is the last
+// thing yielded.
+func History(ctx context.Context, j Journal, key string) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		h := newHub(1, 0, j)
+		h.close() // the journal alone: nothing is published
+		l, err := lineageOf(ctx, key, journalOrigin(j), h.firstPos)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		sub := subscriber{hub: h, cursor: Cursor{Key: key}, lineage: l, yield: yield}
+		if err := sub.run(ctx); err != nil {
+			yield(Event{}, err)
+		}
+	}
+}
+
+// match reports whether the subscription yields ev.
+func (s *subscriber) match(ev *Event) bool {
+	if s.lineage == nil {
+		return s.cursor.matches(ev)
+	}
+	return (s.cursor.Bridge == "" || ev.Bridge == s.cursor.Bridge) && s.lineage.admit(ev)
+}
+
+// catchUpLineage reads a fork's journaled history after the cursor: each
+// ancestor's share in turn, oldest first, then the fork's own events.
+// Every share lies below the next key's first event, so this is Pos order.
+func (s *subscriber) catchUpLineage(ctx context.Context) error {
+	l := s.lineage
+	for i, key := range l.keys {
+		for {
+			if i < len(l.cuts) && l.cuts[i] != 0 && l.cuts[i] <= s.after+1 {
+				break // the cursor is past this share
+			}
+			page, err := s.hub.journal.ReadEvents(ctx, EventQuery{After: s.after, Key: key,
+				Bridge: s.cursor.Bridge, Limit: subscribePage})
+			if ctx.Err() != nil {
+				s.done = true
+				return nil
+			}
+			if err == nil && i < len(l.cuts) && l.cuts[i] == 0 {
+				// Read after the page: a later event of this key on the
+				// page was journaled after the next key's first one.
+				l.cuts[i], err = s.hub.firstPos(ctx, l.keys[i+1])
+			}
+			if err != nil {
+				return fmt.Errorf("bridge: subscriber reading the journal after %d: %w", s.after, err)
+			}
+			kept := slices.DeleteFunc(page, func(ev Event) bool { return !l.admit(&ev) })
+			full := len(page) == subscribePage
+			if !s.emit(ctx, kept) {
+				return nil
+			}
+			if !full || len(kept) < len(page) {
+				break // the end of the key's events, or of its share
+			}
+		}
+	}
+	return nil
 }

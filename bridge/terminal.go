@@ -131,11 +131,8 @@ func ofConn(conn *acpclient.Conn) func(terminal.Owner) bool {
 func (b *Bridge) terminalRunner() terminal.Runner {
 	r := b.cfg.Terminals.Runner
 	if r == nil {
-		b.mu.Lock()
-		tr := b.cfg.Transport
-		b.mu.Unlock()
 		r = terminal.Local{}
-		if ssh := sshTransportOf(tr); ssh != nil {
+		if ssh := sshTransportOf(b.transport()); ssh != nil {
 			r = terminal.SSH{Dial: ssh.SSHClient}
 		}
 	}

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
@@ -90,7 +91,7 @@ func (t *termTracker) appendOutput(id, toolCallID, source string, data []byte) *
 	if text == "" {
 		return nil
 	}
-	return &terminal.Output{ID: id, ToolCallID: pick(toolCallID, st.toolCallID), Source: source, Data: text}
+	return &terminal.Output{ID: id, ToolCallID: cmp.Or(toolCallID, st.toolCallID), Source: source, Data: text}
 }
 
 // replaceOutput reports a snapshot of the terminal's whole output: the
@@ -110,7 +111,7 @@ func (t *termTracker) exit(id, toolCallID, source string, status *acpclient.Term
 	st := t.state(id)
 	rest := strings.ToValidUTF8(string(st.carry), "\uFFFD")
 	st.carry = nil
-	return &terminal.Output{ID: id, ToolCallID: pick(toolCallID, st.toolCallID), Source: source, Data: rest, Exit: status}
+	return &terminal.Output{ID: id, ToolCallID: cmp.Or(toolCallID, st.toolCallID), Source: source, Data: rest, Exit: status}
 }
 
 // text returns the held-back bytes and data as valid UTF-8, holding back
@@ -140,13 +141,6 @@ func incompleteTail(b []byte) int {
 		}
 	}
 	return len(b)
-}
-
-func pick(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // terminalMeta is the terminal extension of claude-agent-acp and codex-acp
@@ -205,7 +199,7 @@ func (t *termTracker) fromTool(toolCallID string, content []acpclient.ToolCallCo
 	if !ok {
 		return nil
 	}
-	id := func(s string) string { return pick(s, toolCallID) }
+	id := func(s string) string { return cmp.Or(s, toolCallID) }
 	if m.Info != nil {
 		t.link(id(m.Info.TerminalID), toolCallID)
 	}

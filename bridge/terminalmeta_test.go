@@ -318,7 +318,7 @@ func TestPumpMergesTerminalOutputWhileConsumerLags(t *testing.T) {
 }
 
 // TestViewKeepsBoundedTerminalOutputPerRow: a row keeps the last
-// ToolRowOutputLimit bytes of its output, cut at a character boundary and
+// toolRowOutputLimit bytes of its output, cut at a character boundary and
 // marked truncated; a terminal its content names finds the row without a
 // tool call id; a Reset replaces the output and clears the mark.
 func TestViewKeepsBoundedTerminalOutputPerRow(t *testing.T) {
@@ -338,7 +338,7 @@ func TestViewKeepsBoundedTerminalOutputPerRow(t *testing.T) {
 		Exit: &acpclient.TerminalExitStatus{}}})
 	all.WriteString("end\n")
 	r := v.Tools[0]
-	if len(r.Output) > ToolRowOutputLimit || len(r.Output) < ToolRowOutputLimit-utf8.UTFMax || !utf8.ValidString(r.Output) ||
+	if len(r.Output) > toolRowOutputLimit || len(r.Output) < toolRowOutputLimit-utf8.UTFMax || !utf8.ValidString(r.Output) ||
 		!strings.HasSuffix(all.String(), r.Output) || !r.OutputTruncated || r.Exit == nil {
 		t.Fatalf("row 1: %d bytes, valid %v, truncated %v, exit %v", len(r.Output), utf8.ValidString(r.Output), r.OutputTruncated, r.Exit)
 	}

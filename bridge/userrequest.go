@@ -14,6 +14,12 @@ import (
 // when they changed; the error then names the rule.
 var ErrAlreadyAnswered = errors.New("bridge: request already answered")
 
+// ErrRequestRecord is returned by the answer methods of a PermissionRequest,
+// ElicitationRequest or AuthRequest that the bridge did not hand out: one
+// decoded from JSON is a record of a request, not the request itself, and
+// no agent waits for its answer.
+var ErrRequestRecord = errors.New("bridge: the request is a record (decoded from JSON, not live) and cannot be answered")
+
 // Causes of abandoned requests, besides ErrClosed. Each names the rule of
 // the decision event that records the abandonment (see abandonRule).
 var (
@@ -28,6 +34,28 @@ var (
 	// carry out, so the bridge declined at once.
 	errNoSignInMethod = errors.New("no usable sign-in method")
 )
+
+// Decision is how a request that waited on the user was settled.
+type Decision struct {
+	// Request is the request's id (PermissionRequest.ID and the like).
+	Request string `json:"request"`
+	// Type is "permission", "elicitation" or "auth".
+	Type string `json:"type"`
+	// Outcome is what the agent was told: for permissions "allowed",
+	// "rejected" or "cancelled"; for questions "accepted", "declined" or
+	// "cancelled"; for sign-ins "signed_in" or "declined".
+	Outcome string `json:"outcome"`
+	// OptionID is the permission option selected, if any.
+	OptionID string `json:"optionId,omitempty"`
+	// By is who settled it: "app" (one of the request's answer methods),
+	// "policy" (the session's policy, without asking the app) or "host"
+	// (the turn was cancelled or ended, the agent gave up, the bridge
+	// closed).
+	By string `json:"by"`
+	// Rule says why, for By "policy" ("Ask mode cancels permission
+	// requests") and "host" ("turn cancelled").
+	Rule string `json:"rule,omitempty"`
+}
 
 // Who settles a request (Decision.By).
 const (

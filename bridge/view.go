@@ -68,17 +68,17 @@ type ToolRow struct {
 	Tool ToolCall `json:"tool"`
 	// Output is the end of the command output shown in the row: terminal
 	// events naming its tool call, or a terminal its content names, at most
-	// ToolRowOutputLimit bytes. OutputTruncated says earlier output was
+	// 64 KiB (toolRowOutputLimit), cut at a character boundary. OutputTruncated says earlier output was
 	// dropped, here or at its source. Exit is how the command ended.
 	Output          string                        `json:"output,omitempty"`
 	OutputTruncated bool                          `json:"outputTruncated,omitempty"`
 	Exit            *acpclient.TerminalExitStatus `json:"exit,omitempty"`
 }
 
-// ToolRowOutputLimit bounds the output a SessionView keeps per tool row:
+// toolRowOutputLimit bounds the output a SessionView keeps per tool row:
 // the last 64 KiB, cut at a character boundary. The terminal events carry
 // all of it.
-const ToolRowOutputLimit = 64 << 10
+const toolRowOutputLimit = 64 << 10
 
 // Open reports whether the agent has not finished the call yet, by the
 // rule the session's tool tracker ends rows with (isEnd): the row's Tool
@@ -281,8 +281,8 @@ func (v *SessionView) applyTerminal(t *terminal.Output) {
 	if t.Reset {
 		out, r.OutputTruncated = t.Data, false
 	}
-	if len(out) > ToolRowOutputLimit {
-		cut := len(out) - ToolRowOutputLimit
+	if len(out) > toolRowOutputLimit {
+		cut := len(out) - toolRowOutputLimit
 		for cut < len(out) && !utf8.RuneStart(out[cut]) {
 			cut++
 		}

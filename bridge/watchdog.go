@@ -10,9 +10,9 @@ import (
 // turn's total length.
 const DefaultInactivityTimeout = 10 * time.Minute
 
-// DefaultCancelGrace is how long a timed-out turn is given to settle after
+// defaultCancelGrace is how long a timed-out turn is given to settle after
 // session/cancel before the agent process is killed.
-const DefaultCancelGrace = 10 * time.Second
+const defaultCancelGrace = 10 * time.Second
 
 // watchdog fires when a turn has been silent for timeout. Activity only
 // records a time (it runs for every streamed chunk); a single timer checks,

@@ -100,3 +100,12 @@ func looksLikeCredential(name string) bool {
 	}
 	return false
 }
+
+// launchEnv returns the environment the agent runs with: its transport's
+// (acpclient.ProgramTransport), else this process's.
+func (b *Bridge) launchEnv() []string {
+	if _, _, env := b.program(); env != nil {
+		return env
+	}
+	return environ()
+}

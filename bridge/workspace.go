@@ -70,8 +70,8 @@ func NewSSHHosts(config sshconn.Config) *SSHHosts {
 	return &SSHHosts{config: config, conns: map[string]*sshconn.Conn{}}
 }
 
-// Conn returns the shared connection to dest.
-func (h *SSHHosts) Conn(dest sshconn.Destination) *sshconn.Conn {
+// conn returns the shared connection to dest.
+func (h *SSHHosts) conn(dest sshconn.Destination) *sshconn.Conn {
 	// By text, so a port left 0 and an explicit 22 share one connection.
 	key := dest.String()
 	h.mu.Lock()
@@ -106,7 +106,7 @@ func (h *SSHHosts) Transport(w Workspace, argv []string, env []string) (acpclien
 	if w.SSH == nil {
 		return &acpclient.CommandTransport{Path: argv[0], Args: argv[1:], Dir: w.Path, Env: env}, nil
 	}
-	conn := h.Conn(*w.SSH)
+	conn := h.conn(*w.SSH)
 	return &acpclient.SSHTransport{Dial: conn.Client, Path: argv[0], Args: argv[1:], Dir: w.Path, Env: env}, nil
 }
 
@@ -118,5 +118,5 @@ func (h *SSHHosts) Files(ctx context.Context, w Workspace) (fsroot.Root, error) 
 	if w.SSH == nil {
 		return fsroot.NewLocal(w.Path, nil)
 	}
-	return fsroot.NewSFTPConn(ctx, h.Conn(*w.SSH), w.Path, nil)
+	return fsroot.NewSFTPConn(ctx, h.conn(*w.SSH), w.Path, nil)
 }

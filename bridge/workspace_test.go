@@ -64,7 +64,7 @@ func TestRemoteWorkspaceRealSSHD(t *testing.T) {
 	runRemoteWorkspace(t, srv.Addr, srv.User, sshconn.Config{KeyFiles: []string{srv.KeyFile},
 		KnownHostsFiles: []string{srv.KnownHostsFile}, NoAgent: true}, func(pool *SSHHosts) {
 		// Cut the shared connection, as a network drop would.
-		if c, err := pool.Conn(*sshTarget(t, srv.Addr, srv.User)).Client(context.Background()); err == nil {
+		if c, err := pool.conn(*sshTarget(t, srv.Addr, srv.User)).Client(context.Background()); err == nil {
 			c.Close()
 		}
 	})

@@ -16,10 +16,7 @@ import (
 // hostRunner runs programs where the bridge's agent runs: on its SSH host,
 // or on this machine.
 func (b *Bridge) hostRunner() checkpoint.Runner {
-	b.mu.Lock()
-	tr := b.cfg.Transport
-	b.mu.Unlock()
-	if ssh := sshTransportOf(tr); ssh != nil {
+	if ssh := sshTransportOf(b.transport()); ssh != nil {
 		return checkpoint.SSH{Dial: ssh.SSHClient}
 	}
 	return checkpoint.Local{}

@@ -14,7 +14,7 @@ var errClosed = errors.New("bridge: closed")
 
 // replayBytes is how much output goes out again, for the row, when a tool
 // call first names a terminal whose output went out before: the most a
-// tool row shows (bridge.ToolRowOutputLimit).
+// tool row shows (64 KiB, the end of the output a bridge.ToolRow keeps).
 const replayBytes = 64 << 10
 
 // Owner is the side of a terminal that is not the command: the session

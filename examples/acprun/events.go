@@ -11,7 +11,7 @@ import (
 
 // hostOptions configure the Host whose events acprun shows. acprun reads
 // them from Host.Events and never subscribes, so the tail of events a Host
-// keeps in memory for subscribers (up to DefaultSubscriberTailBytes, and
+// keeps in memory for subscribers (up to 8 MiB by default, and
 // twice that to the garbage collector) would only be held: it is cut to
 // the one newest event a Host always keeps (a 200,000-chunk flood peaked
 // 4 MiB lower, in 29 MiB instead of 33).

@@ -24,7 +24,7 @@ const root = "../.."
 // exported types. A new name must be worth raising the cap for.
 var budgets = map[string]int{
 	"acpclient":       331,
-	"bridge":          308,
+	"bridge":          295,
 	"bridge/terminal": 25,
 	"checkpoint":      20,
 	"fsroot":          42,
