@@ -23,11 +23,11 @@ import (
 func TestStartEndsOrphanedDaemons(t *testing.T) {
 	cases := []struct {
 		name, script string
-		end          func(*RunningCommand)
+		end          func(RunningCommand)
 	}{
-		{"exited at once", orphanDaemon, func(c *RunningCommand) { c.Wait() }},
-		{"killed", orphanDaemon + "; exec sleep 300", func(c *RunningCommand) { c.Kill(); c.Wait() }},
-		{"closed", orphanDaemon + "; exec sleep 300", func(c *RunningCommand) { c.Close() }},
+		{"exited at once", orphanDaemon, func(c RunningCommand) { c.Wait() }},
+		{"killed", orphanDaemon + "; exec sleep 300", func(c RunningCommand) { c.Kill(); c.Wait() }},
+		{"closed", orphanDaemon + "; exec sleep 300", func(c RunningCommand) { c.Close() }},
 	}
 	for _, tc := range cases {
 		for _, pty := range []bool{false, true} {

@@ -31,7 +31,7 @@ import (
 // PTY apply, NoSentinel and DescendantScan only without a reaper, the other
 // fields do not. ctx bounds nothing once the command
 // runs: Kill and Close end it.
-func (t *CommandTransport) Start(ctx context.Context) (*RunningCommand, error) {
+func (t *CommandTransport) Start(ctx context.Context) (RunningCommand, error) {
 	path, err := t.resolveAs(ErrProgramNotFound)
 	if err != nil {
 		return nil, err
@@ -68,10 +68,11 @@ func (t *CommandTransport) Start(ctx context.Context) (*RunningCommand, error) {
 		plain := *t
 		plain.noReaper = true
 		c, perr := plain.Start(ctx)
-		if c != nil {
-			c.uncontained = noReaperReason(err)
+		if perr != nil {
+			return nil, perr
 		}
-		return c, perr
+		c.(*localCommand).uncontained = noReaperReason(err)
+		return c, nil
 	}
 	if link != nil {
 		closeAll(cmd.ExtraFiles...) // the helper's end of its status pipe
@@ -89,7 +90,7 @@ func (t *CommandTransport) Start(ctx context.Context) (*RunningCommand, error) {
 		outR.Close()
 		return nil, fmt.Errorf("acpclient: starting %s: %w", path, err)
 	}
-	c := &RunningCommand{stop: stopCore{cmd: cmd, reaped: reaped}, pid: cmd.Process.Pid, out: outR, pty: t.PTY,
+	c := &localCommand{stop: stopCore{cmd: cmd, reaped: reaped}, pid: cmd.Process.Pid, out: outR, pty: t.PTY,
 		drain: orDefault(t.ExitDrain, defaultExitDrain), exited: make(chan struct{}), uncontained: uncontained}
 	if link != nil {
 		c.stop.link, c.pid, c.uncontained = link, link.pid, link.reason
@@ -101,10 +102,37 @@ func (t *CommandTransport) Start(ctx context.Context) (*RunningCommand, error) {
 	return c, nil
 }
 
-// RunningCommand is a command started by CommandTransport.Start. Read
-// reads its output; Wait, Kill and Close may be called from any goroutine,
-// also while another reads.
-type RunningCommand struct {
+// RunningCommand is a command started by CommandTransport.Start or
+// SSHTransport.Start: one type for both, so that a terminal reads, waits
+// for and ends a command the same way wherever it runs. Read reads its
+// output; Wait, Kill and Close may be called from any goroutine, also
+// while another reads.
+type RunningCommand interface {
+	// Read reads the command's combined stdout and stderr. It returns
+	// io.EOF once its output has ended, or after Close; ExitDrain after
+	// the command's exit (SSH: after a bounded wait) when something the
+	// command left behind still holds the output open.
+	io.Reader
+	// Exited is closed once the command has exited (and locally been
+	// reaped), or its connection is gone.
+	Exited() <-chan struct{}
+	// Wait waits for the command to exit and says how it ended: its exit
+	// code or the name of the signal that ended it; neither when the
+	// connection was lost first.
+	Wait() *TerminalExitStatus
+	// Kill ends the command and everything it started; it does not wait.
+	Kill() error
+	// Close kills the command if it runs and waits until it has ended;
+	// Read then returns io.EOF.
+	Close() error
+	// Uncontained says why the command's processes cannot all be
+	// accounted for, so that some it started may outlive it (no child
+	// subreaper where it runs); "" when they can (see the package doc).
+	Uncontained() string
+}
+
+// localCommand is the RunningCommand of CommandTransport.Start.
+type localCommand struct {
 	stop stopCore
 	pid  int // the command's
 	// uncontained says why the command's processes cannot all be
@@ -121,20 +149,17 @@ type RunningCommand struct {
 	closed sync.Once
 }
 
-// Pid returns the command's process id (also its process group id).
-func (c *RunningCommand) Pid() int { return c.pid }
-
 // Uncontained says why the command's processes cannot all be accounted
 // for, so that some it started may outlive it (no child subreaper on this
 // platform, or none could be started); "" when they can: on Linux every
 // process the command starts is ended with it (see the package doc).
-func (c *RunningCommand) Uncontained() string { return c.uncontained }
+func (c *localCommand) Uncontained() string { return c.uncontained }
 
 // Read reads the command's combined stdout and stderr. It returns io.EOF
 // once every writer of the pipe is gone, or ExitDrain after the command's
 // exit when something that left its group still holds the pipe (what the
 // pipe holds then is still read, up to maxLeftoverBytes), or after Close.
-func (c *RunningCommand) Read(b []byte) (int, error) {
+func (c *localCommand) Read(b []byte) (int, error) {
 	n, err := c.out.Read(b)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return readLeftover(c.out, b, &c.leftover, maxLeftoverBytes)
@@ -146,11 +171,11 @@ func (c *RunningCommand) Read(b []byte) (int, error) {
 }
 
 // Exited is closed once the command has exited and been reaped.
-func (c *RunningCommand) Exited() <-chan struct{} { return c.exited }
+func (c *localCommand) Exited() <-chan struct{} { return c.exited }
 
 // Wait waits for the command to exit and says how it ended: its exit code,
 // or the name of the signal that killed it ("SIGKILL").
-func (c *RunningCommand) Wait() *TerminalExitStatus {
+func (c *localCommand) Wait() *TerminalExitStatus {
 	<-c.exited
 	return c.status
 }
@@ -160,14 +185,14 @@ func (c *RunningCommand) Wait() *TerminalExitStatus {
 // SIGKILL to the command's process group, and descendants recorded outside
 // it are ended once the command has been reaped. It does not wait. Once
 // the command has been reaped Kill does nothing (its tree was ended then).
-func (c *RunningCommand) Kill() error {
+func (c *localCommand) Kill() error {
 	c.stop.signal(true)
 	return nil
 }
 
 // Close kills the command if it runs, waits until it has been reaped, and
 // closes its output: Read then returns io.EOF.
-func (c *RunningCommand) Close() error {
+func (c *localCommand) Close() error {
 	c.Kill()
 	<-c.exited
 	c.closed.Do(func() { c.out.Close() })
@@ -177,7 +202,7 @@ func (c *RunningCommand) Close() error {
 // reap waits for the command, ends what is left in its group (see
 // stopCore.reap) and the descendants recorded outside it, and bounds how
 // long the output is read after the exit.
-func (c *RunningCommand) reap() {
+func (c *localCommand) reap() {
 	_ = c.stop.reap()
 	c.stop.endTree()
 	c.status = exitStatusOf(c.stop.cmd.ProcessState)

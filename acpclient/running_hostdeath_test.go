@@ -34,7 +34,8 @@ func runHelperRunningHost() {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
-	fmt.Println("command", c.Pid(), "child", strings.TrimSpace(child), "sentinel", c.stop.cmd.Process.Pid)
+	lc := c.(*localCommand)
+	fmt.Println("command", lc.pid, "child", strings.TrimSpace(child), "sentinel", lc.stop.cmd.Process.Pid)
 	time.Sleep(time.Hour)
 }
 

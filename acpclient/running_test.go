@@ -48,9 +48,9 @@ func TestStartKillEndsTheTree(t *testing.T) {
 		}
 		defer c.Close()
 		grandchild, _ := strconv.Atoi(strings.TrimSpace(waitFile(t, pidFile)))
-		members := groupMembers(t, c.Pid())
+		members := groupMembers(t, c.(*localCommand).pid)
 		if len(members) < 3 { // sleep 301, the child sh, sleep 300 (the reaper has a group of its own)
-			t.Fatalf("pty %v: group %d has %v, want the command, its child and grandchild %d", pty, c.Pid(), members, grandchild)
+			t.Fatalf("pty %v: group %d has %v, want the command, its child and grandchild %d", pty, c.(*localCommand).pid, members, grandchild)
 		}
 		if err := c.Kill(); err != nil {
 			t.Fatal(err)
@@ -96,7 +96,7 @@ func TestStartCloseWhileRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := c.Pid()
+	pid := c.(*localCommand).pid
 	c.Close()
 	if n, err := c.Read(make([]byte, 8)); n != 0 || err != io.EOF {
 		t.Errorf("Read after Close: %d, %v; want EOF", n, err)

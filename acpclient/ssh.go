@@ -38,7 +38,7 @@ import (
 // the command started and whose parent exited at once is ended too. Its
 // cost is starting python3 once per command (about 20 to 40 ms of the
 // host's CPU). Where Python cannot make a subreaper (a host that is not
-// Linux) the command runs without it, and RemoteCommand.Uncontained says
+// Linux) the command runs without it, and RunningCommand.Uncontained says
 // so. An agent on a host without python3 (or not Linux) keeps the stated
 // limit of the wrapper alone: a descendant that starts a session of its
 // own there (setsid, a daemon) leaves the agent's session and survives it.

@@ -31,14 +31,14 @@ func TestSSHStartEndsOrphanedDaemons(t *testing.T) {
 	sshServers(t, func(t *testing.T, client *ssh.Client) {
 		cases := []struct {
 			name, script string
-			end          func(*RemoteCommand)
+			end          func(RunningCommand)
 		}{
-			{"exited at once", orphanDaemon, func(c *RemoteCommand) { c.Wait() }},
-			{"killed", orphanDaemon + "; exec sleep 300", func(c *RemoteCommand) { c.Kill(); c.Wait() }},
-			{"closed", orphanDaemon + "; exec sleep 300", func(c *RemoteCommand) { c.Close() }},
+			{"exited at once", orphanDaemon, func(c RunningCommand) { c.Wait() }},
+			{"killed", orphanDaemon + "; exec sleep 300", func(c RunningCommand) { c.Kill(); c.Wait() }},
+			{"closed", orphanDaemon + "; exec sleep 300", func(c RunningCommand) { c.Close() }},
 			// The app's death, as the host sees it: the connection is gone
 			// (last: it ends the client).
-			{"connection lost", orphanDaemon + "; exec sleep 300", func(c *RemoteCommand) { client.Close(); c.Wait() }},
+			{"connection lost", orphanDaemon + "; exec sleep 300", func(c RunningCommand) { client.Close(); c.Wait() }},
 		}
 		for _, tc := range cases {
 			c := startRemoteScript(t, &SSHTransport{Client: client}, tc.script)

@@ -28,7 +28,7 @@ import (
 // Start returns once the remote login shell has run the command's wrapper;
 // a start that takes long is reported to Logger while it waits, and ends
 // with ctx (see Connect).
-func (t *SSHTransport) Start(ctx context.Context) (*RemoteCommand, error) {
+func (t *SSHTransport) Start(ctx context.Context) (RunningCommand, error) {
 	rc, err := t.prepareRemote(ctx, true, ErrProgramNotFound)
 	if err != nil {
 		return nil, err
@@ -36,7 +36,7 @@ func (t *SSHTransport) Start(ctx context.Context) (*RemoteCommand, error) {
 	client := rc.client
 	host := client.RemoteAddr().String()
 	words := &loginWords{}
-	var c *RemoteCommand
+	var c *remoteCommand
 	var stderr io.Reader
 	err = t.startPhase(ctx, phaseSession, host, words, func() (func(), error) {
 		// A raw session channel rather than an ssh.Session: the exit
@@ -47,7 +47,7 @@ func (t *SSHTransport) Start(ctx context.Context) (*RemoteCommand, error) {
 		if err != nil {
 			return nil, fmt.Errorf("acpclient: ssh: opening a session on %s: %w", host, err)
 		}
-		cmd := &RemoteCommand{ch: ch, drain: remoteExitDrain, exited: make(chan struct{}), said: make(chan struct{})}
+		cmd := &remoteCommand{ch: ch, drain: remoteExitDrain, exited: make(chan struct{}), said: make(chan struct{})}
 		go cmd.watch(reqs)
 		ok, err := ch.SendRequest("exec", true, ssh.Marshal(struct{ Command string }{rc.line}))
 		if err == nil && !ok {
@@ -90,10 +90,8 @@ const remoteCloseWait = 10 * time.Second
 // its output open; then the channel is closed and Read ends.
 const remoteExitDrain = time.Second
 
-// RemoteCommand is a command started by SSHTransport.Start. Read reads its
-// output; Wait, Kill and Close may be called from any goroutine, also while
-// another reads.
-type RemoteCommand struct {
+// remoteCommand is the RunningCommand of SSHTransport.Start.
+type remoteCommand struct {
 	ch    ssh.Channel
 	drain time.Duration
 
@@ -110,17 +108,17 @@ type RemoteCommand struct {
 // Read reads the command's combined stdout and stderr; io.EOF once its
 // output has ended, remoteExitDrain after its exit when something it left
 // behind still holds the output open, or once the connection is gone.
-func (c *RemoteCommand) Read(b []byte) (int, error) { return c.ch.Read(b) }
+func (c *remoteCommand) Read(b []byte) (int, error) { return c.ch.Read(b) }
 
 // Exited is closed once the remote command has ended, or the connection
 // carrying it is gone.
-func (c *RemoteCommand) Exited() <-chan struct{} { return c.exited }
+func (c *remoteCommand) Exited() <-chan struct{} { return c.exited }
 
 // Wait waits for the command's end and says how it ended: its exit code,
 // or the name of the signal that ended it ("SIGKILL"); neither when the
 // connection was lost first. It returns when the exit status arrives, not
 // when the output ends.
-func (c *RemoteCommand) Wait() *TerminalExitStatus {
+func (c *remoteCommand) Wait() *TerminalExitStatus {
 	<-c.exited
 	return c.status
 }
@@ -131,7 +129,7 @@ func (c *RemoteCommand) Wait() *TerminalExitStatus {
 // python3 on the host, no child subreaper there). It waits until the host
 // has said, which it does as the command starts, at the latest until the
 // command's session has ended.
-func (c *RemoteCommand) Uncontained() string {
+func (c *remoteCommand) Uncontained() string {
 	<-c.said
 	return c.why
 }
@@ -139,7 +137,7 @@ func (c *RemoteCommand) Uncontained() string {
 // Kill ends the session's stdin, on which the remote wrapper kills the
 // command's whole session (SIGKILL); it does not wait. If the command has
 // not ended remoteCloseWait later, the channel is closed.
-func (c *RemoteCommand) Kill() error {
+func (c *remoteCommand) Kill() error {
 	c.killOnce.Do(func() {
 		_ = c.ch.CloseWrite()
 		time.AfterFunc(remoteCloseWait, c.hangup)
@@ -150,7 +148,7 @@ func (c *RemoteCommand) Kill() error {
 // Close kills the command if it runs and waits until it has ended, closing
 // the channel if the host does not answer in time; Read then returns
 // io.EOF. It returns within twice remoteCloseWait whatever the host does.
-func (c *RemoteCommand) Close() error {
+func (c *remoteCommand) Close() error {
 	c.closeOnce.Do(func() {
 		if !stopRemote(c.exited, remoteCloseWait, c.Kill, c.hangup) {
 			c.end(&TerminalExitStatus{}) // the host never answered
@@ -161,7 +159,7 @@ func (c *RemoteCommand) Close() error {
 
 // watch serves the channel's requests: the exit status (or signal) ends
 // the command; the end of the requests, a lost channel, ends it unknown.
-func (c *RemoteCommand) watch(reqs <-chan *ssh.Request) {
+func (c *remoteCommand) watch(reqs <-chan *ssh.Request) {
 	for req := range reqs {
 		if st := requestExitStatus(req); st != nil {
 			c.end(st)
@@ -175,7 +173,7 @@ func (c *RemoteCommand) watch(reqs <-chan *ssh.Request) {
 
 // end records how the command ended, once, and bounds the reading of
 // what it left behind.
-func (c *RemoteCommand) end(st *TerminalExitStatus) {
+func (c *remoteCommand) end(st *TerminalExitStatus) {
 	c.endOnce.Do(func() {
 		c.status = st
 		close(c.exited)
@@ -197,7 +195,7 @@ func stopRemote(exited <-chan struct{}, grace time.Duration, closeInput func() e
 
 // hangup closes the channel, once: the host answers by closing its end,
 // which ends Read and the requests.
-func (c *RemoteCommand) hangup() { c.hangOnce.Do(func() { _ = c.ch.Close() }) }
+func (c *remoteCommand) hangup() { c.hangOnce.Do(func() { _ = c.ch.Close() }) }
 
 // requestExitStatus is the status an exit-status or exit-signal request
 // carries (RFC 4254, 6.10), or nil for any other request.

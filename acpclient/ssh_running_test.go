@@ -27,7 +27,7 @@ func sshServers(t *testing.T, test func(t *testing.T, client *ssh.Client)) {
 
 // startRemoteScript starts sh -c script as a remote terminal command,
 // bounded: a start that does not come up fails saying what it waited on.
-func startRemoteScript(t *testing.T, tr *SSHTransport, script string) *RemoteCommand {
+func startRemoteScript(t *testing.T, tr *SSHTransport, script string) *remoteCommand {
 	t.Helper()
 	tr.Path, tr.Args = "sh", []string{"-c", script}
 	return startBoundedCommand(t, tr)
@@ -35,14 +35,14 @@ func startRemoteScript(t *testing.T, tr *SSHTransport, script string) *RemoteCom
 
 // startBoundedCommand starts tr's command with a bounded context and
 // closes it, bounded, when the test ends.
-func startBoundedCommand(t *testing.T, tr *SSHTransport) *RemoteCommand {
+func startBoundedCommand(t *testing.T, tr *SSHTransport) *remoteCommand {
 	t.Helper()
 	c, err := tr.Start(waitfor.Context(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { waitfor.Call(t, "closing the remote command", func() { c.Close() }) })
-	return c
+	return c.(*remoteCommand)
 }
 
 // TestSSHStartOutputAndStatus: stdout and stderr arrive joined in order,
@@ -115,8 +115,8 @@ func zombie(pid int) bool {
 // pid to the file gpid (in the command's directory).
 const escapedChild = `setsid sh -c 'echo $$ > gpid; exec sleep 300' & while [ ! -s gpid ]; do sleep 0.01; done`
 
-// exiter is a command whose end can be waited for: a RunningCommand or a
-// RemoteCommand.
+// exiter is a command whose end can be waited for: a localCommand or a
+// remoteCommand.
 type exiter interface {
 	Exited() <-chan struct{}
 	Wait() *TerminalExitStatus
@@ -131,7 +131,7 @@ func waitStatus(t *testing.T, c exiter) *TerminalExitStatus {
 
 // readBounded reads n bytes of c's output, failing the test if they do not
 // come.
-func readBounded(t *testing.T, c *RemoteCommand, n int) []byte {
+func readBounded(t *testing.T, c *remoteCommand, n int) []byte {
 	t.Helper()
 	buf := make([]byte, n)
 	var err error

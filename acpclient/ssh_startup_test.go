@@ -90,7 +90,7 @@ func TestSSHSlowLoginIsReported(t *testing.T) {
 			}
 			defer rc.Close()
 			if start.name == "start" {
-				if out := readAllBounded(t, rc.(*RemoteCommand)); out != "ran\n" {
+				if out := readAllBounded(t, rc.(*remoteCommand)); out != "ran\n" {
 					t.Errorf("output %q after a slow login, want %q", out, "ran\n")
 				}
 			}

@@ -6,7 +6,7 @@ import (
 )
 
 // stopCore is the one stop of a local process that agents (process),
-// terminals (RunningCommand) and helper commands (Output) share: signals
+// terminals (localCommand) and helper commands (Output) share: signals
 // to the process group or through the reaper, ordered against the reap so
 // that none reaches a reused id, and the reap that ends what the process
 // left behind.

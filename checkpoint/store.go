@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -87,52 +88,82 @@ func Open(ctx context.Context, opt Options) (*Store, error) {
 		return nil, fmt.Errorf("checkpoint: workspace %q is not an absolute path", opt.Workspace)
 	}
 	opt.Workspace = path.Clean(opt.Workspace)
-	if opt.Dir == "" {
-		dir, err := defaultDir(ctx, opt.Runner, opt.Workspace+"\x00"+opt.Name)
-		if err != nil {
+	if opt.Dir != "" {
+		if !path.IsAbs(opt.Dir) {
+			return nil, fmt.Errorf("checkpoint: git directory %q is not an absolute path", opt.Dir)
+		}
+		opt.Dir = path.Clean(opt.Dir)
+		if err := outsideWorkspace(opt); err != nil {
 			return nil, err
 		}
-		opt.Dir = dir
 	}
-	if !path.IsAbs(opt.Dir) {
-		return nil, fmt.Errorf("checkpoint: git directory %q is not an absolute path", opt.Dir)
-	}
-	opt.Dir = path.Clean(opt.Dir)
-	if opt.Dir == opt.Workspace || strings.HasPrefix(opt.Dir, opt.Workspace+"/") {
-		return nil, fmt.Errorf("checkpoint: git directory %s is inside the workspace %s", opt.Dir, opt.Workspace)
-	}
-	s := &Store{opt: opt, env: gitEnv(opt)}
+	s := &Store{opt: opt}
 	if err := s.init(ctx); err != nil {
 		return nil, err
 	}
+	s.env = gitEnv(s.opt)
 	return s, nil
 }
 
-// init makes the git directory (again: git init keeps what is there) and
-// the attributes that keep every file's bytes as they are.
-func (s *Store) init(ctx context.Context) error {
-	// The attributes file outranks the workspace's .gitattributes: no
-	// end-of-line conversion, filter or keyword expansion between the
-	// workspace and the checkpoint, so a restore is byte for byte.
-	const script = `mkdir -p "$1" && git init -q --bare "$1" && mkdir -p "$1/info" && printf '%s\n' '* -text -ident -filter !eol !working-tree-encoding' > "$1/info/attributes"`
-	_, err := s.opt.Runner.Run(ctx, []string{"sh", "-c", script, "sh", s.opt.Dir}, baseEnv(s.opt.Dir), nil)
-	if err != nil {
-		return s.fail("preparing "+s.opt.Dir, err)
+// outsideWorkspace refuses a git directory in the workspace: the
+// checkpoints would record themselves, and the workspace is only read.
+func outsideWorkspace(opt Options) error {
+	if opt.Dir == opt.Workspace || strings.HasPrefix(opt.Dir, opt.Workspace+"/") {
+		return fmt.Errorf("checkpoint: git directory %s is inside the workspace %s", opt.Dir, opt.Workspace)
 	}
 	return nil
 }
 
-// defaultDir is Options.Dir's default, under the host's cache directory.
-func defaultDir(ctx context.Context, r Runner, id string) (string, error) {
-	out, err := r.Run(ctx, []string{"sh", "-c", `printf '%s' "${XDG_CACHE_HOME:-$HOME/.cache}"`}, nil, nil)
-	if err != nil {
-		return "", fmt.Errorf("checkpoint: finding the cache directory: %w", err)
+// initScript prepares the git directory in one round trip: $1, or when
+// $1 is "" the directory $2 under the host's cache directory
+// (XDG_CACHE_HOME, else ~/.cache). It prints the directory, then "new"
+// when it made the git directory; it exits 127 when git is not
+// installed. A git directory with a HEAD is kept as it is. git init
+// copies no templates: no sample hooks, no description. The attributes
+// file outranks the workspace's .gitattributes: no end-of-line
+// conversion, filter or keyword expansion between the workspace and the
+// checkpoint, so a restore is byte for byte.
+const initScript = `d=$1
+if [ -z "$d" ]; then d=${XDG_CACHE_HOME:-$HOME/.cache}/$2; fi
+printf '%s\n' "$d"
+case $d in /*) ;; *) exit 0 ;; esac
+command -v git >/dev/null || exit 127
+if [ ! -f "$d/HEAD" ]; then
+	mkdir -p "$d/info" "$d/refs/acphost" && HOME=$d XDG_CONFIG_HOME=$d git init -q --bare --template= "$d" || exit
+	echo new
+fi
+printf '%s\n' '* -text -ident -filter !eol !working-tree-encoding' > "$d/info/attributes"`
+
+// init makes the git directory, or finds the one a Store had before,
+// settling Options.Dir (its default is under the host's cache directory:
+// see initScript). A new git directory has no files to count.
+func (s *Store) init(ctx context.Context) error {
+	suffix := path.Join("acphost", "checkpoints", hashName(s.opt.Workspace+"\x00"+s.opt.Name))
+	// The host's own HOME finds its cache directory; git gets the git
+	// directory as its HOME in the script.
+	env := slices.DeleteFunc(baseEnv(""), func(v string) bool {
+		return strings.HasPrefix(v, "HOME=") || strings.HasPrefix(v, "XDG_CONFIG_HOME=")
+	})
+	out, err := s.opt.Runner.Run(ctx, []string{"sh", "-c", initScript, "sh", s.opt.Dir, suffix}, env, nil)
+	dir, made, _ := strings.Cut(string(out), "\n")
+	switch {
+	case err != nil && s.opt.Dir == "" && dir == "":
+		return fmt.Errorf("checkpoint: finding the cache directory: %w", err)
+	case err != nil:
+		return s.fail("preparing "+dir, err)
+	case !path.IsAbs(dir):
+		return fmt.Errorf("checkpoint: the host's cache directory %q is not absolute; set Options.Dir", strings.TrimSuffix(dir, "/"+suffix))
 	}
-	cache := string(out)
-	if !path.IsAbs(cache) {
-		return "", fmt.Errorf("checkpoint: the host's cache directory %q is not absolute; set Options.Dir", cache)
+	if s.opt.Dir == "" {
+		s.opt.Dir = path.Clean(dir)
+		if err := outsideWorkspace(s.opt); err != nil {
+			return err
+		}
 	}
-	return path.Join(cache, "acphost", "checkpoints", hashName(id)), nil
+	if strings.TrimSpace(made) == "new" {
+		s.files, s.counted = 0, true
+	}
+	return nil
 }
 
 // baseEnv keeps git away from every configuration but the command line's,

@@ -3,11 +3,14 @@ package checkpoint
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -272,5 +275,89 @@ func TestOtherRefStorage(t *testing.T) {
 	}
 	if head, err := os.ReadFile(filepath.Join(s.opt.Dir, "HEAD")); err != nil || strings.HasPrefix(string(head), "ref:") {
 		t.Errorf("HEAD = %q, %v: want the last checkpoint, detached", head, err)
+	}
+}
+
+// recordingRunner runs locally and records each command's arguments.
+type recordingRunner struct {
+	mu   sync.Mutex
+	runs [][]string
+}
+
+func (r *recordingRunner) Run(ctx context.Context, args, env []string, stdin []byte) ([]byte, error) {
+	r.mu.Lock()
+	r.runs = append(r.runs, args)
+	r.mu.Unlock()
+	return Local{}.Run(ctx, args, env, stdin)
+}
+
+// took returns the commands run since the last call.
+func (r *recordingRunner) took() [][]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	runs := r.runs
+	r.runs = nil
+	return runs
+}
+
+// TestOpenIsOneCommand: opening a Store, new or found again, is one
+// command (one round trip over SSH), the cache directory found in it; a
+// new git directory has no sample hooks, and its first checkpoint does
+// not count the files of its empty index.
+func TestOpenIsOneCommand(t *testing.T) {
+	ws := tempDir(t)
+	write(t, filepath.Join(ws, "a.txt"), "a\n", 0o644)
+	r := &recordingRunner{}
+	cache := tempDir(t)
+	env := envRunner{r, "XDG_CACHE_HOME=" + cache}
+	s, err := Open(testCtx(t), Options{Workspace: ws, Runner: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs := r.took(); len(runs) != 1 {
+		t.Fatalf("Open ran %d commands, want 1: %q", len(runs), runs)
+	}
+	if !strings.HasPrefix(s.opt.Dir, cache+"/") {
+		t.Fatalf("Dir %s, want it under %s", s.opt.Dir, cache)
+	}
+	if _, err := os.Stat(filepath.Join(s.opt.Dir, "hooks")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the git directory has hooks (%v): git init copied its templates", err)
+	}
+	snap(t, s, "first")
+	for _, args := range r.took() {
+		if slices.Contains(args, "ls-files") {
+			t.Errorf("the first checkpoint of a new Store counted the index: %q", args)
+		}
+	}
+	again, err := Open(testCtx(t), Options{Workspace: ws, Runner: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs := r.took(); len(runs) != 1 || slices.Contains(runs[0], "init") {
+		t.Fatalf("opening again ran %q, want one command and no git init", runs)
+	}
+	if again.opt.Dir != s.opt.Dir {
+		t.Fatalf("opened again at %s, want %s", again.opt.Dir, s.opt.Dir)
+	}
+	if cp := snap(t, again, "second"); cp.ID == "" {
+		t.Fatal("no checkpoint after opening again")
+	}
+}
+
+// TestNoGitFoundAgain: a git directory made earlier does not hide that
+// git is gone.
+func TestNoGitFoundAgain(t *testing.T) {
+	ws, dir := tempDir(t), filepath.Join(tempDir(t), "cp")
+	open(t, ws, Options{Dir: dir})
+	bin := tempDir(t)
+	p, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("sh not found")
+	}
+	if err := os.Symlink(p, filepath.Join(bin, "sh")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(testCtx(t), Options{Workspace: ws, Dir: dir, Runner: pathRunner{bin}}); !errors.Is(err, ErrNoGit) {
+		t.Fatalf("Open again without git = %v, want ErrNoGit", err)
 	}
 }

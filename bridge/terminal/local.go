@@ -42,12 +42,12 @@ type Command struct {
 	PTY bool
 }
 
-// Process is a running terminal command (*acpclient.RunningCommand
+// Process is a running terminal command (an acpclient.RunningCommand
 // is one). One that also has a method Uncontained() string (as
-// *acpclient.RunningCommand and *acpclient.RemoteCommand do) says through
-// it, once the command has ended, why the command's processes cannot all
-// be accounted for ("" when they can); the terminal's exit event carries
-// it (Output.Uncontained).
+// acpclient.RunningCommand does) says through it, once the command has
+// ended, why the command's processes cannot all be accounted for (""
+// when they can); the terminal's exit event carries it
+// (Output.Uncontained).
 type Process interface {
 	// Read reads the command's stdout and stderr, combined in the order
 	// written; io.EOF once the command and its process group have ended.
@@ -112,11 +112,7 @@ func (l Local) Start(ctx context.Context, cmd Command) (Process, error) {
 		program = filepath.Join(cmd.Dir, program) // the agent means its cwd, not ours
 	}
 	t := &acpclient.CommandTransport{Path: program, Args: cmd.Args, Dir: cmd.Dir, Env: l.env(cmd.Env), PTY: cmd.PTY}
-	c, err := t.Start(ctx)
-	if err != nil {
-		return nil, err // not a nil *RunningCommand in a non-nil interface
-	}
-	return c, nil
+	return t.Start(ctx)
 }
 
 // env is the base environment with the agent's variables set over it.

@@ -98,11 +98,7 @@ func (r SSH) Start(ctx context.Context, cmd Command) (Process, error) {
 		env = append(env, v.Name+"="+v.Value)
 	}
 	t := &acpclient.SSHTransport{Dial: r.client, Path: cmd.Command, Args: cmd.Args, Dir: cmd.Dir, KeepEnv: keep, Env: env, Logger: r.Logger}
-	c, err := t.Start(ctx)
-	if err != nil {
-		return nil, err // not a nil *RemoteCommand in a non-nil interface
-	}
-	return c, nil
+	return t.Start(ctx)
 }
 
 // shellName reports whether s is a name a POSIX shell can export.

@@ -23,7 +23,7 @@ const root = "../.."
 // constants, variables, types and functions, and the methods of its
 // exported types. A new name must be worth raising the cap for.
 var budgets = map[string]int{
-	"acpclient":       331,
+	"acpclient":       317,
 	"bridge":          295,
 	"bridge/terminal": 25,
 	"checkpoint":      20,
