@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/acphost/acphost/internal/wire"
 )
 
 // Initialize performs the handshake. It sends ProtocolVersion and the
@@ -252,6 +254,9 @@ func (c *Conn) PromptThen(ctx context.Context, req *PromptRequest, then func(*Pr
 	oc, _, err := c.send("session/prompt", req, hook)
 	if err != nil {
 		return nil, c.drainOnClose(context.WithoutCancel(ctx), err)
+	}
+	if sent := wire.Sent(ctx); sent != nil {
+		sent()
 	}
 	err = oc.wait(ctx)
 	if err != nil && ctx.Err() != nil && c.Err() == nil {

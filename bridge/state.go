@@ -211,10 +211,19 @@ type turnState struct {
 	held    error
 	retries turnRetries
 
+	// sent is closed once the turn's prompt has been written to the agent
+	// (or the turn has ended without it): what is sent into the turn
+	// waits for it, so it never overtakes the prompt.
+	sent     chan struct{}
+	sentOnce sync.Once
+
 	finish     sync.Once
 	stopReason string
 	err        error
 }
+
+// markSent closes sent, once.
+func (t *turnState) markSent() { t.sentOnce.Do(func() { close(t.sent) }) }
 
 // turnRetries counts what a turn has spent on repairs.
 type turnRetries struct {

@@ -106,6 +106,13 @@ func (s *Session) Steer(ctx context.Context, text string, fallback SteerVia) (St
 	if via == "" {
 		return s.turns.steerFallback(text, meta, fallback, turn, fmt.Errorf("the agent offers no way to steer a turn: %w", acpclient.ErrUnsupported))
 	}
+	// The agent must have the turn's prompt before the text steered into
+	// it: right after turn_start it may not have been written yet.
+	select {
+	case <-turn.sent:
+	case <-ctx.Done():
+		return "", fmt.Errorf("bridge %s: session %s: steer: waiting for turn %d's prompt to be sent: %w", s.b.cfg.ID, s.key, turn.number, ctx.Err())
+	}
 	taken := func() { s.emit(Event{Kind: KindUserText, Text: text, Turn: turn.number, Steer: via}) }
 	err := s.turns.steerNative(ctx, turn.conn, via, text, taken)
 	if err == nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -291,5 +292,64 @@ func TestSteerRefusesBadArguments(t *testing.T) {
 	}
 	if _, err := s.Steer(ctxT(t), "", SteerQueue); err == nil {
 		t.Error("empty text accepted")
+	}
+}
+
+// Text steered as soon as turn_start is seen joins that turn: the steer
+// request never reaches the agent before the turn's prompt does (the agent
+// would answer that no turn runs, and the text would go to the fallback).
+// The window is the moment between turn_start and the prompt's write, so
+// the test steers into many turns the moment each starts.
+func TestSteerRightAfterTurnStartJoinsTheTurn(t *testing.T) {
+	s, rec, tr := steerSession(t, acptest.SteeringScript{Wire: acptest.SteerWireInject}, nil)
+	const turns = 100
+	for n := 1; n <= turns; n++ {
+		done := make(chan error, 1)
+		go func() {
+			_, err := s.Prompt(ctxT(t), acpclient.TextBlock("work"))
+			done <- err
+		}()
+		rec.waitFor("turn_start of turn "+strconv.Itoa(n), func(ev Event) bool { return ev.Kind == KindTurnStart && ev.Turn == uint64(n) })
+		via, err := s.Steer(ctxT(t), "go on", SteerQueue)
+		if err != nil || via != SteerInject {
+			t.Fatalf("turn %d: Steer right after turn_start = %q, %v; want %q (the agent got, last: %s)", n, via, err, SteerInject, methodsSent(tr))
+		}
+		if err := waitfor.Recv(t, done, "turn "+strconv.Itoa(n)+" to end"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// methodsSent lists the last methods the agent received, in order.
+func methodsSent(tr *acptest.Transport) string {
+	var ms []string
+	for _, m := range tr.Agents()[0].Received() {
+		ms = append(ms, m.Method)
+	}
+	return strings.Join(ms[max(0, len(ms)-4):], " ")
+}
+
+// A Cancel as soon as turn_start is seen cancels that turn: it finds the
+// turn, and session/cancel reaches the agent after the prompt it cancels
+// (before it, the agent would cancel nothing and run the turn through).
+func TestCancelRightAfterTurnStartCancelsTheTurn(t *testing.T) {
+	s, rec, _ := steerSession(t, acptest.SteeringScript{}, nil)
+	const turns = 100
+	for n := 1; n <= turns; n++ {
+		done := make(chan error, 1)
+		var stop string
+		go func() {
+			var err error
+			stop, err = s.Prompt(ctxT(t), acpclient.TextBlock("hold"))
+			done <- err
+		}()
+		rec.waitFor("turn_start of turn "+strconv.Itoa(n), func(ev Event) bool { return ev.Kind == KindTurnStart && ev.Turn == uint64(n) })
+		s.Cancel()
+		if err := waitfor.Recv(t, done, "turn "+strconv.Itoa(n)+", cancelled right after its turn_start, to end"); err != nil {
+			t.Fatal(err)
+		}
+		if stop != "cancelled" {
+			t.Fatalf("turn %d cancelled right after turn_start ended %q", n, stop)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/internal/wire"
 )
 
 // ErrInactive is the error of a turn the watchdog cancelled.
@@ -112,7 +113,7 @@ func (s *Session) prompt(ctx context.Context, content []acpclient.ContentBlock, 
 	// sent again (see recoverTurn).
 	for {
 		answered := make(chan struct{})
-		_, err = conn.PromptThen(context.WithoutCancel(ctx), &acpclient.PromptRequest{SessionID: s.id, Prompt: content, Meta: meta},
+		_, err = conn.PromptThen(wire.WithSent(context.WithoutCancel(ctx), turn.markSent), &acpclient.PromptRequest{SessionID: s.id, Prompt: content, Meta: meta},
 			func(resp *acpclient.PromptResponse, err error) {
 				defer close(answered)
 				if err == nil || !s.turns.holdForRetry(turn, err) {
@@ -166,21 +167,24 @@ func (tr *sessionTurns) beginTurn(ctx context.Context, content []acpclient.Conte
 	}
 	s.mu.Lock()
 	tr.started++
-	turn := &turnState{conn: conn, number: tr.started}
+	turn := &turnState{conn: conn, number: tr.started, sent: make(chan struct{})}
 	s.mu.Unlock()
 	s.curTurn.Store(turn.number)
 	// The record counts the turn before it runs, so a host that dies in it
 	// never numbers another turn the same.
 	s.rec.saveProgress()
 	s.ckpt.beginTurn(ctx, turn.number)
+	turn.watchdog = startWatchdog(s.b.clock, s.b.cfg.InactivityTimeout, func() { tr.expire(turn) })
+	// The turn runs before turn_start is out: an app that steers or
+	// cancels on seeing it finds the turn (and waits, in Steer and
+	// cancelTurn, for its prompt to be sent).
+	s.mu.Lock()
+	s.turn = turn
+	s.mu.Unlock()
 	s.emit(Event{Kind: KindTurnStart, Text: promptText(content), Raw: meta})
 	if s.b.provider.OnTurnStart != nil {
 		s.emitAll(s.b.provider.OnTurnStart(s.id))
 	}
-	turn.watchdog = startWatchdog(s.b.clock, s.b.cfg.InactivityTimeout, func() { tr.expire(turn) })
-	s.mu.Lock()
-	s.turn = turn
-	s.mu.Unlock()
 	return turn, nil
 }
 
@@ -191,6 +195,7 @@ func (tr *sessionTurns) beginTurn(ctx context.Context, content []acpclient.Conte
 func (tr *sessionTurns) finishTurn(turn *turnState, resp *acpclient.PromptResponse, err error) {
 	s := tr.s
 	turn.finish.Do(func() {
+		turn.markSent()
 		turn.watchdog.stop()
 		s.mu.Lock()
 		if turn.grace != nil {
@@ -303,6 +308,9 @@ func (tr *sessionTurns) cancelTurn(turn *turnState) {
 		turn.grace = s.b.clock.AfterFunc(s.b.cfg.CancelGrace, func() { tr.abortTurn(turn) })
 	}
 	s.mu.Unlock()
+	// A cancel that reached the agent before the prompt would cancel
+	// nothing: the agent would run the turn through.
+	<-turn.sent
 	// The agent must learn of the cancel before its requests are answered,
 	// or it reads "cancelled" as a refusal and carries on with the turn.
 	if err := conn.Cancel(context.Background(), s.id); err != nil {

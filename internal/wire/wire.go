@@ -5,6 +5,8 @@
 // beside its events. acpclient's public Client sees none of it (it gets
 // plain notifications through SessionUpdate); a Client that is a
 // Receiver, which only code in this module can write, gets runs instead.
+// It also carries the one signal the bridge needs from a call in flight:
+// that a turn's prompt has been written (WithSent).
 package wire
 
 import (
@@ -48,4 +50,22 @@ type TextDelta struct {
 	HasMessageID bool
 	Text         string
 	Meta         json.RawMessage
+}
+
+// sentKey is the context key of WithSent.
+type sentKey struct{}
+
+// WithSent returns ctx carrying sent, which acpclient's PromptThen, given
+// that context, calls once its request is written to the agent, before it
+// waits for the answer. The bridge marks its turn's prompt as sent with
+// it, so that what it sends into the turn (steered text) never reaches
+// the agent before the prompt that started the turn.
+func WithSent(ctx context.Context, sent func()) context.Context {
+	return context.WithValue(ctx, sentKey{}, sent)
+}
+
+// Sent is the function WithSent put in ctx, or nil.
+func Sent(ctx context.Context) func() {
+	f, _ := ctx.Value(sentKey{}).(func())
+	return f
 }
