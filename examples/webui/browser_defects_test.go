@@ -72,7 +72,7 @@ func TestBrowserDefects(t *testing.T) {
 	b.run(tab, chromedp.Navigate(ts.URL()))
 	watchPolicy(b, tab)
 	b.until(tab, "the agent running", `document.querySelector('[data-agent="rich"] .badge')?.textContent === "running"`)
-	b.run(tab, chromedp.Click(chromedp.CSS(`[data-new="rich"]`)))
+	b.run(tab, click(`[data-new="rich"]`))
 	b.until(tab, "the session", `document.querySelector("#s-state")?.textContent === "open"`)
 
 	// One control for the agent's mode: its mirrored "mode" option is not
@@ -113,7 +113,7 @@ func TestBrowserDefects(t *testing.T) {
 		return c.querySelector('[data-answer="allow"]').textContent === "Yes, remove it" && c.querySelector('[data-answer="reject"]').textContent === "No, keep it" &&
 			c.querySelector(".note")?.textContent === 'Not offered here: “Yes, and don\'t ask again” (always allow).' && !c.textContent.includes("Allow:"); })()`)
 	b.shot(tab, "permission")
-	b.run(tab, chromedp.Click(chromedp.CSS(`.card[data-type="permission"]:not(.settled) [data-answer="allow"]`)))
+	b.run(tab, click(`.card[data-type="permission"]:not(.settled) [data-answer="allow"]`))
 	b.until(tab, "the allowed request", count(`.card[data-outcome="allowed"]`)+` === 1 && !document.querySelector("#send").disabled`)
 
 	// A turn with nothing to show says so.
@@ -127,7 +127,7 @@ func TestBrowserDefects(t *testing.T) {
 	b.prompt(tab, "slow please")
 	b.until(tab, "the progress", `document.querySelector("#s-working:not([hidden])")?.dataset.state === "working" && document.querySelector("#s-working").textContent.startsWith("The agent is working · ")`)
 	b.shot(tab, "working")
-	b.run(tab, chromedp.Click(chromedp.CSS("#cancel")))
+	b.run(tab, click("#cancel"))
 	b.until(tab, "the progress gone", `document.querySelector("#s-working").hidden && !document.querySelector("#send").disabled`)
 
 	// Money with sensible precision.
@@ -137,7 +137,7 @@ func TestBrowserDefects(t *testing.T) {
 	b.until(tab, "a larger cost", `document.querySelector("#s-meter").textContent.endsWith(" · 12.35 USD")`)
 
 	// The wire inspector folds each message and pretty-prints it.
-	b.run(tab, chromedp.Click(chromedp.CSS(`[data-inspect="rich"]`)))
+	b.run(tab, click(`[data-inspect="rich"]`))
 	b.until(tab, "the folded prompt", `(() => { const r = [...document.querySelectorAll("#insp-body details.wire.out")].find(d => d.querySelector("summary").textContent.startsWith("→ session/prompt #"));
 		return r && !r.open && r.querySelector("pre").textContent.includes('\n  "method": "session/prompt",\n') && getComputedStyle(r.querySelector("pre")).whiteSpace === "pre"; })()`)
 	// Unfolded, a row stays open across the inspector's refreshes.

@@ -212,7 +212,7 @@ func TestBrowser(t *testing.T) {
 
 	// A demo session: the text streams, the permission prompt comes, Allow
 	// completes the tool and writes the file.
-	b.run(tab, chromedp.Click(chromedp.CSS(`[data-new="demo"]`)))
+	b.run(tab, click(`[data-new="demo"]`))
 	b.until(tab, "the session view", `!document.querySelector("#session").hidden && location.hash.includes("session=")`)
 	key := b.js(tab, `decodeURIComponent(location.hash.split("session=")[1])`)
 	b.prompt(tab, "Please write the demo file")
@@ -226,7 +226,7 @@ func TestBrowser(t *testing.T) {
 	// The buttons are the agent's one-time options; the "always" one is
 	// named as not offered here.
 	b.until(tab, "the options the buttons choose", `document.querySelector('.card[data-type="permission"] [data-answer="allow"]')?.textContent === "Allow" && document.querySelector('.card[data-type="permission"] .note')?.textContent === 'Not offered here: “Always allow” (always allow).'`)
-	b.run(tab, chromedp.Click(chromedp.CSS(`.card[data-type="permission"]:not(.settled) [data-answer="allow"]`)))
+	b.run(tab, click(`.card[data-type="permission"]:not(.settled) [data-answer="allow"]`))
 	b.until(tab, "the allowed write completed", count(`.tool[data-tool="call_write"][data-status="completed"]`)+" === 1 && "+count(`.card[data-outcome="allowed"]`)+" === 1")
 	b.until(tab, "the turn's end", `!document.querySelector("#send").disabled && document.querySelector("#transcript")?.textContent.includes("Done:")`)
 	if data, err := os.ReadFile(file); err != nil || !strings.Contains(string(data), "demo agent") {
@@ -242,7 +242,7 @@ func TestBrowser(t *testing.T) {
 	// Reject: refused, the tool fails, nothing written.
 	b.prompt(tab, "Write it again")
 	b.until(tab, "the second permission prompt", count(`.card[data-type="permission"]:not(.settled)`)+" === 1")
-	b.run(tab, chromedp.Click(chromedp.CSS(`.card[data-type="permission"]:not(.settled) [data-answer="reject"]`)))
+	b.run(tab, click(`.card[data-type="permission"]:not(.settled) [data-answer="reject"]`))
 	b.until(tab, "the rejection", count(`.card[data-outcome="rejected"]`)+" === 1 && "+count(`.tool[data-tool="call_write"][data-status="failed"]`)+" === 1")
 	b.until(tab, "the turn's end", `!document.querySelector("#send").disabled`)
 	// The plan's step that was under way when the turn ended is not.
@@ -274,7 +274,7 @@ func TestBrowser(t *testing.T) {
 		b.until(tb, "the fourth prompt in both tabs", count(".msg.user")+" === 4 && "+count(`.card[data-type="permission"]:not(.settled)`)+" === 1")
 	}
 	b.shot(tab2, "second-tab")
-	b.run(tab2, chromedp.Click(chromedp.CSS("#cancel")))
+	b.run(tab2, click("#cancel"))
 	for _, tb := range []context.Context{tab, tab2} {
 		b.until(tb, "the cancelled turn in both tabs", count(`.card[data-outcome="cancelled"]`)+" === 2 && document.querySelector('#transcript')?.textContent.includes('nothing was written')")
 	}
@@ -282,22 +282,22 @@ func TestBrowser(t *testing.T) {
 
 	// The second agent: a real process; its slow turn is cancelled from
 	// the page; the inspector shows its wire, stderr and initialize.
-	b.run(tab, chromedp.Click(chromedp.CSS(`[data-new="fake"]`)))
+	b.run(tab, click(`[data-new="fake"]`))
 	b.until(tab, "the fake agent's session", `document.querySelector("#s-agent")?.textContent === "fake"`)
 	b.prompt(tab, "go slow")
 	b.until(tab, "the fake agent's text", `document.querySelector("#transcript")?.textContent.includes("Working slowly")`)
 	b.until(tab, "Cancel enabled", `!document.querySelector("#cancel").disabled`)
-	b.run(tab, chromedp.Click(chromedp.CSS("#cancel")))
+	b.run(tab, click("#cancel"))
 	b.until(tab, "the cancelled turn", `document.querySelector("#transcript")?.textContent.includes("The turn ended: cancelled")`)
-	b.run(tab, chromedp.Click(chromedp.CSS(`[data-inspect="fake"]`)))
+	b.run(tab, click(`[data-inspect="fake"]`))
 	b.until(tab, "the wire trace", `[...document.querySelectorAll("#insp-body .wire.out")].some(l => l.textContent.includes('"session/cancel"'))`)
 	b.shot(tab, "inspector-wire")
-	b.run(tab, chromedp.Click(chromedp.CSS(`.tabs [data-tab="stderr"]`)))
+	b.run(tab, click(`.tabs [data-tab="stderr"]`))
 	b.until(tab, "stderr", `document.querySelector("#insp-body")?.textContent.includes("fake agent: ready")`)
-	b.run(tab, chromedp.Click(chromedp.CSS(`.tabs [data-tab="init"]`)))
+	b.run(tab, click(`.tabs [data-tab="init"]`))
 	b.until(tab, "the initialize exchange", `document.querySelector("#insp-body")?.textContent.includes("agentCapabilities")`)
 	b.shot(tab, "inspector-init")
-	b.run(tab, chromedp.Click(chromedp.CSS("#insp-close")))
+	b.run(tab, click("#insp-close"))
 
 	noViolations(t, b, tab)
 	// Reload on the demo session: the whole history comes back.
@@ -318,11 +318,11 @@ func TestBrowser(t *testing.T) {
 	b.until(tab, "the journaled history after the restart", count(".msg.user")+" === 4 && "+count("#s-resume")+" === 1")
 	b.until(tab, "the session list from the journal", count("#sessions li button")+" === 2")
 	b.shot(tab, "restarted")
-	b.run(tab, chromedp.Click(chromedp.CSS("#s-resume")))
+	b.run(tab, click("#s-resume"))
 	b.until(tab, "the resumed session", `document.querySelector("#s-state")?.textContent === "open"`)
 	b.prompt(tab, "Write it after the restart")
 	b.until(tab, "the permission prompt after the restart", count(`.card[data-type="permission"]:not(.settled)`)+" === 1")
-	b.run(tab, chromedp.Click(chromedp.CSS(`.card[data-type="permission"]:not(.settled) [data-answer="allow"]`)))
+	b.run(tab, click(`.card[data-type="permission"]:not(.settled) [data-answer="allow"]`))
 	b.until(tab, "the write after the restart", count(`.card[data-outcome="allowed"]`)+" === 2 && !document.querySelector('#send').disabled")
 	if _, err := os.Stat(file); err != nil {
 		t.Fatalf("after the restart's Allow: %v", err)
@@ -392,10 +392,10 @@ func TestBrowserStates(t *testing.T) {
 	b.shot(tab, "not-installed")
 
 	// The sign-in: the request comes while the session opens.
-	b.run(tab, chromedp.Click(chromedp.CSS(`[data-new="tools"]`)))
+	b.run(tab, click(`[data-new="tools"]`))
 	b.until(tab, "the sign-in prompt", `document.querySelector('#notices .card[data-type="auth"]') !== null`)
 	b.shot(tab, "sign-in")
-	b.run(tab, chromedp.Click(chromedp.CSS(`#notices .card[data-type="auth"] button.primary`)))
+	b.run(tab, click(`#notices .card[data-type="auth"] button.primary`))
 	b.until(tab, "the signed-in session", `document.querySelector("#s-agent")?.textContent === "tools" && document.querySelector("#s-state")?.textContent === "open"`)
 	b.until(tab, "the sign-in prompt gone", `document.querySelector('#notices .card[data-type="auth"]') === null`)
 
@@ -410,7 +410,7 @@ func TestBrowserStates(t *testing.T) {
 	b.until(tab, "the question", `document.querySelector('.card[data-type="elicitation"] input[name="branch"]') !== null`)
 	b.run(tab, chromedp.SendKeys(chromedp.CSS(`.card[data-type="elicitation"] input[name="branch"]`), "main"))
 	b.shot(tab, "question")
-	b.run(tab, chromedp.Click(chromedp.CSS(`.card[data-type="elicitation"] button.primary`)))
+	b.run(tab, click(`.card[data-type="elicitation"] button.primary`))
 	b.until(tab, "the answer reaching the agent", `document.querySelector('.card[data-outcome="accepted"]') !== null && document.querySelector("#transcript")?.textContent.includes('"branch":"main"')`)
 
 	// The safety state renders the library's authority event as it comes.
@@ -431,7 +431,7 @@ func TestBrowserStates(t *testing.T) {
 
 	// An agent that crashes: the page says so; the next prompt starts it
 	// again and it resumes the session.
-	b.run(tab, chromedp.Click(chromedp.CSS(`[data-new="crashy"]`)))
+	b.run(tab, click(`[data-new="crashy"]`))
 	b.until(tab, "the crashy session", `document.querySelector("#s-agent")?.textContent === "crashy" && document.querySelector("#s-state")?.textContent === "open"`)
 	b.prompt(tab, "crash now")
 	b.until(tab, "the crash", `document.querySelector("#transcript")?.textContent.includes("fatal: out of luck") && !document.querySelector("#send").disabled`)
@@ -453,5 +453,19 @@ func noViolations(t *testing.T, b *browser, tab context.Context) {
 	t.Helper()
 	if got := b.js(tab, `JSON.stringify(window.blocked)`); got != "[]" {
 		t.Errorf("the content policy blocked: %s", got)
+	}
+}
+
+// click clicks the first node a CSS selector finds. The page re-renders
+// its lists on every event, so the node found can be replaced before the
+// mouse reaches it; then the click looks the selector up again.
+func click(sel string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		for {
+			v, err := chromedp.Click(chromedp.CSS(sel))(ctx, t)
+			if err == nil || !strings.Contains(err.Error(), "node with given id") || ctx.Err() != nil {
+				return v, err
+			}
+		}
 	}
 }

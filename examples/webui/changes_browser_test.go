@@ -22,7 +22,7 @@ func TestBrowserChanges(t *testing.T) {
 	b.prefix = "changes-"
 	b.run(tab, chromedp.Navigate(ts.URL()))
 	watchPolicy(b, tab)
-	b.run(tab, chromedp.Click(chromedp.CSS(`[data-new="changer"]`)))
+	b.run(tab, click(`[data-new="changer"]`))
 	b.until(tab, "the session", `document.querySelector("#s-state")?.textContent === "open"`)
 
 	// The panel, under the turn, lists the files.
@@ -32,7 +32,7 @@ func TestBrowserChanges(t *testing.T) {
 	b.until(tab, "the panel after the turn's reply", `document.querySelector(".msg.agent_text, .msg.text")?.compareDocumentPosition(document.querySelector(".changes")) & Node.DOCUMENT_POSITION_FOLLOWING`)
 
 	// A file's diff, its lines coloured by what they are.
-	b.run(tab, chromedp.Click(chromedp.CSS(`.changes[data-turn="1"] li[data-path="a.txt"] .ch-file`)))
+	b.run(tab, click(`.changes[data-turn="1"] li[data-path="a.txt"] .ch-file`))
 	lines := func(cls string) string {
 		return `[...document.querySelectorAll('.changes[data-turn="1"] li[data-path="a.txt"] .ch-diff .` + cls + `')].map(e => e.textContent).join("")`
 	}
@@ -42,7 +42,7 @@ func TestBrowserChanges(t *testing.T) {
 	// The user changes a.txt after the turn: Restore is refused, naming
 	// it, and nothing changes; Restore anyway brings the state back.
 	writeFile(t, filepath.Join(ts.cwd, "a.txt"), "mine\n")
-	b.run(tab, chromedp.Click(chromedp.CSS(`.changes[data-turn="1"] .ch-restore`)))
+	b.run(tab, click(`.changes[data-turn="1"] .ch-restore`))
 	b.until(tab, "the conflict", `!document.querySelector('.changes[data-turn="1"] .ch-conflict').hidden && `+
 		`[...document.querySelectorAll('.changes[data-turn="1"] .ch-conflicts li')].map(e => e.textContent).join(",") === "a.txt"`)
 	b.shot(tab, "conflict")
@@ -52,7 +52,7 @@ func TestBrowserChanges(t *testing.T) {
 	if got := fileText(t, filepath.Join(ts.cwd, "gone.txt")); got != "(none)" {
 		t.Fatalf("gone.txt after a refused restore: %q", got)
 	}
-	b.run(tab, chromedp.Click(chromedp.CSS(`.changes[data-turn="1"] .ch-force`)))
+	b.run(tab, click(`.changes[data-turn="1"] .ch-force`))
 	b.until(tab, "the restore's line", count(".line.restored")+` === 1 && document.querySelector(".line.restored").textContent.includes("before turn 1")`)
 	for name, want := range map[string]string{"a.txt": "old\n", "gone.txt": "bye\n", "keep.txt": "keep\n", "made.txt": "(none)"} {
 		if got := fileText(t, filepath.Join(ts.cwd, name)); got != want {
@@ -64,7 +64,7 @@ func TestBrowserChanges(t *testing.T) {
 	// Revert one file of a second turn: the others stay as the turn left them.
 	b.prompt(tab, "change")
 	b.until(tab, "the second turn's panel", count(`.changes[data-turn="2"] .ch-file`)+" === 3")
-	b.run(tab, chromedp.Click(chromedp.CSS(`.changes[data-turn="2"] li[data-path="made.txt"] .ch-revert`)))
+	b.run(tab, click(`.changes[data-turn="2"] li[data-path="made.txt"] .ch-revert`))
 	b.until(tab, "the revert's line", count(".line.restored")+` === 2 && [...document.querySelectorAll(".line.restored")].pop().textContent.includes("1 file set back")`)
 	if got := fileText(t, filepath.Join(ts.cwd, "made.txt")); got != "(none)" {
 		t.Errorf("made.txt after its revert: %q", got)

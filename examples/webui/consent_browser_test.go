@@ -25,7 +25,7 @@ func TestBrowserConsent(t *testing.T) {
 	tab := b.tab
 	b.prefix = "consent-"
 	b.run(tab, chromedp.Navigate(ts.URL()))
-	b.run(tab, chromedp.Click(chromedp.CSS(`[data-new="opencode"]`)))
+	b.run(tab, click(`[data-new="opencode"]`))
 	b.until(tab, "the consent question beside the mode", `document.querySelector("#s-safety")?.dataset.consent === "needed" && document.querySelector("#s-safety")?.dataset.state === "agent-autonomous" && document.querySelector("#s-consent") !== null && document.querySelector("#s-mode")?.value === "build"`)
 	b.shot(tab, "asked")
 	b.js(tab, `(() => { window.confirm = () => true; document.querySelector("#s-consent").click(); })()`)

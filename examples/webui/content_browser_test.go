@@ -48,13 +48,13 @@ func TestBrowserContentAndToggles(t *testing.T) {
 	b.run(tab, chromedp.Navigate(ts.URL()))
 	watchPolicy(b, tab)
 	b.until(tab, "the agent running", `document.querySelector('[data-agent="media"] .badge')?.textContent === "running"`)
-	b.run(tab, chromedp.Click(chromedp.CSS(`[data-new="media"]`)))
+	b.run(tab, click(`[data-new="media"]`))
 	b.until(tab, "the session", `document.querySelector("#s-state")?.textContent === "open"`)
 
 	// The boolean option is a toggle; the one whose value is not a
 	// boolean is not shown.
 	b.until(tab, "the toggle", count(`#s-config input[type="checkbox"][data-config="fast"]`)+` === 1 && `+count(`#s-config [data-config="odd"]`)+` === 0`)
-	b.run(tab, chromedp.Click(chromedp.CSS(`#s-config input[data-config="fast"]`)))
+	b.run(tab, click(`#s-config input[data-config="fast"]`))
 	b.until(tab, "the option set on", `document.querySelector('#s-config input[data-config="fast"]').checked && app.current.configOptions.find(o => o.id === "fast")?.currentValue === true`)
 
 	b.prompt(tab, "show me")

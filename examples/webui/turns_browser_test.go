@@ -34,7 +34,7 @@ func TestBrowserTurns(t *testing.T) {
 	watchPolicy(b, tab)
 
 	// The queue: three prompts typed while a turn runs.
-	b.run(tab, chromedp.Click(chromedp.CSS(`[data-new="forks"]`)))
+	b.run(tab, click(`[data-new="forks"]`))
 	b.until(tab, "the session", `document.querySelector("#s-state")?.textContent === "open"`)
 	key := b.js(tab, "app.current.key")
 	b.prompt(tab, "hold on")
@@ -45,15 +45,15 @@ func TestBrowserTurns(t *testing.T) {
 	}
 	queueText := `[...document.querySelectorAll("#queue-list .q-text")].map(e => e.textContent).join(",")`
 	b.until(tab, "the queue in order", queueText+` === "one,two,three" && !document.querySelector("#queue").hidden`)
-	b.run(tab, chromedp.Click(chromedp.CSS(`#queue-list li:nth-child(3) .q-up`)))
+	b.run(tab, click(`#queue-list li:nth-child(3) .q-up`))
 	b.until(tab, "three moved up", queueText+` === "one,three,two"`)
-	b.run(tab, chromedp.Click(chromedp.CSS(`#queue-list li:nth-child(1) .q-remove`)))
+	b.run(tab, click(`#queue-list li:nth-child(1) .q-remove`))
 	b.until(tab, "one removed", queueText+` === "three,two"`)
 	b.shot(tab, "queue")
 
 	// Steer: this agent takes text into its turn.
 	b.until(tab, "the Steer button", `document.querySelector("#steer")?.textContent === "Steer" && !document.querySelector("#steer").hidden`)
-	b.run(tab, chromedp.SendKeys(chromedp.CSS("#prompt"), "use tabs"), chromedp.Click(chromedp.CSS("#steer")))
+	b.run(tab, chromedp.SendKeys(chromedp.CSS("#prompt"), "use tabs"), click("#steer"))
 	b.until(tab, "the steered text in the turn", `document.querySelector('.msg.steered[data-steer="inject"]')?.textContent === "use tabs" && document.querySelector("#transcript").textContent.includes("steered: use tabs")`)
 	// The turn ends, and the queue runs in its order.
 	b.until(tab, "the queued turns", `[...document.querySelectorAll(".msg.user .msg-text")].map(e => e.textContent).join(",") === "hold on,three,two" && document.querySelector("#queue").hidden && !document.querySelector("#send").disabled`)
@@ -64,10 +64,10 @@ func TestBrowserTurns(t *testing.T) {
 	b.until(tab, "the breaking turn", `document.querySelector("#transcript")?.textContent.includes("Breaking")`)
 	b.run(tab, chromedp.SendKeys(chromedp.CSS("#prompt"), "after the pause"+kb.Enter))
 	b.until(tab, "the queued prompt", queueText+` === "after the pause"`)
-	b.run(tab, chromedp.SendKeys(chromedp.CSS("#prompt"), "go"), chromedp.Click(chromedp.CSS("#steer")))
+	b.run(tab, chromedp.SendKeys(chromedp.CSS("#prompt"), "go"), click("#steer"))
 	b.until(tab, "the paused queue", `!document.querySelector("#queue-paused").hidden && `+queueText+` === "after the pause"`)
 	b.shot(tab, "paused")
-	b.run(tab, chromedp.Click(chromedp.CSS("#queue-resume")))
+	b.run(tab, click("#queue-resume"))
 	b.until(tab, "the resumed queue", `document.querySelector("#queue").hidden && [...document.querySelectorAll(".msg.user .msg-text")].some(e => e.textContent === "after the pause") && !document.querySelector("#send").disabled`)
 
 	// ACP forks at the end only: a past message offers the transcript
@@ -75,7 +75,7 @@ func TestBrowserTurns(t *testing.T) {
 	b.until(tab, "the past messages' actions", count(".msg.user .resend-transcript")+" === 5 && "+count(".edit-resend")+" === 0")
 	// Fork at the end: the fork opens and is listed under its parent.
 	b.until(tab, "the Fork button", `!document.querySelector("#s-fork").hidden && !document.querySelector("#s-fork").disabled`)
-	b.run(tab, chromedp.Click(chromedp.CSS("#s-fork")))
+	b.run(tab, click("#s-fork"))
 	b.until(tab, "the fork under its parent", `app.current.key !== "`+key+`" && document.querySelector('#sessions li[data-session="`+key+`"] > ul.forks > li[data-parent="`+key+`"] .badge.fork') !== null`)
 	// Its history reads through the parent.
 	b.until(tab, "the fork's inherited history", count(".msg.user")+" === 5")
@@ -84,9 +84,9 @@ func TestBrowserTurns(t *testing.T) {
 
 	// Resend as transcript on the second message: a transcript fork,
 	// badged so, opened with the message in the composer.
-	b.run(tab, chromedp.Click(chromedp.CSS(`#sessions button[data-key="`+key+`"]`)))
+	b.run(tab, click(`#sessions button[data-key="`+key+`"]`))
 	b.until(tab, "the parent again", `app.current.key === "`+key+`" && `+count(`.msg.user[data-turn="2"] .resend-transcript`)+" === 1")
-	b.run(tab, chromedp.Click(chromedp.CSS(`.msg.user[data-turn="2"] .resend-transcript`)))
+	b.run(tab, click(`.msg.user[data-turn="2"] .resend-transcript`))
 	b.until(tab, "the transcript fork", `app.current.key !== "`+key+`" && document.querySelector("#prompt").value === "three" && `+
 		count(`#sessions li[data-session="`+key+`"] > ul.forks > li .badge.tfork`)+" === 1 && "+count(`#sessions li[data-session="`+key+`"] > ul.forks > li`)+" === 2")
 	b.run(tab, chromedp.SendKeys(chromedp.CSS("#prompt"), " again"+kb.Enter))
@@ -110,13 +110,13 @@ func TestBrowserTurns(t *testing.T) {
 	b.until(tab, "the server's refusal", `[...document.querySelectorAll("#notices .notice")].some(n => n.textContent.includes("can fork only at the end"))`)
 
 	// An agent that cannot steer: the button says it interrupts, and does.
-	b.run(tab, chromedp.Click(chromedp.CSS(`[data-new="plain"]`)))
+	b.run(tab, click(`[data-new="plain"]`))
 	b.until(tab, "the plain session", `document.querySelector("#s-agent")?.textContent === "plain" && document.querySelector("#s-state")?.textContent === "open"`)
 	b.until(tab, "no Fork button", `document.querySelector("#s-fork").hidden`)
 	b.prompt(tab, "hold on")
 	b.until(tab, "the Interrupt button", `document.querySelector("#steer")?.textContent === "Interrupt and send" && !document.querySelector("#steer").hidden`)
 	b.shot(tab, "interrupt")
-	b.run(tab, chromedp.SendKeys(chromedp.CSS("#prompt"), "do this instead"), chromedp.Click(chromedp.CSS("#steer")))
+	b.run(tab, chromedp.SendKeys(chromedp.CSS("#prompt"), "do this instead"), click("#steer"))
 	b.until(tab, "the interrupting prompt's turn", `document.querySelector("#transcript").textContent.includes("The turn ended: cancelled") && [...document.querySelectorAll(".msg.user .msg-text")].some(e => e.textContent === "do this instead") && document.querySelector("#transcript").textContent.includes("Answered")`)
 	noViolations(t, b, tab)
 }
