@@ -7,6 +7,7 @@ import (
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/bridge/terminal"
+	"github.com/acphost/acphost/checkpoint"
 	"github.com/acphost/acphost/internal/wire"
 )
 
@@ -45,6 +46,9 @@ type Bridge struct {
 	authSeq atomic.Uint64
 
 	terminals terminal.Set // the agent's commands (Config.Terminals)
+	// shell runs the checkpoints' and worktrees' git on the agent's SSH
+	// host, one session for all of them.
+	shell checkpoint.Shell
 }
 
 func newBridge(h *Host, cfg Config) *Bridge {

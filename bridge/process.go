@@ -138,6 +138,7 @@ func (b *Bridge) Close() error {
 	for _, s := range b.openSessions() {
 		s.close(context.Background(), false) // no turn runs once the process is gone
 	}
+	b.shell.Close()
 	return nil
 }
 

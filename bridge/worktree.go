@@ -13,11 +13,11 @@ import (
 	"github.com/acphost/acphost/checkpoint"
 )
 
-// hostRunner runs programs where the bridge's agent runs: on its SSH host,
-// or on this machine.
+// hostRunner runs programs where the bridge's agent runs: on its SSH host
+// (through the bridge's shell there), or on this machine.
 func (b *Bridge) hostRunner() checkpoint.Runner {
 	if ssh := sshTransportOf(b.transport()); ssh != nil {
-		return checkpoint.SSH{Dial: ssh.SSHClient}
+		return checkpoint.SSH{Dial: ssh.SSHClient, Shell: &b.shell}
 	}
 	return checkpoint.Local{}
 }

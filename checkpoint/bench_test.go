@@ -56,17 +56,22 @@ func benchGit(b *testing.B, dir string, args ...string) {
 // the same tree in the same iteration (ratio: the first over the second;
 // two-snapshots-ratio also counts the snapshot taken before the turn).
 func BenchmarkTurnOverhead(b *testing.B) {
-	b.Run("local", func(b *testing.B) { benchTurn(b, Local{}) })
+	b.Run("local", func(b *testing.B) { benchTurn(b, Local{}, Local{}) })
 	b.Run("sshd", func(b *testing.B) {
 		srv := sshdtest.Start(b)
 		client := srv.Dial(b)
-		r := SSH{Dial: func(context.Context) (*ssh.Client, error) { return client, nil }}
-		// git status runs over the same connection, as it would for a user.
-		benchTurn(b, r)
+		// The checkpoints' commands run through a Shell, as a bridge's do;
+		// git status runs over the same connection in a session of its
+		// own, as it would for a user.
+		shell := &Shell{}
+		defer shell.Close()
+		benchTurn(b, SSH{Dial: func(context.Context) (*ssh.Client, error) { return client, nil }, Shell: shell}, SSH{Dial: func(context.Context) (*ssh.Client, error) { return client, nil }})
 	})
 }
 
-func benchTurn(b *testing.B, r Runner) {
+// benchTurn measures a Store with runner r against git status run with
+// status.
+func benchTurn(b *testing.B, r, status Runner) {
 	ws := benchTree(b, 20_000)
 	ctx := context.Background()
 	s, err := Open(ctx, Options{Workspace: ws, Dir: filepath.Join(b.TempDir(), "cp"), Runner: r})
@@ -79,7 +84,7 @@ func benchTurn(b *testing.B, r Runner) {
 		b.Fatal(err)
 	}
 	first := time.Since(start)
-	status := []string{"sh", "-c", `cd "$1" && exec git status --porcelain`, "sh", ws}
+	statusCmd := []string{"sh", "-c", `cd "$1" && exec git status --porcelain`, "sh", ws}
 	statusEnv := []string{"HOME=" + ws, "GIT_CONFIG_NOSYSTEM=1"}
 	var ours, theirs, before time.Duration
 	b.ResetTimer()
@@ -100,7 +105,7 @@ func benchTurn(b *testing.B, r Runner) {
 			b.Fatalf("changes %v, %v", changes, err)
 		}
 		t1 := time.Now()
-		if _, err := r.Run(ctx, status, statusEnv, nil); err != nil {
+		if _, err := status.Run(ctx, statusCmd, statusEnv, nil); err != nil {
 			b.Fatal(err)
 		}
 		t2 := time.Now()

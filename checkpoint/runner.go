@@ -54,24 +54,36 @@ func (Local) Run(ctx context.Context, args, env []string, stdin []byte) ([]byte,
 	return stdout.Bytes(), nil
 }
 
-// SSH runs programs on an SSH host, one SSH session per command over a
-// shared connection: the runner for a workspace on that host. The command
-// line is quoted word by word for the remote POSIX shell, which never
-// interprets it; the environment is set with env(1).
+// SSH runs programs on an SSH host over a shared connection: the runner
+// for a workspace on that host. The command line is quoted word by word
+// for the remote POSIX shell, which never interprets it; the environment
+// is set with env(1).
 type SSH struct {
 	// Dial returns the connection to use now, for example
 	// (*sshconn.Conn).Client, which dials again after a drop.
 	Dial func(ctx context.Context) (*ssh.Client, error)
+	// Shell, if set, runs the commands through one remote sh that stays;
+	// nil opens an SSH session per command.
+	Shell *Shell
+}
+
+// dial returns the host's connection.
+func (r SSH) dial(ctx context.Context) (*ssh.Client, error) {
+	if r.Dial == nil {
+		return nil, errors.New("checkpoint: SSH runner without Dial")
+	}
+	client, err := r.Dial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: ssh: %w", err)
+	}
+	return client, nil
 }
 
 // session opens a session on the host's connection, for one command.
 func (r SSH) session(ctx context.Context) (*ssh.Client, *ssh.Session, error) {
-	if r.Dial == nil {
-		return nil, nil, errors.New("checkpoint: SSH runner without Dial")
-	}
-	client, err := r.Dial(ctx)
+	client, err := r.dial(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("checkpoint: ssh: %w", err)
+		return nil, nil, err
 	}
 	sess, err := client.NewSession()
 	if err != nil {
@@ -83,6 +95,14 @@ func (r SSH) session(ctx context.Context) (*ssh.Client, *ssh.Session, error) {
 // Run runs args on the SSH host; see Runner. Cancelling ctx closes the
 // command's session.
 func (r SSH) Run(ctx context.Context, args, env []string, stdin []byte) ([]byte, error) {
+	if r.Shell != nil {
+		return r.Shell.run(ctx, r, args, env, stdin)
+	}
+	return r.runSession(ctx, args, env, stdin)
+}
+
+// runSession runs args in an SSH session of their own.
+func (r SSH) runSession(ctx context.Context, args, env []string, stdin []byte) ([]byte, error) {
 	client, sess, err := r.session(ctx)
 	if err != nil {
 		return nil, err

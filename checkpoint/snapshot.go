@@ -5,7 +5,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -71,11 +73,7 @@ func (s *Store) snapshot(ctx context.Context, name string, last bool) (Checkpoin
 	}
 	if len(update) == 0 && len(drop) == 0 && s.last != "" {
 		// Nothing changed since the index was recorded: name it again.
-		refs := "update refs/acphost/" + name + " " + s.last + "\n"
-		if last {
-			refs += "option no-deref\nupdate HEAD " + s.last + "\n"
-		}
-		if _, err := s.git(ctx, []byte(refs), "update-ref", "--stdin"); err != nil {
+		if err := s.setRefs(ctx, name, s.last, last); err != nil {
 			return Checkpoint{}, err
 		}
 		if last {
@@ -109,13 +107,22 @@ func (s *Store) commit(ctx context.Context, name string, update []string, last b
 	if last {
 		prev = s.head
 	}
-	args := append([]string{"sh", "-c", commitScript, "sh", name, changed, head, tree, prev}, s.gitArgs()[1:]...)
+	refs := "1"
+	if s.localRefs() {
+		refs = "0"
+	}
+	args := append([]string{"sh", "-c", commitScript, "sh", name, changed, head, tree, prev, refs}, s.gitArgs()[1:]...)
 	out, err := s.opt.Runner.Run(ctx, args, s.env, zList(update))
 	if err != nil {
 		return Checkpoint{}, s.fail("recording checkpoint "+name, err)
 	}
 	id, diff, _ := bytes.Cut(out, []byte{0})
 	cp := Checkpoint{ID: string(id)}
+	if refs == "0" {
+		if err := s.setRefs(ctx, name, cp.ID, last); err != nil {
+			return Checkpoint{}, err
+		}
+	}
 	if tree == "" {
 		s.last = cp.ID
 	}
@@ -129,19 +136,22 @@ func (s *Store) commit(ctx context.Context, name string, update []string, last b
 }
 
 // commitScript updates the private index from the paths on its stdin when
-// $2 is 1, writes the index's tree unless $4 names one, commits it as
-// refs/acphost/$1, and as HEAD (the last checkpoint) when $3 is 1, and
+// $2 is 1, writes the index's tree unless $4 names one, commits it, and
 // prints the commit; then, when $5 names the previous last checkpoint, a
 // NUL and the changes from it (as Changes reads them), which a turn's end
-// asks for next. Its other arguments are git's settings.
+// asks for next. When $6 is 1 it also writes the refs: refs/acphost/$1,
+// and HEAD (the last checkpoint) when $3 is 1; a local Store writes them
+// itself (setRef), sparing two processes. Its other arguments are git's
+// settings.
 //
 // The refs are written as git's loose ref files are (gitrepository-layout:
 // the ID and a newline, through NAME.lock, which git's own writers also
 // take, and a rename), sparing a git process per checkpoint; HEAD is a
 // detached ID. A git directory with another ref storage (reftable) gets
-// update-ref.
+// update-ref. diff-tree reads no index (it compares two commits; with one
+// it would read all of the private index to look for .gitattributes).
 const commitScript = `set -e
-n=$1; u=$2; h=$3; t=$4; p=$5; shift 5
+n=$1; u=$2; h=$3; t=$4; p=$5; r=$6; shift 6
 if [ "$u" = 1 ]; then git "$@" update-index -z --add --remove --stdin; fi
 if [ -z "$t" ]; then t=$(git "$@" write-tree); fi
 c=$(git "$@" commit-tree -m "$n" "$t")
@@ -151,14 +161,74 @@ setref() {
 	(set -C; printf '%s\n' "$2" > "$f.lock")
 	mv -f "$f.lock" "$f"
 }
-if [ -d "$GIT_DIR/reftable" ]; then
+if [ "$r" != 1 ]; then
+	:
+elif [ -d "$GIT_DIR/reftable" ]; then
 	{ printf 'update refs/acphost/%s %s\n' "$n" "$c"; if [ "$h" = 1 ]; then printf 'option no-deref\nupdate HEAD %s\n' "$c"; fi; } | git "$@" update-ref --stdin
 else
 	setref "refs/acphost/$n" "$c"
 	if [ "$h" = 1 ]; then setref HEAD "$c"; fi
 fi
 printf '%s' "$c"
-if [ -n "$p" ]; then printf '\000'; git "$@" diff-tree -r -z -M --raw --numstat --no-textconv --no-ext-diff "$p" "$c"; fi`
+if [ -n "$p" ]; then printf '\000'; GIT_INDEX_FILE=$GIT_DIR/no-index git "$@" diff-tree -r -z -M --raw --numstat --no-textconv --no-ext-diff "$p" "$c"; fi`
+
+// localRefs reports whether this process writes the Store's refs itself:
+// on this machine, in git's loose-file ref storage.
+func (s *Store) localRefs() bool {
+	if _, local := s.opt.Runner.(Local); !local {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(s.opt.Dir, "reftable"))
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// setRefs names checkpoint id refs/acphost/name, and HEAD (the last
+// checkpoint) when last: in this process when it can (localRefs), else
+// with update-ref.
+func (s *Store) setRefs(ctx context.Context, name, id string, last bool) error {
+	if !s.localRefs() {
+		refs := "update refs/acphost/" + name + " " + id + "\n"
+		if last {
+			refs += "option no-deref\nupdate HEAD " + id + "\n"
+		}
+		_, err := s.git(ctx, []byte(refs), "update-ref", "--stdin")
+		return err
+	}
+	err := s.setRef("refs/acphost/"+name, id)
+	if err == nil && last {
+		err = s.setRef("HEAD", id)
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint: recording checkpoint %s in %s: %w", name, s.opt.Workspace, err)
+	}
+	return nil
+}
+
+// setRef writes a loose ref file of the Store's git directory as git's
+// own writers do: the ID and a newline into NAME.lock (created
+// exclusively, so a concurrent git writer fails rather than interleaves),
+// then a rename over NAME.
+func (s *Store) setRef(ref, id string) error {
+	f := filepath.Join(s.opt.Dir, filepath.FromSlash(ref))
+	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+		return err
+	}
+	lock, err := os.OpenFile(f+".lock", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = lock.WriteString(id + "\n")
+	if cerr := lock.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f+".lock", f)
+	}
+	if err != nil {
+		_ = os.Remove(f + ".lock")
+	}
+	return err
+}
 
 // walked is what one walk of the workspace found against the private
 // index: new files, changed ones and deleted ones.

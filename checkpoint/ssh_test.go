@@ -14,11 +14,14 @@ import (
 )
 
 // TestOverSSHD records, lists and restores a workspace over a real sshd,
-// the git directory in the login's cache directory (skipped without sshd).
+// the git directory in the login's cache directory (skipped without sshd),
+// its commands through a Shell as a bridge runs them.
 func TestOverSSHD(t *testing.T) {
 	srv := sshdtest.Start(t)
 	client := srv.Dial(t)
-	runner := SSH{Dial: func(context.Context) (*ssh.Client, error) { return client, nil }}
+	shell := &Shell{}
+	t.Cleanup(shell.Close)
+	runner := SSH{Dial: func(context.Context) (*ssh.Client, error) { return client, nil }, Shell: shell}
 	ws := tempDir(t)
 	userGit(t, ws, "init", "-q")
 	populate(t, ws)
