@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -113,9 +114,15 @@ func (r SSH) runSession(ctx context.Context, args, env []string, stdin []byte) (
 	sess.Stdin = bytes.NewReader(stdin)
 	stop := context.AfterFunc(ctx, func() { _ = sess.Close() })
 	defer stop()
-	err = sess.Run(commandLine(args, env))
+	// What the login's startup files print comes before the mark, and is
+	// not the command's output.
+	mark := "\x00" + rand.Text() + "\x00"
+	err = sess.Run("printf '\\000%s\\000' '" + mark[1:len(mark)-1] + "'; " + commandLine(args, env))
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
+	}
+	if _, after, ok := bytes.Cut(stdout.Bytes(), []byte(mark)); ok {
+		stdout = *bytes.NewBuffer(after)
 	}
 	if err != nil {
 		msg := strings.TrimSpace(stderr.String())
