@@ -140,7 +140,7 @@ func commandLine(args, env []string) string {
 	var b strings.Builder
 	b.WriteString("exec env")
 	for _, w := range append(env, args...) {
-		b.WriteString(" '" + strings.ReplaceAll(w, "'", `'\''`) + "'")
+		b.WriteString(" " + quoteWord(w))
 	}
 	return b.String()
 }
