@@ -116,22 +116,23 @@ func (r SSH) runSession(ctx context.Context, args, env []string, stdin []byte) (
 	defer stop()
 	// What the login's startup files print comes before the mark, and is
 	// not the command's output.
-	mark := "\x00" + rand.Text() + "\x00"
-	err = sess.Run("printf '\\000%s\\000' '" + mark[1:len(mark)-1] + "'; " + commandLine(args, env))
+	token := rand.Text() // base32: no quoting needed
+	err = sess.Run("printf '\\000%s\\000' " + token + "; " + commandLine(args, env))
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	if _, after, ok := bytes.Cut(stdout.Bytes(), []byte(mark)); ok {
-		stdout = *bytes.NewBuffer(after)
+	out := stdout.Bytes()
+	if _, after, ok := bytes.Cut(out, []byte("\x00"+token+"\x00")); ok {
+		out = after
 	}
 	if err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if exit, ok := errors.AsType[*ssh.ExitError](err); ok && exit.ExitStatus() == 127 {
 			return nil, fmt.Errorf("%s on %s: %w: %s", args[0], client.RemoteAddr(), exec.ErrNotFound, msg)
 		}
-		return stdout.Bytes(), fmt.Errorf("%s on %s: %w: %s", args[0], client.RemoteAddr(), err, msg)
+		return out, fmt.Errorf("%s on %s: %w: %s", args[0], client.RemoteAddr(), err, msg)
 	}
-	return stdout.Bytes(), nil
+	return out, nil
 }
 
 // commandLine is args, with env before them, as one line for a POSIX

@@ -43,7 +43,7 @@ type shellSession struct {
 	sess   *ssh.Session
 	in     io.WriteCloser
 	out    *bufio.Reader
-	mark   []byte // "\x00\x00" + token + " "
+	token  string // random: after two NULs, it marks the end of an output
 }
 
 // run runs args on r's host through the shell; see Runner.
@@ -120,7 +120,7 @@ func startShell(ctx context.Context, client *ssh.Client) (*shellSession, error) 
 		sess.Close()
 		return nil, fmt.Errorf("checkpoint: starting a shell on %s: %w", client.RemoteAddr(), err)
 	}
-	w.mark = []byte("\x00\x00" + rand.Text() + " ")
+	w.token = rand.Text()
 	if _, _, _, err := w.do(ctx, "e=; s=0\n"); err != nil {
 		w.close()
 		return nil, fmt.Errorf("checkpoint: starting a shell on %s: %w", client.RemoteAddr(), err)
@@ -232,12 +232,11 @@ func (w *shellSession) do(ctx context.Context, req string) (out []byte, status i
 // run sends one request and reads what it printed, its exit status and
 // its standard error.
 func (w *shellSession) run(req string) (out []byte, status int, msg string, err error) {
-	token := strings.TrimSpace(string(w.mark[2:]))
-	req += "printf '\\000\\000%s %d\\n%s\\000\\000%s\\n' '" + token + "' \"$s\" \"$e\" '" + token + "'\n"
+	req += "printf '\\000\\000%s %d\\n%s\\000\\000%s\\n' " + w.token + " \"$s\" \"$e\" " + w.token + "\n"
 	if _, err := io.WriteString(w.in, req); err != nil {
 		return nil, 0, "", err
 	}
-	if out, err = w.until(w.mark); err != nil {
+	if out, err = w.until([]byte("\x00\x00" + w.token + " ")); err != nil {
 		return nil, 0, "", err
 	}
 	line, err := w.out.ReadString('\n')
@@ -247,8 +246,7 @@ func (w *shellSession) run(req string) (out []byte, status int, msg string, err 
 	if status, err = strconv.Atoi(strings.TrimSpace(line)); err != nil {
 		return nil, 0, "", fmt.Errorf("the shell's answer %q is not an exit status", line)
 	}
-	end := append([]byte{0, 0}, token+"\n"...)
-	stderr, err := w.until(end)
+	stderr, err := w.until([]byte("\x00\x00" + w.token + "\n"))
 	if err != nil {
 		return nil, 0, "", err
 	}

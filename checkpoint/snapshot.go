@@ -5,9 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -108,7 +106,7 @@ func (s *Store) commit(ctx context.Context, name string, update []string, last b
 		prev = s.head
 	}
 	refs := "1"
-	if s.localRefs() {
+	if s.ownRefs {
 		refs = "0"
 	}
 	args := append([]string{"sh", "-c", commitScript, "sh", name, changed, head, tree, prev, refs}, s.gitArgs()[1:]...)
@@ -141,7 +139,7 @@ func (s *Store) commit(ctx context.Context, name string, update []string, last b
 // NUL and the changes from it (as Changes reads them), which a turn's end
 // asks for next. When $6 is 1 it also writes the refs: refs/acphost/$1,
 // and HEAD (the last checkpoint) when $3 is 1; a local Store writes them
-// itself (setRef), sparing two processes. Its other arguments are git's
+// itself (setRefs), sparing two processes. Its other arguments are git's
 // settings.
 //
 // The refs are written as git's loose ref files are (gitrepository-layout:
@@ -161,32 +159,20 @@ setref() {
 	(set -C; printf '%s\n' "$2" > "$f.lock")
 	mv -f "$f.lock" "$f"
 }
-if [ "$r" != 1 ]; then
-	:
-elif [ -d "$GIT_DIR/reftable" ]; then
+if [ "$r" = 1 ] && [ -d "$GIT_DIR/reftable" ]; then
 	{ printf 'update refs/acphost/%s %s\n' "$n" "$c"; if [ "$h" = 1 ]; then printf 'option no-deref\nupdate HEAD %s\n' "$c"; fi; } | git "$@" update-ref --stdin
-else
+elif [ "$r" = 1 ]; then
 	setref "refs/acphost/$n" "$c"
 	if [ "$h" = 1 ]; then setref HEAD "$c"; fi
 fi
 printf '%s' "$c"
 if [ -n "$p" ]; then printf '\000'; GIT_INDEX_FILE=$GIT_DIR/no-index git "$@" diff-tree -r -z -M --raw --numstat --no-textconv --no-ext-diff "$p" "$c"; fi`
 
-// localRefs reports whether this process writes the Store's refs itself:
-// on this machine, in git's loose-file ref storage.
-func (s *Store) localRefs() bool {
-	if _, local := s.opt.Runner.(Local); !local {
-		return false
-	}
-	_, err := os.Stat(filepath.Join(s.opt.Dir, "reftable"))
-	return errors.Is(err, fs.ErrNotExist)
-}
-
 // setRefs names checkpoint id refs/acphost/name, and HEAD (the last
-// checkpoint) when last: in this process when it can (localRefs), else
-// with update-ref.
+// checkpoint) when last: in this process when it can (Store.ownRefs),
+// else with update-ref.
 func (s *Store) setRefs(ctx context.Context, name, id string, last bool) error {
-	if !s.localRefs() {
+	if !s.ownRefs {
 		refs := "update refs/acphost/" + name + " " + id + "\n"
 		if last {
 			refs += "option no-deref\nupdate HEAD " + id + "\n"

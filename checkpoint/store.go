@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -62,6 +65,9 @@ type Store struct {
 	last     string     // a checkpoint whose tree the index holds, if known
 	head     string     // the last checkpoint (HEAD), once this Store has recorded one
 	diff     cachedDiff // the changes the last checkpoint's commit listed
+	// ownRefs: this process writes the refs itself (setRefs), the git
+	// directory being on this machine, in git's loose-file ref storage.
+	ownRefs bool
 }
 
 // cachedDiff is diff-tree's output for the changes between two
@@ -162,6 +168,10 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	if strings.TrimSpace(made) == "new" {
 		s.files, s.counted = 0, true
+	}
+	if _, local := s.opt.Runner.(Local); local {
+		_, err := os.Stat(filepath.Join(s.opt.Dir, "reftable"))
+		s.ownRefs = errors.Is(err, fs.ErrNotExist)
 	}
 	return nil
 }

@@ -259,10 +259,12 @@ func TestDefaultDir(t *testing.T) {
 func TestOtherRefStorage(t *testing.T) {
 	ws := tempDir(t)
 	write(t, filepath.Join(ws, "a.txt"), "a", 0o644)
-	s := open(t, ws, Options{})
-	if err := os.Mkdir(filepath.Join(s.opt.Dir, "reftable"), 0o755); err != nil {
+	dir := open(t, ws, Options{}).opt.Dir
+	if err := os.Mkdir(filepath.Join(dir, "reftable"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A Store learns its git directory's ref storage when it opens it.
+	s := open(t, ws, Options{Dir: dir})
 	snap(t, s, "one")
 	write(t, filepath.Join(ws, "a.txt"), "b", 0o644)
 	snap(t, s, "two")
