@@ -37,9 +37,12 @@ type SFTP struct {
 
 	// Test seams: noPosixRename pretends the server lacks
 	// posix-rename@openssh.com; pollTicker replaces the Watch poll ticker;
-	// collectEvery, when not 0, replaces sftpCollectEvery.
+	// polled, when set, runs after each ticked poll has sent its events, so
+	// a test knows which poll reported what; collectEvery, when not 0,
+	// replaces sftpCollectEvery.
 	noPosixRename bool
 	pollTicker    func(time.Duration) (<-chan time.Time, func())
+	polled        func()
 	collectEvery  int
 }
 

@@ -3,8 +3,10 @@ package fsroot
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,18 +15,48 @@ import (
 	"github.com/acphost/acphost/sshconn"
 )
 
-// manualTicker is a poll ticker the test drives; an unbuffered send returns
-// only when the watcher takes the tick, i.e. after the previous poll.
-type manualTicker chan time.Time
+// manualPolls drives an SFTP root's Watch polls in place of its ticker.
+type manualPolls struct {
+	tick chan time.Time
+	// done has room for one signal, so a poll that ends after the test gave
+	// up waiting does not block the watcher.
+	done chan struct{}
+}
 
-func (m manualTicker) newTicker(time.Duration) (<-chan time.Time, func()) { return m, func() {} }
+// drivePolls makes r's watchers poll only when the test says so; call it
+// before Watch.
+func drivePolls(r *SFTP) *manualPolls {
+	m := &manualPolls{tick: make(chan time.Time), done: make(chan struct{}, 1)}
+	r.pollTicker = func(time.Duration) (<-chan time.Time, func()) { return m.tick, func() {} }
+	r.polled = func() { m.done <- struct{}{} }
+	return m
+}
 
-func (m manualTicker) tick(t *testing.T) {
+// poll runs one poll and returns once its events are in the watch channel:
+// the watcher taking the tick only means the poll has started.
+func (m *manualPolls) poll(t *testing.T) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	select {
+	case m.tick <- time.Now():
+	case <-timeout:
+		t.Fatal("watcher did not take the tick")
+	}
+	select {
+	case <-m.done:
+	case <-timeout:
+		t.Fatal("the poll did not send its events")
+	}
+}
+
+// expectNoEvent fails if ch holds an event; after manualPolls.poll, the
+// events of that poll are all there.
+func expectNoEvent(t *testing.T, ch <-chan Event, what string) {
 	t.Helper()
 	select {
-	case m <- time.Now():
-	case <-time.After(10 * time.Second):
-		t.Fatal("watcher did not take the tick")
+	case e := <-ch:
+		t.Fatalf("%s reported %v", what, e)
+	default:
 	}
 }
 
@@ -55,8 +87,7 @@ func TestSFTPWatchPolls(t *testing.T) {
 	writeFile(t, existing, "v1")
 	writeFile(t, filepath.Join(cwd, "old", "gone.txt"), "g")
 	r, _ := newSFTPRoot(t, cwd, nil)
-	ticks := make(manualTicker)
-	r.pollTicker = ticks.newTicker
+	polls := drivePolls(r)
 	ch, err := r.Watch(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -72,16 +103,16 @@ func TestSFTPWatchPolls(t *testing.T) {
 	}
 	sub := filepath.Join(cwd, "sub")
 	writeFile(t, filepath.Join(sub, "inner.txt"), "in")
-	ticks.tick(t)
+	polls.poll(t)
 	expectEvents(t, ch,
 		Event{Created, created}, Event{Changed, existing}, Event{Removed, filepath.Join(cwd, "old")}, Event{Created, sub})
 	// The new directory is listed on the next poll, its content all new.
-	ticks.tick(t)
+	polls.poll(t)
 	expectEvents(t, ch, Event{Created, filepath.Join(sub, "inner.txt")})
 	// Nothing changed: the next poll reports nothing (the tick after it
 	// returns only once that poll is done).
-	ticks.tick(t)
-	ticks.tick(t)
+	polls.poll(t)
+	polls.poll(t)
 	select {
 	case e := <-ch:
 		t.Fatalf("unexpected event %v", e)
@@ -95,35 +126,55 @@ func TestSFTPWatchBoundsEntriesPerPoll(t *testing.T) {
 		writeFile(t, filepath.Join(cwd, d, "f.txt"), "1")
 	}
 	r, _ := newSFTPRoot(t, cwd, &Options{PollMaxEntries: 1})
-	ticks := make(manualTicker)
-	r.pollTicker = ticks.newTicker
+	polls := drivePolls(r)
 	ch, err := r.Watch(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Budget 1: the first pass lists only cwd (3 entries); a, b, c are
-	// listed one per poll. A change in c is seen only on the poll that
-	// reaches c.
-	if err := os.WriteFile(filepath.Join(cwd, "c", "f.txt"), []byte("22"), 0o644); err != nil {
+	// Budget 1: the first pass lists only cwd (3 entries); a, b, c are then
+	// listed one per poll, in name order. A change in c is seen only on the
+	// poll that reaches c; one made before c's first listing, not at all.
+	cf := filepath.Join(cwd, "c", "f.txt")
+	if err := os.WriteFile(cf, []byte("22"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for range 3 {
-		ticks.tick(t) // a, b, c are baselined
+	for _, dir := range []string{"a", "b", "c"} {
+		polls.poll(t)
+		expectNoEvent(t, ch, "the first poll of "+dir)
 	}
-	if err := os.WriteFile(filepath.Join(cwd, "c", "f.txt"), []byte("333"), 0o644); err != nil {
+	if err := os.WriteFile(cf, []byte("333"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 4 { // cwd, a, b: nothing; c: the change
-		ticks.tick(t)
-		if i < 3 {
-			select {
-			case e := <-ch:
-				t.Fatalf("poll %d reported %v before reaching c", i, e)
-			default:
-			}
+	for _, dir := range []string{"cwd", "a", "b"} {
+		polls.poll(t)
+		expectNoEvent(t, ch, "the poll of "+dir+", before reaching c,")
+	}
+	polls.poll(t)
+	expectEvents(t, ch, Event{Changed, cf})
+}
+
+// Servers list a directory in their own order (ext4 by a per-disk hash,
+// tmpfs newest first); a poll queues subdirectories in name order anyway.
+func TestSFTPWatchQueuesSubdirectoriesInNameOrder(t *testing.T) {
+	cwd := tempDir(t)
+	var listing []fs.FileInfo
+	for _, name := range []string{"c", "a", "b"} {
+		p := filepath.Join(cwd, name)
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Fatal(err)
 		}
+		info, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listing = append(listing, info)
 	}
-	expectEvents(t, ch, Event{Changed, filepath.Join(cwd, "c", "f.txt")})
+	pw := &pollWatch{listing: make(map[string]map[string]stamp), fresh: make(map[string]bool)}
+	pw.compare(cwd, listing)
+	want := []string{filepath.Join(cwd, "a"), filepath.Join(cwd, "b"), filepath.Join(cwd, "c")}
+	if !slices.Equal(pw.queue, want) {
+		t.Fatalf("queue = %v, want %v", pw.queue, want)
+	}
 }
 
 func TestSFTPRenameFallbackWithoutPosixRename(t *testing.T) {

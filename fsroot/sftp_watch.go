@@ -16,10 +16,12 @@ import (
 // Created, Changed and Removed events. SFTP has no change notification, so
 // each poll lists directories, at most Options.PollMaxEntries entries; a
 // larger tree is covered over several polls, resuming where the last poll
-// stopped. Changes are seen by size, mode and modification time, which most
-// servers give in whole seconds. The first pass, done before Watch returns,
-// only records the tree. The channel is closed when ctx ends or the root
-// closes.
+// stopped. Subdirectories are visited in name order, whatever order the
+// server lists them in, so which poll reaches a directory does not depend
+// on the server's file system. Changes are seen by size, mode and
+// modification time, which most servers give in whole seconds. The first
+// pass, done before Watch returns, only records the tree. The channel is
+// closed when ctx ends or the root closes.
 func (s *SFTP) Watch(ctx context.Context) (<-chan Event, error) {
 	if s.isClosed() {
 		return nil, pathErr("watch", s.cwd.resolved, ErrClosed)
@@ -30,11 +32,10 @@ func (s *SFTP) Watch(ctx context.Context) (<-chan Event, error) {
 		listing: make(map[string]map[string]stamp),
 		fresh:   make(map[string]bool),
 	}
-	events, err := pw.poll(ctx)
-	if err != nil {
+	// The first pass reports nothing: every directory is new to it.
+	if _, err := pw.poll(ctx); err != nil {
 		return nil, pathErr("watch", s.cwd.resolved, err)
 	}
-	pw.burst = events
 	newTicker := s.pollTicker
 	if newTicker == nil {
 		newTicker = realTicker
@@ -63,7 +64,6 @@ type pollWatch struct {
 	fresh map[string]bool
 	// queue holds the directories still to list in this round.
 	queue []string
-	burst []Event
 }
 
 func (pw *pollWatch) run(ctx context.Context, tick <-chan time.Time, stopTick func()) {
@@ -71,18 +71,20 @@ func (pw *pollWatch) run(ctx context.Context, tick <-chan time.Time, stopTick fu
 	defer close(pw.out)
 	defer stopTick()
 	for {
-		if !send(ctx, pw.s.done, pw.out, pw.burst) {
-			return
-		}
-		pw.burst = nil
 		select {
 		case <-ctx.Done():
 			return
 		case <-pw.s.done:
 			return
 		case <-tick:
-			// A lost connection ends this poll early; the next one retries.
-			pw.burst, _ = pw.poll(ctx)
+		}
+		// A lost connection ends this poll early; the next one retries.
+		events, _ := pw.poll(ctx)
+		if !send(ctx, pw.s.done, pw.out, events) {
+			return
+		}
+		if pw.s.polled != nil {
+			pw.s.polled()
 		}
 	}
 }
@@ -131,6 +133,10 @@ func (pw *pollWatch) poll(ctx context.Context) ([]Event, error) {
 // previous one; a directory listed for the first time reports nothing unless
 // it appeared after the first pass.
 func (pw *pollWatch) compare(dir string, entries []fs.FileInfo) []Event {
+	// Name order, not the server's (ext4 lists by a per-disk hash, tmpfs
+	// newest first), so the directories queued below are visited in the
+	// same order on every server.
+	slices.SortFunc(entries, func(a, b fs.FileInfo) int { return strings.Compare(a.Name(), b.Name()) })
 	prev, seen := pw.listing[dir]
 	report := seen || pw.fresh[dir]
 	delete(pw.fresh, dir)
