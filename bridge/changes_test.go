@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -264,5 +265,40 @@ func TestWriteEvents(t *testing.T) {
 	}
 	if !reflect.DeepEqual(writes, want) {
 		t.Errorf("write events = %+v\nwant %+v", writes, want)
+	}
+}
+
+// TestUserEditsBetweenTurns: the workspace's watch runs on between turns
+// and lets the checkpoint before a turn skip its walk when nothing
+// changed; a file the user edits between turns is still in the next
+// turn's checkpoint before it, so neither turn's changes list it.
+func TestUserEditsBetweenTurns(t *testing.T) {
+	f := newCheckpointFixture(t)
+	ctx := waitfor.Context(t)
+	turnChanges := func(n uint64) *Changes {
+		t.Helper()
+		return f.rec.waitFor("the changes of turn "+strconv.FormatUint(n, 10), func(ev Event) bool {
+			return ev.Kind == KindChanges && ev.Changes.Op == "turn" && ev.Turn == n
+		}).Changes
+	}
+	if _, err := f.s.Prompt(ctx, acpclient.TextBlock("one")); err != nil {
+		t.Fatal(err)
+	}
+	one := turnChanges(1)
+	if err := os.WriteFile(filepath.Join(f.dir, "keep.txt"), []byte("the user's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.Prompt(ctx, acpclient.TextBlock("two")); err != nil {
+		t.Fatal(err)
+	}
+	two := turnChanges(2)
+	if len(two.Files) != 0 || two.From == one.To {
+		t.Errorf("turn 2 changed nothing, but its changes are %+v from %s (turn 1 ended at %s)", two.Files, two.From, one.To)
+	}
+	if _, err := f.s.Prompt(ctx, acpclient.TextBlock("three")); err != nil {
+		t.Fatal(err)
+	}
+	if three := turnChanges(3); len(three.Files) != 0 || three.From != two.To {
+		t.Errorf("turn 3 after no edit: changes %+v from %s, want none from %s", three.Files, three.From, two.To)
 	}
 }

@@ -17,25 +17,66 @@ const liveInterval = 250 * time.Millisecond
 const maxLiveFiles = 1000
 
 // startLive starts the live reports of turn n, unless the app turned them
-// off (Options.MaxWatchedDirs < 0). A watch that cannot start (no watcher
-// on the host) is said once, in the turn's first live report.
+// off (Options.MaxWatchedDirs < 0). The watch behind them starts with the
+// first turn and runs until the session closes: between turns it is what
+// lets the checkpoint before the next turn skip its walk when nothing
+// changed (see checkpoint.Store.Watch). A watch that cannot start (no
+// watcher on the host), or that ended, is said once, in the turn's first
+// live report, and tried again at the next turn.
 func (c *sessionCheckpoints) startLive(ctx context.Context, n uint64, store *checkpoint.Store) {
 	if c.s.cfg.Checkpoints.MaxWatchedDirs < 0 {
 		return
 	}
 	l := &liveChanges{s: c.s, turn: n, pending: map[string]string{}}
-	stop, err := store.Watch(ctx, l.touched)
-	if err != nil {
-		l.touched(nil, err)
-	}
-	l.stop = stop
 	c.mu.Lock()
 	c.live = l
+	old, running := c.stopWatch, c.stopWatch != nil && !c.watchDone
+	if !running {
+		c.stopWatch, c.watchDone = nil, false
+	}
+	c.mu.Unlock()
+	if running {
+		return
+	}
+	if old != nil {
+		old() // it ended already; this only waits for its goroutines
+	}
+	// The watch outlives the prompt's ctx, which only bounds its start.
+	wctx, cancel := context.WithCancel(context.Background())
+	unhook := context.AfterFunc(ctx, cancel)
+	stop, err := store.Watch(wctx, c.touched)
+	if err == nil && !unhook() {
+		stop()
+		err = ctx.Err()
+	}
+	if err != nil {
+		cancel()
+		l.touched(nil, err)
+		return
+	}
+	c.mu.Lock()
+	c.stopWatch = func() { stop(); cancel() }
 	c.mu.Unlock()
 }
 
-// endLive ends turn n's live reports: the watch stops, and what it saw
-// since the last report is reported now, before the turn's changes.
+// touched is the watch's report: it goes to the running turn's live
+// reports; between turns there are none, and the watch only counts for
+// the checkpoints. A report can come a little late: one of files changed
+// just before a turn's checkpoint may be part of that turn's first.
+func (c *sessionCheckpoints) touched(files []checkpoint.Change, err error) {
+	c.mu.Lock()
+	l := c.live
+	if err != nil {
+		c.watchDone = true
+	}
+	c.mu.Unlock()
+	if l != nil {
+		l.touched(files, err)
+	}
+}
+
+// endLive ends turn n's live reports: what the watch saw since the last
+// report is reported now, before the turn's changes.
 func (c *sessionCheckpoints) endLive(n uint64) {
 	c.mu.Lock()
 	l := c.live
@@ -45,9 +86,6 @@ func (c *sessionCheckpoints) endLive(n uint64) {
 	}
 	c.live = nil
 	c.mu.Unlock()
-	if l.stop != nil {
-		l.stop() // no report comes after it returns
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.ended = true
@@ -58,7 +96,19 @@ func (c *sessionCheckpoints) endLive(n uint64) {
 	l.emitLocked()
 }
 
-// touched is the watch's report: files touched, or why it stopped.
+// close stops the watch, when the session closes.
+func (c *sessionCheckpoints) close() {
+	c.mu.Lock()
+	stop := c.stopWatch
+	c.stopWatch, c.live = nil, nil
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// touched takes the watch's report for the turn: files touched, or why
+// the watch stopped.
 func (l *liveChanges) touched(files []checkpoint.Change, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -451,7 +451,10 @@
 // touches, at most one every 250ms, for a UI to follow along: through
 // fsnotify locally, through inotifywait on an SSH host that has it; where
 // there is no watcher, one such event says so and the turn's event still
-// lists every file.
+// lists every file. The watch starts with the first turn and runs until
+// the session closes (an inotify instance locally, an SSH session with
+// inotifywait remotely), so that a turn's checkpoint before it is no walk
+// of the workspace when nothing changed since the last turn ended.
 //
 // # Where things are
 //

@@ -59,6 +59,7 @@ func (s *Session) close(ctx context.Context, announce bool) error {
 	}
 	defer s.turns.mu.Unlock()
 	s.queue.wait() // its turn has ended and it runs no other
+	s.ckpt.close()
 	s.native.mu.Lock()
 	conn := s.native.conn
 	s.native.conn = nil

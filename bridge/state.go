@@ -329,14 +329,18 @@ type updateFolds struct {
 }
 
 // sessionCheckpoints is a session's workspace custody: its checkpoint
-// Store, opened at the first turn, and the checkpoint before the running
-// turn. s is set once, when the session is made.
+// Store, opened at the first turn, the checkpoint before the running
+// turn, and the watch of the workspace, which runs from the first turn to
+// the session's close (changeslive.go). s is set once, when the session is
+// made.
 type sessionCheckpoints struct {
-	s      *Session
-	mu     sync.Mutex
-	store  *checkpoint.Store
-	before map[uint64]string // checkpoint IDs before turns whose end is not recorded yet
-	live   *liveChanges      // the running turn's live reports
+	s         *Session
+	mu        sync.Mutex
+	store     *checkpoint.Store
+	before    map[uint64]string // checkpoint IDs before turns whose end is not recorded yet
+	live      *liveChanges      // the running turn's live reports
+	stopWatch func()            // ends the watch; nil when none runs
+	watchDone bool              // the watch ended on its own (and said why)
 }
 
 // sessionRecords is a session's record concern: building its Record,
@@ -355,7 +359,6 @@ type sessionRecords struct {
 type liveChanges struct {
 	s    *Session
 	turn uint64
-	stop func() // ends the watch; nil when it could not start
 
 	mu      sync.Mutex
 	pending map[string]string // path → status since the last report

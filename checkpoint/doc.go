@@ -65,7 +65,8 @@
 // # Live reports
 //
 // Watch follows the workspace while a turn runs, for a UI to show files
-// as they change; the checkpoints stay the record. It asks git
+// as they change; the checkpoints stay the record (and use it: see
+// Cost). It asks git
 // (check-ignore, one command for many paths, answers remembered) what the
 // checkpoints would ignore, and leaves it out. On this machine it uses
 // fsnotify: one inotify watch per directory that is not ignored, added as
@@ -90,7 +91,12 @@
 // git; the refs are written as git's loose ref files, and the index is
 // split and in version 4, so each command reads and writes less of it. A
 // snapshot that finds nothing changed only names the previous checkpoint
-// again. Over SSH that is two or three round trips.
+// again. Over SSH that is two or three round trips. While a Watch runs,
+// a snapshot with nothing changed since the previous one is not even a
+// walk: the watch, told by an event of a file made in the Store's own
+// directory that it has seen everything up to now, says nothing changed,
+// and the snapshot only names the previous checkpoint (a session's
+// checkpoint before a turn, when the user waited for the agent).
 // BenchmarkTurnOverhead measures a turn's end against git status on a
 // tree of 20,000 files. Memory is bounded by the list of paths that
 // changed (the first snapshot: all of them), never by their content,

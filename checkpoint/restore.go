@@ -118,6 +118,7 @@ func (s *Store) apply(ctx context.Context, base, to string, paths []string, forc
 		return nil
 	}
 	s.last = "" // the index will hold another tree
+	s.quiet = quietMark{}
 	target, err := s.mixTree(ctx, base, to, paths)
 	if err != nil {
 		return err

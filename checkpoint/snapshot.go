@@ -45,6 +45,13 @@ const sizeBatch = 64 << 10
 //
 // The new checkpoint is the Store's last checkpoint: the state a later
 // Restore expects the workspace in (see Restore).
+//
+// While a Watch runs, a Snapshot first waits until the watch has seen
+// every change made before it (a few milliseconds: an event of a file it
+// makes in the Store's directory); when the watch has seen none since
+// the previous Snapshot walked, it names the previous checkpoint again
+// without a walk. Changes to the workspace's .git/info/exclude alone are
+// not seen then; the next walk applies them.
 func (s *Store) Snapshot(ctx context.Context, name string) (Checkpoint, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -57,6 +64,12 @@ func (s *Store) snapshot(ctx context.Context, name string, last bool) (Checkpoin
 	if !validName(name) {
 		return Checkpoint{}, fmt.Errorf("checkpoint: %q is not a checkpoint name (letters, digits, '-', '_', '.', '/')", name)
 	}
+	mark, watched := s.mark(ctx)
+	if watched && s.last != "" && s.quiet.st == mark.st && s.quiet.seen == mark.seen {
+		// The watch saw nothing change since the last walk.
+		return s.again(ctx, name, last, s.quiet.skipped)
+	}
+	s.quiet = quietMark{}
 	if err := s.countFiles(ctx); err != nil {
 		return Checkpoint{}, err
 	}
@@ -69,24 +82,34 @@ func (s *Store) snapshot(ctx context.Context, name string, last bool) (Checkpoin
 	if err != nil {
 		return Checkpoint{}, err
 	}
+	var cp Checkpoint
 	if len(update) == 0 && len(drop) == 0 && s.last != "" {
-		// Nothing changed since the index was recorded: name it again.
-		if err := s.setRefs(ctx, name, s.last, last); err != nil {
-			return Checkpoint{}, err
+		cp, err = s.again(ctx, name, last, skipped)
+	} else {
+		if len(drop) > 0 {
+			if _, err := s.git(ctx, zList(drop), "update-index", "-z", "--force-remove", "--stdin"); err != nil {
+				return Checkpoint{}, err
+			}
 		}
-		if last {
-			s.head = s.last
-		}
-		return Checkpoint{ID: s.last, Skipped: skipped}, nil
+		cp, err = s.commit(ctx, name, update, last, "")
+		cp.Skipped = skipped
 	}
-	if len(drop) > 0 {
-		if _, err := s.git(ctx, zList(drop), "update-index", "-z", "--force-remove", "--stdin"); err != nil {
-			return Checkpoint{}, err
-		}
+	if err == nil && watched {
+		s.quiet = quietMark{st: mark.st, seen: mark.seen, skipped: skipped}
 	}
-	cp, err := s.commit(ctx, name, update, last, "")
-	cp.Skipped = skipped
 	return cp, err
+}
+
+// again names the checkpoint the index holds (nothing changed since it
+// was recorded) name as well.
+func (s *Store) again(ctx context.Context, name string, last bool, skipped []Skipped) (Checkpoint, error) {
+	if err := s.setRefs(ctx, name, s.last, last); err != nil {
+		return Checkpoint{}, err
+	}
+	if last {
+		s.head = s.last
+	}
+	return Checkpoint{ID: s.last, Skipped: skipped}, nil
 }
 
 // commit records a checkpoint named name: tree, or when tree is "" the
@@ -228,6 +251,7 @@ type walked struct {
 // not read again). New directories are listed whole, and nested
 // repositories (which git lists as "dir/" again) followed.
 func (s *Store) walk(ctx context.Context) (walked, error) {
+	s.walks++
 	var w walked
 	out, err := s.git(ctx, nil, "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--no-renames", "--ignore-submodules=all")
 	if err != nil {

@@ -68,6 +68,11 @@ type Store struct {
 	// ownRefs: this process writes the refs itself (setRefs), the git
 	// directory being on this machine, in git's loose-file ref storage.
 	ownRefs bool
+	quiet   quietMark // where the last walk left the running watch (settle.go)
+	walks   int       // walks made, which the tests of settle.go count
+
+	watchMu sync.Mutex
+	settle  *settle // the running watch the snapshots ask, if any
 }
 
 // cachedDiff is diff-tree's output for the changes between two

@@ -36,7 +36,11 @@ const maxIgnoreCache = 1 << 16
 // the host's watcher failed or lost events).
 //
 // Live reports are for following a turn as it runs; the checkpoints are
-// the record. A file that changes while its directory is being added may
+// the record. A Watch also serves the checkpoints: while one runs (the
+// Store's first, if several do), a Snapshot that follows another with
+// nothing seen changing in between does not walk the workspace (see
+// Snapshot). To know that, the watch follows a directory of the Store's
+// own as well, where Snapshot makes an empty file as a barrier. A file that changes while its directory is being added may
 // be reported as created, and a directory moved within the workspace
 // shows its files as created at the new place, not as removed from the
 // old one.
@@ -120,6 +124,19 @@ func (f *ignoreFilter) ignore(ctx context.Context, paths []string) (map[string]b
 	return verdict, nil
 }
 
+// unknown counts the paths of t not known to be ignored: the changes a
+// watch counts before it asks git (settle.go), so that a Snapshot waits
+// for no git command of the watch's.
+func (f *ignoreFilter) unknown(t touches) int {
+	n := 0
+	for p := range t {
+		if !f.ignored[p] {
+			n++
+		}
+	}
+	return n
+}
+
 // keep drops the ignored ones of changes.
 func (f *ignoreFilter) keep(ctx context.Context, changes []Change) ([]Change, error) {
 	paths := make([]string, len(changes))
@@ -137,6 +154,16 @@ func (f *ignoreFilter) keep(ctx context.Context, changes []Change) ([]Change, er
 		}
 	}
 	return kept, nil
+}
+
+// batch is what a watch gathered for one report: the files touched, the
+// directories that appeared (to watch, and list), how many went away, and
+// the cookies that came (settle.go).
+type batch struct {
+	touches  touches
+	newDirs  []string
+	dirsGone int // removed or moved away: their files may have no events
+	cookies  []string
 }
 
 // touches gathers a batch's changes, one per path: a file created and
@@ -178,6 +205,7 @@ func inGitDir(p string) bool {
 type localWatch struct {
 	s       *Store
 	w       *fsnotify.Watcher
+	st      *settle
 	filter  ignoreFilter
 	watched map[string]bool // relative paths of the watched directories
 	report  func([]Change, error)
@@ -188,15 +216,24 @@ func (s *Store) watchLocal(ctx context.Context, report func([]Change, error)) (f
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: watching %s: %w", s.opt.Workspace, err)
 	}
-	lw := &localWatch{s: s, w: w, filter: ignoreFilter{s: s, ignored: map[string]bool{}},
-		watched: map[string]bool{}, report: report}
+	lw := &localWatch{s: s, w: w, st: &settle{dir: s.cookieDir()},
+		filter: ignoreFilter{s: s, ignored: map[string]bool{}}, watched: map[string]bool{}, report: report}
 	if err := lw.addTrees(ctx, []string{""}, nil); err != nil {
 		w.Close()
 		return nil, err
 	}
+	// The cookies' directory, on the same watcher (settle.go); without it
+	// the watch only reports.
+	cookies := filepath.FromSlash(lw.st.dir)
+	if os.MkdirAll(cookies, 0o700) == nil && w.Add(cookies) == nil {
+		s.follow(lw.st)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Go(func() { lw.run(ctx) })
+	wg.Go(func() {
+		defer s.unfollow(lw.st)
+		lw.run(ctx)
+	})
 	return sync.OnceFunc(func() {
 		cancel()
 		wg.Wait()
@@ -208,8 +245,7 @@ func (s *Store) watchLocal(ctx context.Context, report func([]Change, error)) (f
 func (lw *localWatch) run(ctx context.Context) {
 	defer lw.w.Close()
 	for {
-		batch := touches{}
-		var newDirs []string
+		b := batch{touches: touches{}}
 		select {
 		case <-ctx.Done():
 			return
@@ -217,19 +253,19 @@ func (lw *localWatch) run(ctx context.Context) {
 			lw.report(nil, fmt.Errorf("checkpoint: watching %s: %w", lw.s.opt.Workspace, err))
 			return
 		case ev := <-lw.w.Events:
-			newDirs = lw.handle(ev, batch, newDirs)
+			lw.handle(ev, &b)
 		}
 		// Take what else is already there, so a burst is one report.
 	drain:
-		for len(batch) < maxWatchBatch {
+		for len(b.touches) < maxWatchBatch {
 			select {
 			case ev := <-lw.w.Events:
-				newDirs = lw.handle(ev, batch, newDirs)
+				lw.handle(ev, &b)
 			default:
 				break drain
 			}
 		}
-		if err := lw.flush(ctx, batch, newDirs); err != nil {
+		if err := lw.flush(ctx, &b); err != nil {
 			if ctx.Err() == nil {
 				lw.report(nil, err)
 			}
@@ -238,44 +274,54 @@ func (lw *localWatch) run(ctx context.Context) {
 	}
 }
 
-// handle adds one notification to batch, and a new directory to newDirs.
-func (lw *localWatch) handle(ev fsnotify.Event, batch touches, newDirs []string) []string {
+// handle adds one notification to b.
+func (lw *localWatch) handle(ev fsnotify.Event, b *batch) {
+	if name, ok := lw.st.isCookie(filepath.ToSlash(ev.Name)); ok {
+		if ev.Has(fsnotify.Create) {
+			b.cookies = append(b.cookies, name)
+		}
+		return
+	}
 	rel, ok := lw.rel(ev.Name)
 	if !ok || inGitDir(rel) {
-		return newDirs
+		return
 	}
 	switch {
 	case ev.Has(fsnotify.Create):
 		if info, err := os.Lstat(ev.Name); err == nil && info.IsDir() {
-			return append(newDirs, rel)
+			b.newDirs = append(b.newDirs, rel)
+			return
 		}
-		batch.add(rel, "A")
+		b.touches.add(rel, "A")
 	case ev.Has(fsnotify.Remove), ev.Has(fsnotify.Rename):
 		if lw.watched[rel] {
 			lw.forget(rel)
-			return newDirs
+			b.dirsGone++
+			return
 		}
-		batch.add(rel, "D")
+		b.touches.add(rel, "D")
 	case ev.Has(fsnotify.Write), ev.Has(fsnotify.Chmod):
 		if !lw.watched[rel] {
-			batch.add(rel, "M")
+			b.touches.add(rel, "M")
 		}
 	}
-	return newDirs
 }
 
 // flush watches the batch's new directories (their files are new too),
-// drops what is ignored and reports the rest.
-func (lw *localWatch) flush(ctx context.Context, batch touches, newDirs []string) error {
-	if len(newDirs) > 0 {
-		if err := lw.addTrees(ctx, newDirs, batch); err != nil {
+// counts what changed and lets the cookies' waiters go (a new directory
+// is watched by then), and reports what is not ignored.
+func (lw *localWatch) flush(ctx context.Context, b *batch) error {
+	if len(b.newDirs) > 0 {
+		if err := lw.addTrees(ctx, b.newDirs, b.touches); err != nil {
 			return err
 		}
 	}
-	if len(batch) == 0 {
+	lw.st.add(lw.filter.unknown(b.touches) + len(b.newDirs) + b.dirsGone)
+	lw.st.came(b.cookies)
+	if len(b.touches) == 0 {
 		return nil
 	}
-	files, err := lw.filter.keep(ctx, batch.list())
+	files, err := lw.filter.keep(ctx, b.touches.list())
 	if err != nil {
 		return err
 	}

@@ -15,8 +15,9 @@ import (
 )
 
 // watchScript watches the workspace $1 with inotifywait, after checking
-// that it has at most $2 directories (.git left out), until its input
-// closes (stop, or a dropped connection). It says on stderr how many
+// that it has at most $2 directories (.git left out), and the cookies'
+// directory $3 (settle.go), until its input closes (stop, or a dropped
+// connection). It says on stderr how many
 // directories it found before inotifywait says its watches are
 // established; it prints an event's names, a NUL, its path and a NUL.
 // A background job's input is /dev/null, so the job that waits for the
@@ -25,9 +26,10 @@ const watchScript = `command -v inotifywait >/dev/null 2>&1 || { echo "inotifywa
 n=$(find "$1" -name .git -prune -o -type d -print 2>/dev/null | head -n "$(($2 + 1))" | wc -l)
 echo "directories $n" >&2
 [ "$n" -le "$2" ] || exit 3
+mkdir -p "$3" || exit
 exec 3<&0
 inotifywait -m -r --no-newline --format '%e%0%w%f%0' --exclude '/\.git(/|$)' \
-	-e create -e modify -e attrib -e delete -e moved_from -e moved_to "$1" </dev/null 3<&- &
+	-e create -e modify -e attrib -e delete -e moved_from -e moved_to "$1" "$3" </dev/null 3<&- &
 p=$!
 { cat <&3; kill "$p"; } >/dev/null 2>&1 &
 wait "$p"`
@@ -39,6 +41,7 @@ type remoteEvent struct{ names, path string }
 type sshWatch struct {
 	s      *Store
 	sess   *ssh.Session
+	st     *settle
 	filter ignoreFilter
 	report func([]Change, error)
 	events chan remoteEvent
@@ -56,7 +59,7 @@ func (s *Store) watchSSH(ctx context.Context, r SSH, report func([]Change, error
 	stdin, err1 := sess.StdinPipe()
 	stdout, err2 := sess.StdoutPipe()
 	stderr, err3 := sess.StderrPipe()
-	args := []string{"sh", "-c", watchScript, "sh", s.opt.Workspace, strconv.Itoa(s.maxWatchedDirs())}
+	args := []string{"sh", "-c", watchScript, "sh", s.opt.Workspace, strconv.Itoa(s.maxWatchedDirs()), s.cookieDir()}
 	if err := errors.Join(err1, err2, err3); err == nil {
 		err = sess.Start(commandLine(args, nil))
 	}
@@ -64,7 +67,7 @@ func (s *Store) watchSSH(ctx context.Context, r SSH, report func([]Change, error
 		sess.Close()
 		return nil, fmt.Errorf("checkpoint: watching %s on %s: %w", s.opt.Workspace, client.RemoteAddr(), err)
 	}
-	sw := &sshWatch{s: s, sess: sess, filter: ignoreFilter{s: s, ignored: map[string]bool{}},
+	sw := &sshWatch{s: s, sess: sess, st: &settle{dir: s.cookieDir()}, filter: ignoreFilter{s: s, ignored: map[string]bool{}},
 		report: report, events: make(chan remoteEvent, 256)}
 	ready := make(chan int, 1)
 	exited := make(chan error, 1)
@@ -91,7 +94,9 @@ func (s *Store) watchSSH(ctx context.Context, r SSH, report func([]Change, error
 		wg.Wait()
 		return nil, err
 	}
+	s.follow(sw.st)
 	wg.Go(func() {
+		defer s.unfollow(sw.st)
 		sw.run(ctx, exited)
 		stopSession()
 	})
@@ -153,8 +158,8 @@ func (sw *sshWatch) readEvents(ctx context.Context, r io.Reader) {
 // ends, which before ctx is an early end, reported.
 func (sw *sshWatch) run(ctx context.Context, exited <-chan error) {
 	for {
-		batch := touches{}
-		var newDirs []string
+		b := batch{touches: touches{}}
+		var lost bool
 		select {
 		case <-ctx.Done():
 			return
@@ -166,31 +171,36 @@ func (sw *sshWatch) run(ctx context.Context, exited <-chan error) {
 				}
 				return
 			}
-			newDirs = sw.handle(ev, batch, newDirs)
+			lost = sw.handle(ev, &b)
 		}
 	drain:
-		for len(batch) < maxWatchBatch {
+		for len(b.touches) < maxWatchBatch && !lost {
 			select {
 			case ev, ok := <-sw.events:
 				if !ok {
 					break drain
 				}
-				newDirs = sw.handle(ev, batch, newDirs)
+				lost = sw.handle(ev, &b)
 			default:
 				break drain
 			}
+		}
+		if lost {
+			sw.report(nil, fmt.Errorf("checkpoint: watching %s: inotifywait lost events (its queue overflowed)", sw.s.opt.Workspace))
+			return
 		}
 		if sw.dirs > sw.s.maxWatchedDirs() {
 			sw.report(nil, sw.s.errTooManyDirs())
 			return
 		}
-		err := sw.listNew(ctx, newDirs, batch)
-		if err == nil && len(batch) == 0 {
-			continue
-		}
+		err := sw.listNew(ctx, b.newDirs, b.touches)
 		var files []Change
 		if err == nil {
-			files, err = sw.filter.keep(ctx, batch.list())
+			sw.st.add(sw.filter.unknown(b.touches) + len(b.newDirs) + b.dirsGone)
+			sw.st.came(b.cookies)
+			if len(b.touches) > 0 {
+				files, err = sw.filter.keep(ctx, b.touches.list())
+			}
 		}
 		if err != nil {
 			if ctx.Err() == nil {
@@ -204,31 +214,42 @@ func (sw *sshWatch) run(ctx context.Context, exited <-chan error) {
 	}
 }
 
-// handle adds one record to batch; a directory's only counts, and a new
-// one is added to newDirs.
-func (sw *sshWatch) handle(ev remoteEvent, batch touches, newDirs []string) []string {
-	rel, ok := strings.CutPrefix(ev.path, sw.s.opt.Workspace+"/")
-	if !ok || rel == "" || inGitDir(rel) {
-		return newDirs
-	}
+// handle adds one record to b; a directory's only counts, and a new one
+// is added to b.newDirs. It reports whether the record says events were
+// lost.
+func (sw *sshWatch) handle(ev remoteEvent, b *batch) (lost bool) {
 	names := "," + ev.names + ","
 	has := func(name string) bool { return strings.Contains(names, ","+name+",") }
+	if has("Q_OVERFLOW") {
+		return true
+	}
+	if name, ok := sw.st.isCookie(ev.path); ok {
+		if has("CREATE") {
+			b.cookies = append(b.cookies, name)
+		}
+		return false
+	}
+	rel, ok := strings.CutPrefix(ev.path, sw.s.opt.Workspace+"/")
+	if !ok || rel == "" || inGitDir(rel) {
+		return false
+	}
 	switch {
 	case has("ISDIR"):
 		if has("CREATE") || has("MOVED_TO") {
 			sw.dirs++
-			newDirs = append(newDirs, rel)
+			b.newDirs = append(b.newDirs, rel)
 		} else if has("DELETE") || has("MOVED_FROM") {
 			sw.dirs--
+			b.dirsGone++
 		}
 	case has("CREATE"), has("MOVED_TO"):
-		batch.add(rel, "A")
+		b.touches.add(rel, "A")
 	case has("DELETE"), has("MOVED_FROM"):
-		batch.add(rel, "D")
+		b.touches.add(rel, "D")
 	case has("MODIFY"), has("ATTRIB"):
-		batch.add(rel, "M")
+		b.touches.add(rel, "M")
 	}
-	return newDirs
+	return false
 }
 
 // listNewScript prints, NUL-terminated, what is not a directory under the
