@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -60,8 +61,10 @@ func (s *Store) watchSSH(ctx context.Context, r SSH, report func([]Change, error
 	stdout, err2 := sess.StdoutPipe()
 	stderr, err3 := sess.StderrPipe()
 	args := []string{"sh", "-c", watchScript, "sh", s.opt.Workspace, strconv.Itoa(s.maxWatchedDirs()), s.cookieDir()}
+	// What the login's startup files print comes before the mark.
+	token := rand.Text()
 	if err := errors.Join(err1, err2, err3); err == nil {
-		err = sess.Start(commandLine(args, nil))
+		err = sess.Start("printf '\\000%s\\000' " + token + "; " + commandLine(args, nil))
 	}
 	if err != nil {
 		sess.Close()
@@ -74,7 +77,7 @@ func (s *Store) watchSSH(ctx context.Context, r SSH, report func([]Change, error
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { sw.readStderr(stderr, ready) })
-	wg.Go(func() { sw.readEvents(ctx, stdout) })
+	wg.Go(func() { sw.readEvents(ctx, stdout, token) })
 	wg.Go(func() { exited <- sess.Wait() })
 	stopSession := sync.OnceFunc(func() {
 		_ = stdin.Close()
@@ -133,10 +136,20 @@ func (sw *sshWatch) readStderr(r io.Reader, ready chan<- int) {
 	}
 }
 
-// readEvents reads inotifywait's records until its output ends.
-func (sw *sshWatch) readEvents(ctx context.Context, r io.Reader) {
+// readEvents reads inotifywait's records, those after the mark token,
+// until its output ends.
+func (sw *sshWatch) readEvents(ctx context.Context, r io.Reader, token string) {
 	defer close(sw.events)
 	in := bufio.NewReader(r)
+	for {
+		field, err := in.ReadString(0)
+		if err != nil {
+			return
+		}
+		if field == token+"\x00" {
+			break
+		}
+	}
 	for {
 		names, err := in.ReadString(0)
 		if err != nil {

@@ -41,6 +41,8 @@ func TestWatchOverSSHD(t *testing.T) {
 		t.Skip("inotifywait (inotify-tools) is not installed on this host")
 	}
 	srv := sshdtest.Start(t)
+	// What the login's startup files print is not an event.
+	srv.SetStartup(t, `printf 'said at startup\000'`)
 	client := srv.Dial(t)
 	runner := SSH{Dial: func(context.Context) (*ssh.Client, error) { return client, nil }}
 	ws := tempDir(t)
