@@ -16,6 +16,12 @@ const liveInterval = 250 * time.Millisecond
 // maxLiveFiles bounds the files one live report lists.
 const maxLiveFiles = 1000
 
+// watchIdle is how long a session's watch outlives its last turn: an
+// inotify instance is a per-user resource (128 by default), which an app
+// with many idle sessions must not hold. The next turn starts it again;
+// its checkpoint before then walks the workspace.
+const watchIdle = 10 * time.Minute
+
 // startLive starts the live reports of turn n, unless the app turned them
 // off (Options.MaxWatchedDirs < 0). The watch behind them starts with the
 // first turn and runs until the session closes: between turns it is what
@@ -30,6 +36,10 @@ func (c *sessionCheckpoints) startLive(ctx context.Context, n uint64, store *che
 	l := &liveChanges{s: c.s, turn: n, pending: map[string]string{}}
 	c.mu.Lock()
 	c.live = l
+	if c.idle != nil {
+		c.idle.Stop() // when it fired already, it finds c.live set
+		c.idle = nil
+	}
 	old, running := c.stopWatch, c.stopWatch != nil && !c.watchDone
 	if !running {
 		c.stopWatch, c.watchDone = nil, false
@@ -85,6 +95,9 @@ func (c *sessionCheckpoints) endLive(n uint64) {
 		return
 	}
 	c.live = nil
+	if c.stopWatch != nil && c.idle == nil {
+		c.idle = c.s.b.clock.AfterFunc(watchIdle, c.stopIdle)
+	}
 	c.mu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -96,11 +109,32 @@ func (c *sessionCheckpoints) endLive(n uint64) {
 	l.emitLocked()
 }
 
+// stopIdle stops the watch of a session whose last turn ended watchIdle
+// ago, unless a turn started since.
+func (c *sessionCheckpoints) stopIdle() {
+	c.mu.Lock()
+	if c.live != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.idle = nil
+	stop := c.stopWatch
+	c.stopWatch = nil
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
 // close stops the watch, when the session closes.
 func (c *sessionCheckpoints) close() {
 	c.mu.Lock()
 	stop := c.stopWatch
 	c.stopWatch, c.live = nil, nil
+	if c.idle != nil {
+		c.idle.Stop()
+		c.idle = nil
+	}
 	c.mu.Unlock()
 	if stop != nil {
 		stop()

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acphost/acphost/acpclient"
 	"github.com/acphost/acphost/acptest"
@@ -211,4 +212,37 @@ func TestLiveDebounce(t *testing.T) {
 	rec.waitFor("the next interval's event", func(e Event) bool {
 		return e.Kind == KindChanges && e.Changes.Op == "touch" && e.Seq > ev.Seq && len(e.Changes.Files) == 1
 	})
+}
+
+// TestWatchStopsWhenIdle: the session's watch runs on after its turn,
+// for the next turn's checkpoint, and stops once the session has been
+// idle for watchIdle on the Bridge's clock; the next turn starts it again.
+func TestWatchStopsWhenIdle(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := fakeClock{fakeclock.New()}
+	s, rec := liveSession(t, dir, "true", checkpoint.Options{}, clock)
+	watching := func() bool {
+		s.ckpt.mu.Lock()
+		defer s.ckpt.mu.Unlock()
+		return s.ckpt.stopWatch != nil
+	}
+	cancel := runLive(t, s)
+	waitfor.Until(t, "the turn's watch", watching)
+	cancel()
+	rec.waitFor("the turn's changes", func(ev Event) bool { return ev.Kind == KindChanges && ev.Changes.Op == "turn" })
+	if !watching() {
+		t.Fatal("the watch stopped with the turn")
+	}
+	clock.Advance(watchIdle - time.Second)
+	if !watching() {
+		t.Fatal("the watch stopped before the session was idle for watchIdle")
+	}
+	clock.Advance(time.Second)
+	waitfor.Until(t, "the idle session's watch to stop", func() bool { return !watching() })
+	cancel = runLive(t, s)
+	waitfor.Until(t, "the next turn's watch", watching)
+	cancel()
 }

@@ -341,6 +341,7 @@ type sessionCheckpoints struct {
 	live      *liveChanges      // the running turn's live reports
 	stopWatch func()            // ends the watch; nil when none runs
 	watchDone bool              // the watch ended on its own (and said why)
+	idle      Timer             // stops the watch of a session idle for watchIdle
 }
 
 // sessionRecords is a session's record concern: building its Record,
