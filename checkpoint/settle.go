@@ -33,8 +33,7 @@ type settle struct {
 	seen    uint64                   // changes seen in the workspace
 	ended   bool                     // the watch stopped, failed, or a cookie never came
 	waiting map[string]chan struct{} // cookie name → closed when its event came
-	made    int                      // cookies made
-	last    string                   // the last cookie, removed with the next
+	made    int                      // cookies made, which names them
 }
 
 // quietMark is where a walk left a watch: the changes it had seen just
@@ -129,15 +128,15 @@ func (s *Store) mark(ctx context.Context) (quietMark, bool) {
 		return quietMark{}, false
 	}
 	st.made++
-	name, prev := "c"+strconv.Itoa(st.made), st.last
-	st.last = name
+	n := st.made
+	name := "c" + strconv.Itoa(n)
 	came := make(chan struct{})
 	if st.waiting == nil {
 		st.waiting = map[string]chan struct{}{}
 	}
 	st.waiting[name] = came
 	st.mu.Unlock()
-	if err := s.makeCookie(ctx, st.dir, name, prev); err != nil {
+	if err := s.makeCookie(ctx, st.dir, n); err != nil {
 		st.end()
 		return quietMark{}, false
 	}
@@ -161,23 +160,31 @@ func (s *Store) mark(ctx context.Context) (quietMark, bool) {
 	return quietMark{st: st, seen: st.seen}, true
 }
 
-// cookieScript makes the cookie $2 in the directory $1, removing the
-// previous one, $3.
-const cookieScript = `: > "$1/$2" && { [ -z "$3" ] || rm -f "$1/$3"; }`
+// cookieScript makes the cookie $2 in the directory $1, with no process
+// of its own (a Shell runs it in its sh); when $3 is set it first removes
+// the cookies made before.
+const cookieScript = `if [ -n "$3" ]; then rm -f "$1"/c*; fi; : > "$1/$2"`
 
-// makeCookie makes cookie name in dir and removes the previous one,
-// prev: in this process with Local, in one command through other runners.
-func (s *Store) makeCookie(ctx context.Context, dir, name, prev string) error {
+// cookieSweep is how many cookies an SSH host keeps before they are
+// removed, all at once: a removal each time would be a process each time.
+const cookieSweep = 64
+
+// makeCookie makes cookie number n in dir: in this process with Local,
+// removing the one before; in one command through other runners.
+func (s *Store) makeCookie(ctx context.Context, dir string, n int) error {
+	name := "c" + strconv.Itoa(n)
 	if _, local := s.opt.Runner.(Local); !local {
-		_, err := s.opt.Runner.Run(ctx, []string{"sh", "-c", cookieScript, "sh", dir, name, prev}, nil, nil)
+		sweep := ""
+		if n%cookieSweep == 0 {
+			sweep = "1"
+		}
+		_, err := s.opt.Runner.Run(ctx, []string{"sh", "-c", cookieScript, "sh", dir, name, sweep}, nil, nil)
 		return err
 	}
 	dir = filepath.FromSlash(dir)
 	if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
 		return err
 	}
-	if prev != "" {
-		_ = os.Remove(filepath.Join(dir, prev))
-	}
+	_ = os.Remove(filepath.Join(dir, "c"+strconv.Itoa(n-1)))
 	return nil
 }

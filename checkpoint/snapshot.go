@@ -176,32 +176,48 @@ n=$1; u=$2; h=$3; t=$4; p=$5; r=$6; shift 6
 if [ "$u" = 1 ]; then git "$@" update-index -z --add --remove --stdin; fi
 if [ -z "$t" ]; then t=$(git "$@" write-tree); fi
 c=$(git "$@" commit-tree -m "$n" "$t")
-setref() {
-	f=$GIT_DIR/$1
-	[ -d "${f%/*}" ] || mkdir -p "${f%/*}"
-	(set -C; printf '%s\n' "$2" > "$f.lock")
-	mv -f "$f.lock" "$f"
-}
-if [ "$r" = 1 ] && [ -d "$GIT_DIR/reftable" ]; then
-	{ printf 'update refs/acphost/%s %s\n' "$n" "$c"; if [ "$h" = 1 ]; then printf 'option no-deref\nupdate HEAD %s\n' "$c"; fi; } | git "$@" update-ref --stdin
-elif [ "$r" = 1 ]; then
-	setref "refs/acphost/$n" "$c"
-	if [ "$h" = 1 ]; then setref HEAD "$c"; fi
+if [ "$r" = 1 ]; then
+` + writeRefs + `
 fi
 printf '%s' "$c"
 if [ -n "$p" ]; then printf '\000'; GIT_INDEX_FILE=$GIT_DIR/no-index git "$@" diff-tree -r -z -M --raw --numstat --no-textconv --no-ext-diff "$p" "$c"; fi`
 
+// writeRefs, a part of the scripts that write refs, writes
+// refs/acphost/$n = $c, and HEAD = $c when $h is 1.
+const writeRefs = `setref() {
+	f=$GIT_DIR/$1
+	[ -d "${f%/*}" ] || mkdir -p "${f%/*}"
+	set -C; printf '%s\n' "$2" > "$f.lock"; set +C
+	mv -f "$f.lock" "$f"
+}
+if [ -d "$GIT_DIR/reftable" ]; then
+	{ printf 'update refs/acphost/%s %s\n' "$n" "$c"; if [ "$h" = 1 ]; then printf 'option no-deref\nupdate HEAD %s\n' "$c"; fi; } | git "$@" update-ref --stdin
+else
+	setref "refs/acphost/$n" "$c"
+	if [ "$h" = 1 ]; then setref HEAD "$c"; fi
+fi`
+
+// refsScript names the checkpoint $2 refs/acphost/$1, and HEAD when $3 is
+// 1; its other arguments are git's settings.
+const refsScript = `set -e
+n=$1; c=$2; h=$3; shift 3
+` + writeRefs
+
 // setRefs names checkpoint id refs/acphost/name, and HEAD (the last
-// checkpoint) when last: in this process when it can (Store.ownRefs),
-// else with update-ref.
+// checkpoint) when last and HEAD is not id already: in this process when
+// it can (Store.ownRefs), else with a script.
 func (s *Store) setRefs(ctx context.Context, name, id string, last bool) error {
+	last = last && s.head != id
 	if !s.ownRefs {
-		refs := "update refs/acphost/" + name + " " + id + "\n"
+		h := "0"
 		if last {
-			refs += "option no-deref\nupdate HEAD " + id + "\n"
+			h = "1"
 		}
-		_, err := s.git(ctx, []byte(refs), "update-ref", "--stdin")
-		return err
+		args := append([]string{"sh", "-c", refsScript, "sh", name, id, h}, s.gitArgs()[1:]...)
+		if _, err := s.opt.Runner.Run(ctx, args, s.env, nil); err != nil {
+			return s.fail("recording checkpoint "+name, err)
+		}
+		return nil
 	}
 	err := s.setRef("refs/acphost/"+name, id)
 	if err == nil && last {
