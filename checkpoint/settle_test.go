@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/crypto/ssh"
@@ -53,7 +54,13 @@ func testQuietSnapshots(t *testing.T, r Runner) {
 		t.Helper()
 		n++
 		walks := s.walks
-		cp := snap(t, s, "q"+string(rune('a'+n)))
+		name := "q" + string(rune('a'+n))
+		cp := snap(t, s, name)
+		for _, ref := range []string{"refs/acphost/" + name, "HEAD"} {
+			if out, err := s.git(testCtx(t), nil, "rev-parse", ref); err != nil || strings.TrimSpace(string(out)) != cp.ID {
+				t.Errorf("%s: %s is %s (%v), want %s", what, ref, out, err, cp.ID)
+			}
+		}
 		if walked := s.walks > walks; walked != wantWalk {
 			t.Errorf("%s: walked = %v, want %v", what, walked, wantWalk)
 		}
