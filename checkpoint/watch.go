@@ -80,9 +80,10 @@ func (s *Store) errTooManyDirs() error {
 
 // ignoreFilter answers which paths the checkpoints ignore, asking git
 // (check-ignore, one command for many paths) only about paths it has not
-// seen.
+// seen. A watch's two goroutines share it.
 type ignoreFilter struct {
 	s       *Store
+	mu      sync.Mutex
 	ignored map[string]bool
 }
 
@@ -95,31 +96,38 @@ const checkIgnoreScript = `unset GIT_LITERAL_PATHSPECS; git "$@" check-ignore --
 // ignore reports, of paths (directories with a trailing slash), those
 // the checkpoints ignore.
 func (f *ignoreFilter) ignore(ctx context.Context, paths []string) (map[string]bool, error) {
+	verdict := make(map[string]bool, len(paths))
 	var ask []string
+	f.mu.Lock()
 	for _, p := range paths {
-		if _, known := f.ignored[p]; !known {
+		if ignored, known := f.ignored[p]; known {
+			verdict[p] = ignored
+		} else {
 			ask = append(ask, p)
 		}
 	}
-	if len(ask) > 0 {
-		args := append([]string{"sh", "-c", checkIgnoreScript, "sh"}, f.s.gitArgs()[1:]...)
-		out, err := f.s.opt.Runner.Run(ctx, args, f.s.env, zList(ask))
-		if err != nil {
-			return nil, f.s.fail("asking which paths are ignored", err)
-		}
-		if len(f.ignored)+len(ask) > maxIgnoreCache {
-			clear(f.ignored)
-		}
-		for _, p := range ask {
-			f.ignored[p] = false
-		}
-		for _, p := range splitZ(out) {
-			f.ignored[p] = true
-		}
+	f.mu.Unlock()
+	if len(ask) == 0 {
+		return verdict, nil
 	}
-	verdict := make(map[string]bool, len(paths))
-	for _, p := range paths {
-		verdict[p] = f.ignored[p]
+	args := append([]string{"sh", "-c", checkIgnoreScript, "sh"}, f.s.gitArgs()[1:]...)
+	out, err := f.s.opt.Runner.Run(ctx, args, f.s.env, zList(ask))
+	if err != nil {
+		return nil, f.s.fail("asking which paths are ignored", err)
+	}
+	for _, p := range ask {
+		verdict[p] = false
+	}
+	for _, p := range splitZ(out) {
+		verdict[p] = true
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.ignored)+len(ask) > maxIgnoreCache {
+		clear(f.ignored)
+	}
+	for _, p := range ask {
+		f.ignored[p] = verdict[p]
 	}
 	return verdict, nil
 }
@@ -128,6 +136,8 @@ func (f *ignoreFilter) ignore(ctx context.Context, paths []string) (map[string]b
 // watch counts before it asks git (settle.go), so that a Snapshot waits
 // for no git command of the watch's.
 func (f *ignoreFilter) unknown(t touches) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	n := 0
 	for p := range t {
 		if !f.ignored[p] {
@@ -156,6 +166,66 @@ func (f *ignoreFilter) keep(ctx context.Context, changes []Change) ([]Change, er
 	return kept, nil
 }
 
+// reporter is a watch's second goroutine: it lists the files of new
+// directories where it must (expand), drops what the checkpoints ignore,
+// and reports the rest, batch by batch in order; so the event loop, which
+// counts changes and answers cookies (settle.go), never waits for git.
+type reporter struct {
+	filter *ignoreFilter
+	report func([]Change, error)
+	expand func(ctx context.Context, dirs []string, files touches) error // nil: the loop did
+	queue  chan batch
+}
+
+func newReporter(filter *ignoreFilter, report func([]Change, error)) *reporter {
+	return &reporter{filter: filter, report: report, queue: make(chan batch, 64)}
+}
+
+// send queues b, unless ctx is done first.
+func (r *reporter) send(ctx context.Context, b batch) {
+	select {
+	case r.queue <- b:
+	case <-ctx.Done():
+	}
+}
+
+// fail queues the error that ends the watch, unless the watch was
+// stopped.
+func (r *reporter) fail(ctx context.Context, err error) {
+	if ctx.Err() == nil {
+		r.send(ctx, batch{err: err})
+	}
+}
+
+// run reports the batches until the loop closes the queue; one that
+// fails ends the watch (cancel) and is its last report.
+func (r *reporter) run(ctx context.Context, cancel func()) {
+	ended := false
+	for b := range r.queue {
+		if ended {
+			continue
+		}
+		err := b.err
+		var files []Change
+		if err == nil && r.expand != nil && len(b.newDirs) > 0 {
+			err = r.expand(ctx, b.newDirs, b.touches)
+		}
+		if err == nil && len(b.touches) > 0 {
+			files, err = r.filter.keep(ctx, b.touches.list())
+		}
+		switch {
+		case err != nil:
+			ended = true
+			cancel()
+			if b.err != nil || ctx.Err() == nil {
+				r.report(nil, err)
+			}
+		case len(files) > 0:
+			r.report(files, nil)
+		}
+	}
+}
+
 // batch is what a watch gathered for one report: the files touched, the
 // directories that appeared (to watch, and list), how many went away, and
 // the cookies that came (settle.go).
@@ -164,6 +234,7 @@ type batch struct {
 	newDirs  []string
 	dirsGone int // removed or moved away: their files may have no events
 	cookies  []string
+	err      error // the watch ended with it: the reporter's last report
 }
 
 // touches gathers a batch's changes, one per path: a file created and
@@ -208,7 +279,6 @@ type localWatch struct {
 	st      *settle
 	filter  ignoreFilter
 	watched map[string]bool // relative paths of the watched directories
-	report  func([]Change, error)
 }
 
 func (s *Store) watchLocal(ctx context.Context, report func([]Change, error)) (func(), error) {
@@ -217,7 +287,7 @@ func (s *Store) watchLocal(ctx context.Context, report func([]Change, error)) (f
 		return nil, fmt.Errorf("checkpoint: watching %s: %w", s.opt.Workspace, err)
 	}
 	lw := &localWatch{s: s, w: w, st: &settle{dir: s.cookieDir()},
-		filter: ignoreFilter{s: s, ignored: map[string]bool{}}, watched: map[string]bool{}, report: report}
+		filter: ignoreFilter{s: s, ignored: map[string]bool{}}, watched: map[string]bool{}}
 	if err := lw.addTrees(ctx, []string{""}, nil); err != nil {
 		w.Close()
 		return nil, err
@@ -229,10 +299,13 @@ func (s *Store) watchLocal(ctx context.Context, report func([]Change, error)) (f
 		s.follow(lw.st)
 	}
 	ctx, cancel := context.WithCancel(ctx)
+	out := newReporter(&lw.filter, report)
 	var wg sync.WaitGroup
+	wg.Go(func() { out.run(ctx, cancel) })
 	wg.Go(func() {
 		defer s.unfollow(lw.st)
-		lw.run(ctx)
+		defer close(out.queue)
+		lw.run(ctx, out)
 	})
 	return sync.OnceFunc(func() {
 		cancel()
@@ -240,9 +313,9 @@ func (s *Store) watchLocal(ctx context.Context, report func([]Change, error)) (f
 	}), nil
 }
 
-// run turns the notifications into reports until ctx is done or the
-// watch fails.
-func (lw *localWatch) run(ctx context.Context) {
+// run turns the notifications into batches for out until ctx is done or
+// the watch fails.
+func (lw *localWatch) run(ctx context.Context, out *reporter) {
 	defer lw.w.Close()
 	for {
 		b := batch{touches: touches{}}
@@ -250,7 +323,7 @@ func (lw *localWatch) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case err := <-lw.w.Errors:
-			lw.report(nil, fmt.Errorf("checkpoint: watching %s: %w", lw.s.opt.Workspace, err))
+			out.fail(ctx, fmt.Errorf("checkpoint: watching %s: %w", lw.s.opt.Workspace, err))
 			return
 		case ev := <-lw.w.Events:
 			lw.handle(ev, &b)
@@ -266,10 +339,11 @@ func (lw *localWatch) run(ctx context.Context) {
 			}
 		}
 		if err := lw.flush(ctx, &b); err != nil {
-			if ctx.Err() == nil {
-				lw.report(nil, err)
-			}
+			out.fail(ctx, err)
 			return
+		}
+		if len(b.touches) > 0 {
+			out.send(ctx, b)
 		}
 	}
 }
@@ -307,9 +381,9 @@ func (lw *localWatch) handle(ev fsnotify.Event, b *batch) {
 	}
 }
 
-// flush watches the batch's new directories (their files are new too),
-// counts what changed and lets the cookies' waiters go (a new directory
-// is watched by then), and reports what is not ignored.
+// flush watches the batch's new directories (their files are new too:
+// they join the batch), counts what changed, and lets the cookies'
+// waiters go, a new directory being watched by then.
 func (lw *localWatch) flush(ctx context.Context, b *batch) error {
 	if len(b.newDirs) > 0 {
 		if err := lw.addTrees(ctx, b.newDirs, b.touches); err != nil {
@@ -318,16 +392,6 @@ func (lw *localWatch) flush(ctx context.Context, b *batch) error {
 	}
 	lw.st.add(lw.filter.unknown(b.touches) + len(b.newDirs) + b.dirsGone)
 	lw.st.came(b.cookies)
-	if len(b.touches) == 0 {
-		return nil
-	}
-	files, err := lw.filter.keep(ctx, b.touches.list())
-	if err != nil {
-		return err
-	}
-	if len(files) > 0 {
-		lw.report(files, nil)
-	}
 	return nil
 }
 

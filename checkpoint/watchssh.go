@@ -44,7 +44,6 @@ type sshWatch struct {
 	sess   *ssh.Session
 	st     *settle
 	filter ignoreFilter
-	report func([]Change, error)
 	events chan remoteEvent
 	dirs   int // directories watched, as far as the events tell
 
@@ -71,7 +70,7 @@ func (s *Store) watchSSH(ctx context.Context, r SSH, report func([]Change, error
 		return nil, fmt.Errorf("checkpoint: watching %s on %s: %w", s.opt.Workspace, client.RemoteAddr(), err)
 	}
 	sw := &sshWatch{s: s, sess: sess, st: &settle{dir: s.cookieDir()}, filter: ignoreFilter{s: s, ignored: map[string]bool{}},
-		report: report, events: make(chan remoteEvent, 256)}
+		events: make(chan remoteEvent, 256)}
 	ready := make(chan int, 1)
 	exited := make(chan error, 1)
 	ctx, cancel := context.WithCancel(ctx)
@@ -98,9 +97,13 @@ func (s *Store) watchSSH(ctx context.Context, r SSH, report func([]Change, error
 		return nil, err
 	}
 	s.follow(sw.st)
+	out := newReporter(&sw.filter, report)
+	out.expand = sw.listNew
+	wg.Go(func() { out.run(ctx, cancel) })
 	wg.Go(func() {
 		defer s.unfollow(sw.st)
-		sw.run(ctx, exited)
+		defer close(out.queue)
+		sw.run(ctx, exited, out)
 		stopSession()
 	})
 	return sync.OnceFunc(func() {
@@ -167,9 +170,9 @@ func (sw *sshWatch) readEvents(ctx context.Context, r io.Reader, token string) {
 	}
 }
 
-// run reports the events in batches until ctx is done or inotifywait
-// ends, which before ctx is an early end, reported.
-func (sw *sshWatch) run(ctx context.Context, exited <-chan error) {
+// run turns the records into batches for out until ctx is done or
+// inotifywait ends, which before ctx is an early end, reported.
+func (sw *sshWatch) run(ctx context.Context, exited <-chan error, out *reporter) {
 	for {
 		b := batch{touches: touches{}}
 		var lost bool
@@ -178,10 +181,7 @@ func (sw *sshWatch) run(ctx context.Context, exited <-chan error) {
 			return
 		case ev, ok := <-sw.events:
 			if !ok {
-				err := <-exited
-				if ctx.Err() == nil {
-					sw.report(nil, sw.failed(nil, err))
-				}
+				out.fail(ctx, sw.failed(nil, <-exited))
 				return
 			}
 			lost = sw.handle(ev, &b)
@@ -198,31 +198,21 @@ func (sw *sshWatch) run(ctx context.Context, exited <-chan error) {
 				break drain
 			}
 		}
-		if lost {
-			sw.report(nil, fmt.Errorf("checkpoint: watching %s: inotifywait lost events (its queue overflowed)", sw.s.opt.Workspace))
+		switch {
+		case lost:
+			out.fail(ctx, fmt.Errorf("checkpoint: watching %s: inotifywait lost events (its queue overflowed)", sw.s.opt.Workspace))
+			return
+		case sw.dirs > sw.s.maxWatchedDirs():
+			out.fail(ctx, sw.s.errTooManyDirs())
 			return
 		}
-		if sw.dirs > sw.s.maxWatchedDirs() {
-			sw.report(nil, sw.s.errTooManyDirs())
-			return
-		}
-		err := sw.listNew(ctx, b.newDirs, b.touches)
-		var files []Change
-		if err == nil {
-			sw.st.add(sw.filter.unknown(b.touches) + len(b.newDirs) + b.dirsGone)
-			sw.st.came(b.cookies)
-			if len(b.touches) > 0 {
-				files, err = sw.filter.keep(ctx, b.touches.list())
-			}
-		}
-		if err != nil {
-			if ctx.Err() == nil {
-				sw.report(nil, err)
-			}
-			return
-		}
-		if len(files) > 0 {
-			sw.report(files, nil)
+		// inotifywait watches a new directory before it reads on, so
+		// what changes in it later has events of its own: counting the
+		// directory is enough here, and the reporter lists its files.
+		sw.st.add(sw.filter.unknown(b.touches) + len(b.newDirs) + b.dirsGone)
+		sw.st.came(b.cookies)
+		if len(b.touches) > 0 || len(b.newDirs) > 0 {
+			out.send(ctx, b)
 		}
 	}
 }
