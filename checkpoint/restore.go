@@ -119,6 +119,7 @@ func (s *Store) apply(ctx context.Context, base, to string, paths []string, forc
 	}
 	s.last = "" // the index will hold another tree
 	s.quiet = quietMark{}
+	s.counted = false // and another count of files
 	target, err := s.mixTree(ctx, base, to, paths)
 	if err != nil {
 		return err

@@ -238,3 +238,22 @@ func TestRebaseInProgress(t *testing.T) {
 		t.Errorf("the repository in its rebase changed:\n%s\nwant\n%s", got, state)
 	}
 }
+
+// TestRestoreKeepsTheFileCount: after a restore to a checkpoint with
+// fewer files, the cap on files counts the files the index holds now.
+func TestRestoreKeepsTheFileCount(t *testing.T) {
+	ws := tempDir(t)
+	write(t, filepath.Join(ws, "a.txt"), "a", 0o644)
+	write(t, filepath.Join(ws, "b.txt"), "b", 0o644)
+	s := open(t, ws, Options{MaxFiles: 3})
+	two := snap(t, s, "two")
+	write(t, filepath.Join(ws, "c.txt"), "c", 0o644)
+	snap(t, s, "three")
+	if _, err := s.Restore(testCtx(t), two.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(ws, "d.txt"), "d", 0o644)
+	if cp := snap(t, s, "after"); len(cp.Skipped) != 0 {
+		t.Errorf("three files with a cap of 3: skipped %+v", cp.Skipped)
+	}
+}
