@@ -30,7 +30,8 @@ const eventsFloodChunks = 200_000
 // process spent per chunk (with "process", the agent's is not in it),
 // which shows the cost of the events path on a loaded machine too. "process" runs the flood agent as a process of its own, started as
 // acprun starts agents; "inprocess" runs it on OS pipes in this process,
-// sharing its cores and runtime (internal/floodagent).
+// sharing its cores and runtime (internal/floodagent). acprun runs on one
+// processor (limitProcs): -cpu 1 measures the path as it runs there.
 func BenchmarkEventsFlood(b *testing.B) {
 	b.Run("process", func(b *testing.B) { benchEventsFlood(b, &floodagent.Process{Chunks: eventsFloodChunks}) })
 	b.Run("inprocess", func(b *testing.B) { benchEventsFlood(b, &floodagent.Transport{Chunks: eventsFloodChunks}) })

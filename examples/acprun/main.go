@@ -231,6 +231,7 @@ func fail(code int, format string, args ...any) *exitError {
 }
 
 func main() {
+	limitProcs()
 	code := run(os.Args[1:])
 	os.Exit(code)
 }
