@@ -188,3 +188,37 @@ func (s *Store) makeCookie(ctx context.Context, dir string, n int) error {
 	_ = os.Remove(filepath.Join(dir, "c"+strconv.Itoa(n-1)))
 	return nil
 }
+
+// walkStarts says a snapshot's walk and commit run, which a watch's
+// reporter lets go first: its git command would take a core from them
+// (see reporter.run). It returns what walkEnds takes.
+func (s *Store) walkStarts() chan struct{} {
+	ch := make(chan struct{})
+	s.watchMu.Lock()
+	s.walking = ch
+	s.watchMu.Unlock()
+	return ch
+}
+
+// walkEnds says the walk that walkStarts began is over.
+func (s *Store) walkEnds(ch chan struct{}) {
+	s.watchMu.Lock()
+	if s.walking == ch {
+		s.walking = nil
+	}
+	s.watchMu.Unlock()
+	close(ch)
+}
+
+// afterWalk waits until no snapshot walks, or ctx is done.
+func (s *Store) afterWalk(ctx context.Context) {
+	s.watchMu.Lock()
+	ch := s.walking
+	s.watchMu.Unlock()
+	if ch != nil {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+	}
+}

@@ -70,6 +70,7 @@ func (s *Store) snapshot(ctx context.Context, name string, last bool) (Checkpoin
 		return s.again(ctx, name, last, s.quiet.skipped)
 	}
 	s.quiet = quietMark{}
+	defer s.walkEnds(s.walkStarts())
 	if err := s.countFiles(ctx); err != nil {
 		return Checkpoint{}, err
 	}

@@ -72,7 +72,8 @@ type Store struct {
 	walks   int       // walks made, which the tests of settle.go count
 
 	watchMu sync.Mutex
-	settle  *settle // the running watch the snapshots ask, if any
+	settle  *settle       // the running watch the snapshots ask, if any
+	walking chan struct{} // closed when the running walk ends; nil when none runs
 }
 
 // cachedDiff is diff-tree's output for the changes between two

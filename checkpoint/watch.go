@@ -132,6 +132,23 @@ func (f *ignoreFilter) ignore(ctx context.Context, paths []string) (map[string]b
 	return verdict, nil
 }
 
+// forget drops what the filter knows, when ignore rules changed.
+func (f *ignoreFilter) forget() {
+	f.mu.Lock()
+	clear(f.ignored)
+	f.mu.Unlock()
+}
+
+// count counts b's changes for the snapshots (settle.go): its files not
+// known to be ignored (all of them when a .gitignore changed), new
+// directories and directories gone.
+func (f *ignoreFilter) count(b *batch) int {
+	if b.rules {
+		f.forget()
+	}
+	return f.unknown(b.touches) + len(b.newDirs) + b.dirsGone
+}
+
 // unknown counts the paths of t not known to be ignored: the changes a
 // watch counts before it asks git (settle.go), so that a Snapshot waits
 // for no git command of the watch's.
@@ -206,6 +223,11 @@ func (r *reporter) run(ctx context.Context, cancel func()) {
 			continue
 		}
 		err := b.err
+		if err == nil {
+			// A snapshot walking now goes first: the batch is counted
+			// already, and its report can wait that long.
+			r.filter.s.afterWalk(ctx)
+		}
 		var files []Change
 		if err == nil && r.expand != nil && len(b.newDirs) > 0 {
 			err = r.expand(ctx, b.newDirs, b.touches)
@@ -234,6 +256,7 @@ type batch struct {
 	newDirs  []string
 	dirsGone int // removed or moved away: their files may have no events
 	cookies  []string
+	rules    bool  // a .gitignore changed: what the filter knows is stale
 	err      error // the watch ended with it: the reporter's last report
 }
 
@@ -360,6 +383,7 @@ func (lw *localWatch) handle(ev fsnotify.Event, b *batch) {
 	if !ok || inGitDir(rel) {
 		return
 	}
+	b.rules = b.rules || path.Base(rel) == ".gitignore"
 	switch {
 	case ev.Has(fsnotify.Create):
 		if info, err := os.Lstat(ev.Name); err == nil && info.IsDir() {
@@ -390,7 +414,7 @@ func (lw *localWatch) flush(ctx context.Context, b *batch) error {
 			return err
 		}
 	}
-	lw.st.add(lw.filter.unknown(b.touches) + len(b.newDirs) + b.dirsGone)
+	lw.st.add(lw.filter.count(b))
 	lw.st.came(b.cookies)
 	return nil
 }

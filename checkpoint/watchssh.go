@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -209,7 +210,7 @@ func (sw *sshWatch) run(ctx context.Context, exited <-chan error, out *reporter)
 		// inotifywait watches a new directory before it reads on, so
 		// what changes in it later has events of its own: counting the
 		// directory is enough here, and the reporter lists its files.
-		sw.st.add(sw.filter.unknown(b.touches) + len(b.newDirs) + b.dirsGone)
+		sw.st.add(sw.filter.count(&b))
 		sw.st.came(b.cookies)
 		if len(b.touches) > 0 || len(b.newDirs) > 0 {
 			out.send(ctx, b)
@@ -236,6 +237,7 @@ func (sw *sshWatch) handle(ev remoteEvent, b *batch) (lost bool) {
 	if !ok || rel == "" || inGitDir(rel) {
 		return false
 	}
+	b.rules = b.rules || path.Base(rel) == ".gitignore"
 	switch {
 	case has("ISDIR"):
 		if has("CREATE") || has("MOVED_TO") {
