@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 )
@@ -223,10 +224,9 @@ func (r *reporter) run(ctx context.Context, cancel func()) {
 			continue
 		}
 		err := b.err
+		var last error // an error that came while gathering: after b's report
 		if err == nil {
-			// A snapshot walking now goes first: the batch is counted
-			// already, and its report can wait that long.
-			r.filter.s.afterWalk(ctx)
+			b, last, err = r.gather(ctx, b)
 		}
 		var files []Change
 		if err == nil && r.expand != nil && len(b.newDirs) > 0 {
@@ -244,6 +244,43 @@ func (r *reporter) run(ctx context.Context, cancel func()) {
 			}
 		case len(files) > 0:
 			r.report(files, nil)
+		}
+		if last != nil && !ended {
+			ended = true
+			cancel()
+			r.report(nil, last)
+		}
+	}
+}
+
+// gatherWindow is how long the reporter gathers batches before it asks
+// git about them: a burst is one git command, and a checkpoint taken
+// just after the burst starts its walk first.
+const gatherWindow = 50 * time.Millisecond
+
+// gather adds to b the batches that come within gatherWindow, then
+// waits while a snapshot walks (the batches are counted already, and
+// their report can wait that long). A batch with an error ends the
+// gathering; its error is returned as last, to be reported after b.
+func (r *reporter) gather(ctx context.Context, b batch) (_ batch, last, err error) {
+	timer := time.NewTimer(gatherWindow)
+	defer timer.Stop()
+	for {
+		select {
+		case next, ok := <-r.queue:
+			if !ok || next.err != nil {
+				r.filter.s.afterWalk(ctx)
+				return b, next.err, ctx.Err()
+			}
+			for p, status := range next.touches {
+				b.touches.add(p, status)
+			}
+			b.newDirs = append(b.newDirs, next.newDirs...)
+		case <-timer.C:
+			r.filter.s.afterWalk(ctx)
+			return b, nil, ctx.Err()
+		case <-ctx.Done():
+			return b, nil, ctx.Err()
 		}
 	}
 }
