@@ -129,7 +129,7 @@ func (s *Store) mark(ctx context.Context) (quietMark, bool) {
 	}
 	st.made++
 	n := st.made
-	name := "c" + strconv.Itoa(n)
+	name := cookieName(n)
 	came := make(chan struct{})
 	if st.waiting == nil {
 		st.waiting = map[string]chan struct{}{}
@@ -169,10 +169,13 @@ const cookieScript = `if [ -n "$3" ]; then rm -f "$1"/c*; fi; : > "$1/$2"`
 // removed, all at once: a removal each time would be a process each time.
 const cookieSweep = 64
 
+// cookieName names cookie number n.
+func cookieName(n int) string { return "c" + strconv.Itoa(n) }
+
 // makeCookie makes cookie number n in dir: in this process with Local,
 // removing the one before; in one command through other runners.
 func (s *Store) makeCookie(ctx context.Context, dir string, n int) error {
-	name := "c" + strconv.Itoa(n)
+	name := cookieName(n)
 	if _, local := s.opt.Runner.(Local); !local {
 		sweep := ""
 		if n%cookieSweep == 0 {
@@ -185,7 +188,7 @@ func (s *Store) makeCookie(ctx context.Context, dir string, n int) error {
 	if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
 		return err
 	}
-	_ = os.Remove(filepath.Join(dir, "c"+strconv.Itoa(n-1)))
+	_ = os.Remove(filepath.Join(dir, cookieName(n-1)))
 	return nil
 }
 

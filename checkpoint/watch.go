@@ -37,14 +37,16 @@ const maxIgnoreCache = 1 << 16
 // the host's watcher failed or lost events).
 //
 // Live reports are for following a turn as it runs; the checkpoints are
-// the record. A Watch also serves the checkpoints: while one runs (the
-// Store's first, if several do), a Snapshot that follows another with
-// nothing seen changing in between does not walk the workspace (see
-// Snapshot). To know that, the watch follows a directory of the Store's
-// own as well, where Snapshot makes an empty file as a barrier. A file that changes while its directory is being added may
+// the record. A file that changes while its directory is being added may
 // be reported as created, and a directory moved within the workspace
 // shows its files as created at the new place, not as removed from the
 // old one.
+//
+// A Watch also serves the checkpoints: while one runs (the Store's
+// first, if several do), a Snapshot that follows another with nothing
+// seen changing in between does not walk the workspace (see Snapshot).
+// To know that, the watch follows a directory of the Store's own as well,
+// where Snapshot makes an empty file as a barrier.
 //
 // With Local, Watch uses the operating system's notifications (fsnotify),
 // adding directories as they appear. With SSH, it runs inotifywait(1)
@@ -133,31 +135,19 @@ func (f *ignoreFilter) ignore(ctx context.Context, paths []string) (map[string]b
 	return verdict, nil
 }
 
-// forget drops what the filter knows, when ignore rules changed.
-func (f *ignoreFilter) forget() {
-	f.mu.Lock()
-	clear(f.ignored)
-	f.mu.Unlock()
-}
-
-// count counts b's changes for the snapshots (settle.go): its files not
-// known to be ignored (all of them when a .gitignore changed), new
-// directories and directories gone.
+// count counts b's changes for the snapshots (settle.go) without asking
+// git, so that a Snapshot waits for no git command of the watch's: its
+// files not known to be ignored (all of them when a .gitignore changed,
+// which makes what the filter knows stale), new directories and
+// directories gone.
 func (f *ignoreFilter) count(b *batch) int {
-	if b.rules {
-		f.forget()
-	}
-	return f.unknown(b.touches) + len(b.newDirs) + b.dirsGone
-}
-
-// unknown counts the paths of t not known to be ignored: the changes a
-// watch counts before it asks git (settle.go), so that a Snapshot waits
-// for no git command of the watch's.
-func (f *ignoreFilter) unknown(t touches) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	n := 0
-	for p := range t {
+	if b.rules {
+		clear(f.ignored)
+	}
+	n := len(b.newDirs) + b.dirsGone
+	for p := range b.touches {
 		if !f.ignored[p] {
 			n++
 		}
