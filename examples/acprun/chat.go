@@ -111,7 +111,7 @@ func runChat(o *options) (err error) {
 	stdin := &lineReader{in: os.Stdin}
 	approve := &approver{policy: o.approve, prompt: os.Stderr, stdin: stdin, colors: palette{on: useColor(isTerminal(os.Stderr))}}
 	auth := &signer{method: o.auth}
-	db, err := openJournal(setupCtx, o, false)
+	db, err := startJournal(setupCtx, o)
 	if err != nil {
 		return err
 	}
@@ -120,14 +120,15 @@ func runChat(o *options) (err error) {
 			err = fail(exitFailed, "journal: %v", cerr)
 		}
 	}()
-	if err := resolveResume(setupCtx, o, db); err != nil {
-		return err
-	}
 	host := bridge.NewHost(hostOptions(db))
 	state := newChatState()
 	var closers []io.Closer
 	finish := showEvents(host, out, approve, auth, state.note, &closers)
 	sess, err := openSession(setupCtx, o, host, false, &closers)
+	if jerr := db.opened(); jerr != nil {
+		finish()
+		return jerr
+	}
 	if err == nil {
 		con := &consenter{allow: o.allowAutonomous, prompt: os.Stderr, stdin: stdin, colors: approve.colors}
 		err = con.settle(setupCtx, sess)

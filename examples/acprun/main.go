@@ -458,7 +458,7 @@ func runTurn(o *options) (err error) {
 	approve := &approver{policy: o.approve, prompt: os.Stderr, stdin: &lineReader{in: os.Stdin}, colors: palette{on: useColor(isTerminal(os.Stderr))}}
 	auth := &signer{method: o.auth}
 
-	db, err := openJournal(setupCtx, o, false)
+	db, err := startJournal(setupCtx, o)
 	if err != nil {
 		return err
 	}
@@ -469,9 +469,6 @@ func runTurn(o *options) (err error) {
 			err = fail(exitFailed, "journal: %v", cerr)
 		}
 	}()
-	if err := resolveResume(setupCtx, o, db); err != nil {
-		return err
-	}
 	host := bridge.NewHost(hostOptions(db))
 	var closers []io.Closer
 	finish := showEvents(host, out, approve, auth, nil, &closers)
@@ -479,6 +476,12 @@ func runTurn(o *options) (err error) {
 	sess, err := openSession(setupCtx, o, host, stdinTTY, &closers)
 	if screen != nil {
 		screen.setResumable(agentCanResume(host))
+	}
+	if jerr := db.opened(); jerr != nil {
+		// The session could not be journaled: say why rather than what
+		// failed after it.
+		finish()
+		return jerr
 	}
 	if err != nil {
 		finish()
