@@ -59,6 +59,10 @@ func (c *sessionCheckpoints) beginTurn(ctx context.Context, n uint64) {
 	store, err := c.open(ctx)
 	var cp checkpoint.Checkpoint
 	if err == nil {
+		// The watch first: a walk it sees marks the workspace as recorded,
+		// so the checkpoint at the turn's end, or before the next turn,
+		// skips its walk when nothing changed since.
+		c.startLive(ctx, n, store)
 		cp, err = store.Snapshot(ctx, turnCheckpoint(n, "before"))
 	}
 	if err != nil {
@@ -71,7 +75,6 @@ func (c *sessionCheckpoints) beginTurn(ctx context.Context, n uint64) {
 	}
 	c.before[n] = cp.ID
 	c.mu.Unlock()
-	c.startLive(ctx, n, store)
 }
 
 // endTurn records the workspace at the end of turn n and reports what the

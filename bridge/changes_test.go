@@ -302,3 +302,55 @@ func TestUserEditsBetweenTurns(t *testing.T) {
 		t.Errorf("turn 3 after no edit: changes %+v from %s, want none from %s", three.Files, three.From, two.To)
 	}
 }
+
+// countWalks puts a git first on PATH that counts the walks of the
+// workspace (git status) in a file, and returns their count so far; the
+// Stores still run it with checkpoint.Local, as apps do.
+func countWalks(t *testing.T) func() int {
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	bin, log := t.TempDir(), filepath.Join(t.TempDir(), "walks")
+	script := "#!/bin/sh\ncase \" $* \" in *\" status \"*) echo >> " + log + " ;; esac\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return func() int {
+		b, _ := os.ReadFile(log)
+		return len(b)
+	}
+}
+
+// The watch starts before a session's first walk, so a turn that changed
+// nothing ends with a checkpoint that does not walk the workspace again.
+func TestFirstTurnEndsWithoutAWalk(t *testing.T) {
+	walks := countWalks(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, rec := newHostAndRecorder(t, nil)
+	b, err := h.Start(context.Background(), agentConfig(t, "quiet", acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{{Text: "nothing to do"}}}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: dir, Policy: Policy{Mode: ModeBuild},
+		Checkpoints: &checkpoint.Options{Dir: filepath.Join(t.TempDir(), "checkpoints")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("one")); err != nil {
+		t.Fatal(err)
+	}
+	ch := rec.waitFor("the changes of turn 1", func(ev Event) bool {
+		return ev.Kind == KindChanges && ev.Changes.Op == "turn" && ev.Turn == 1
+	}).Changes
+	if len(ch.Files) != 0 || ch.From != ch.To {
+		t.Errorf("a turn that changed nothing: changes %+v from %s to %s", ch.Files, ch.From, ch.To)
+	}
+	if n := walks(); n != 1 {
+		t.Errorf("the first turn walked the workspace %d times, want once (before it)", n)
+	}
+}

@@ -24,9 +24,10 @@ const watchIdle = 10 * time.Minute
 
 // startLive starts the live reports of turn n, unless the app turned them
 // off (Options.MaxWatchedDirs < 0). The watch behind them starts with the
-// first turn and runs until the session closes: between turns it is what
-// lets the checkpoint before the next turn skip its walk when nothing
-// changed (see checkpoint.Store.Watch). A watch that cannot start (no
+// first turn, before its first checkpoint, and runs until the session
+// closes: it is what lets a checkpoint skip its walk when nothing changed
+// since the last one (see checkpoint.Store.Watch), at a turn's end and
+// before the next turn. A watch that cannot start (no
 // watcher on the host), or that ended, is said once, in the turn's first
 // live report, and tried again at the next turn.
 func (c *sessionCheckpoints) startLive(ctx context.Context, n uint64, store *checkpoint.Store) {

@@ -229,8 +229,16 @@ func TestWatchStopsWhenIdle(t *testing.T) {
 		defer s.ckpt.mu.Unlock()
 		return s.ckpt.stopWatch != nil
 	}
+	recorded := func() bool { // the checkpoint before the turn; its watch runs by then
+		s.ckpt.mu.Lock()
+		defer s.ckpt.mu.Unlock()
+		return len(s.ckpt.before) > 0
+	}
 	cancel := runLive(t, s)
-	waitfor.Until(t, "the turn's watch", watching)
+	waitfor.Until(t, "the checkpoint before the turn", recorded)
+	if !watching() {
+		t.Fatal("no watch runs once the turn's checkpoint is recorded")
+	}
 	cancel()
 	rec.waitFor("the turn's changes", func(ev Event) bool { return ev.Kind == KindChanges && ev.Changes.Op == "turn" })
 	if !watching() {
@@ -243,6 +251,9 @@ func TestWatchStopsWhenIdle(t *testing.T) {
 	clock.Advance(time.Second)
 	waitfor.Until(t, "the idle session's watch to stop", func() bool { return !watching() })
 	cancel = runLive(t, s)
-	waitfor.Until(t, "the next turn's watch", watching)
+	waitfor.Until(t, "the checkpoint before the next turn", recorded)
+	if !watching() {
+		t.Fatal("the next turn did not start the watch again")
+	}
 	cancel()
 }
