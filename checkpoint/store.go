@@ -144,13 +144,19 @@ if [ ! -f "$d/HEAD" ]; then
 	mkdir -p "$d/info" "$d/refs/acphost" && HOME=$d XDG_CONFIG_HOME=$d git init -q --bare --template= "$d" || exit
 	echo new
 fi
-printf '%s\n' '* -text -ident -filter !eol !working-tree-encoding' > "$d/info/attributes"`
+printf '%s\n' '` + gitAttributes + `' > "$d/info/attributes"`
+
+// gitAttributes is the git directory's attributes file (see initScript).
+const gitAttributes = "* -text -ident -filter !eol !working-tree-encoding"
 
 // init makes the git directory, or finds the one a Store had before,
 // settling Options.Dir (its default is under the host's cache directory:
 // see initScript). A new git directory has no files to count.
 func (s *Store) init(ctx context.Context) error {
 	suffix := path.Join("acphost", "checkpoints", hashName(s.opt.Workspace+"\x00"+s.opt.Name))
+	if _, local := s.opt.Runner.(Local); local {
+		return s.initLocal(ctx, suffix)
+	}
 	// The host's own HOME finds its cache directory; git gets the git
 	// directory as its HOME in the script.
 	env := slices.DeleteFunc(baseEnv(""), func(v string) bool {
@@ -175,10 +181,49 @@ func (s *Store) init(ctx context.Context) error {
 	if strings.TrimSpace(made) == "new" {
 		s.files, s.counted = 0, true
 	}
-	if _, local := s.opt.Runner.(Local); local {
-		_, err := os.Stat(filepath.Join(s.opt.Dir, "reftable"))
-		s.ownRefs = errors.Is(err, fs.ErrNotExist)
+	return nil
+}
+
+// initLocal is init on this machine, in this process: initScript's steps,
+// with git init the one process left (the script took three, some 10 ms
+// of a session's first checkpoint; a Store opened again takes none).
+func (s *Store) initLocal(ctx context.Context, suffix string) error {
+	if s.opt.Dir == "" {
+		cache := os.Getenv("XDG_CACHE_HOME")
+		if cache == "" {
+			home := os.Getenv("HOME")
+			if home == "" {
+				return errors.New("checkpoint: finding the cache directory: neither XDG_CACHE_HOME nor HOME is set; set Options.Dir")
+			}
+			cache = filepath.Join(home, ".cache")
+		}
+		if !filepath.IsAbs(cache) {
+			return fmt.Errorf("checkpoint: the host's cache directory %q is not absolute; set Options.Dir", cache)
+		}
+		s.opt.Dir = filepath.Join(cache, suffix)
+		if err := outsideWorkspace(s.opt); err != nil {
+			return err
+		}
 	}
+	d := s.opt.Dir
+	if _, err := exec.LookPath("git"); err != nil {
+		return s.fail("preparing "+d, err)
+	}
+	if _, err := os.Stat(filepath.Join(d, "HEAD")); errors.Is(err, fs.ErrNotExist) {
+		if _, err := s.opt.Runner.Run(ctx, []string{"git", "init", "-q", "--bare", "--template=", d}, baseEnv(d), nil); err != nil {
+			return s.fail("preparing "+d, err)
+		}
+		s.files, s.counted = 0, true
+	}
+	err := os.MkdirAll(filepath.Join(d, "info"), 0o777)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(d, "info", "attributes"), []byte(gitAttributes+"\n"), 0o666)
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint: preparing %s: %w", d, err)
+	}
+	_, err = os.Stat(filepath.Join(d, "reftable"))
+	s.ownRefs = errors.Is(err, fs.ErrNotExist)
 	return nil
 }
 

@@ -363,3 +363,82 @@ func TestNoGitFoundAgain(t *testing.T) {
 		t.Fatalf("Open again without git = %v, want ErrNoGit", err)
 	}
 }
+
+// TestOpenLocal: a local Store is prepared in this process, with git init
+// its one command: under XDG_CACHE_HOME, else ~/.cache; with no sample
+// hooks and the attributes that keep bytes as they are; ErrNoGit without
+// git, and an error naming a cache directory that is not absolute.
+func TestOpenLocal(t *testing.T) {
+	ws, cache, home := tempDir(t), tempDir(t), tempDir(t)
+	write(t, filepath.Join(ws, "a.txt"), "a\r\n", 0o644)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", cache)
+	// Wrappers first on PATH log each program a Store starts.
+	bin, log := tempDir(t), filepath.Join(tempDir(t), "ran")
+	shell, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("sh not found")
+	}
+	for _, tool := range []string{"git", "sh", "mkdir"} {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Skip(tool, " not found")
+		}
+		write(t, filepath.Join(bin, tool), "#!"+shell+"\necho "+tool+" >> "+log+"\nexec "+p+` "$@"`+"\n", 0o755)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	ran := func() string {
+		b, _ := os.ReadFile(log)
+		os.Remove(log)
+		return strings.Join(strings.Fields(string(b)), " ")
+	}
+	s, err := Open(testCtx(t), Options{Workspace: ws, Name: "n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := ran(); r != "git" {
+		t.Errorf("a new Store ran %q, want git (init) alone", r)
+	}
+	if !strings.HasPrefix(s.opt.Dir, filepath.Join(cache, "acphost", "checkpoints")+"/") {
+		t.Errorf("Dir %s, want it under %s", s.opt.Dir, cache)
+	}
+	if _, err := os.Stat(filepath.Join(s.opt.Dir, "hooks")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the git directory has hooks (%v): git init copied its templates", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(s.opt.Dir, "info", "attributes")); err != nil || string(b) != "* -text -ident -filter !eol !working-tree-encoding\n" {
+		t.Errorf("attributes = %q, %v", b, err)
+	}
+	if !s.counted || s.files != 0 {
+		t.Errorf("a new git directory: counted %v, files %d; want its empty index known", s.counted, s.files)
+	}
+	first := snap(t, s, "first")
+	ran()
+	again, err := Open(testCtx(t), Options{Workspace: ws, Name: "n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := ran(); r != "" {
+		t.Errorf("a Store opened again ran %q, want nothing", r)
+	}
+	if again.opt.Dir != s.opt.Dir || again.counted {
+		t.Errorf("opened again: Dir %s (want %s), counted %v (want the files counted when needed)", again.opt.Dir, s.opt.Dir, again.counted)
+	}
+	write(t, filepath.Join(ws, "a.txt"), "b\n", 0o644)
+	second := snap(t, again, "second")
+	if changes, err := again.Changes(testCtx(t), first.ID, second.ID); err != nil || len(changes) != 1 || changes[0].Path != "a.txt" || changes[0].Status != "M" {
+		t.Errorf("the Store opened again: changes since the first checkpoint %+v, %v; want a.txt modified", changes, err)
+	}
+
+	t.Setenv("XDG_CACHE_HOME", "")
+	if s, err := Open(testCtx(t), Options{Workspace: ws}); err != nil || !strings.HasPrefix(s.opt.Dir, filepath.Join(home, ".cache", "acphost")+"/") {
+		t.Errorf("without XDG_CACHE_HOME: %v, Dir %v; want it under %s/.cache", err, s, home)
+	}
+	t.Setenv("XDG_CACHE_HOME", "relative")
+	if _, err := Open(testCtx(t), Options{Workspace: ws}); err == nil || !strings.Contains(err.Error(), `"relative" is not absolute`) {
+		t.Errorf("a relative cache directory: %v", err)
+	}
+	t.Setenv("PATH", tempDir(t))
+	if _, err := Open(testCtx(t), Options{Workspace: ws, Dir: filepath.Join(tempDir(t), "cp")}); !errors.Is(err, ErrNoGit) {
+		t.Errorf("Open without git = %v, want ErrNoGit", err)
+	}
+}
