@@ -12,10 +12,13 @@ import (
 	"strconv"
 	"sync/atomic"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
+// The helper imports the standard library alone. A package's init runs
+// after those of every package it imports, so with golang.org/x/sys/unix
+// (for prctl and dup2) some 40 more packages of the program were
+// initialized before this one could start the command; now it runs right
+// after os.
 func init() {
 	if os.Getenv(Env) != Value || len(os.Args) < 2 || os.Args[0] != Arg0 {
 		return
@@ -39,7 +42,7 @@ func run(argv []string) int {
 	// command, a caught one is reset by its exec.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+	if err := becomeSubreaper(); err != nil {
 		say("uncontained this kernel has no child subreapers (%v)", err)
 	}
 	// The command's parent-death signal is sent when the thread that forked
@@ -59,7 +62,7 @@ func run(argv []string) int {
 	// their ends are the command's (and its tree's) alone.
 	if null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0); err == nil {
 		for fd := 0; fd <= 2; fd++ {
-			_ = unix.Dup2(int(null.Fd()), fd)
+			_ = syscall.Dup3(int(null.Fd()), fd, 0)
 		}
 		null.Close()
 	}
@@ -192,4 +195,15 @@ func parentOf(pid int, buf []byte) (int, bool) {
 	}
 	ppid, err := strconv.Atoi(string(f[1]))
 	return ppid, err == nil
+}
+
+// prSetChildSubreaper is PR_SET_CHILD_SUBREAPER of linux/prctl.h.
+const prSetChildSubreaper = 36
+
+// becomeSubreaper makes this process a child subreaper (prctl(2)).
+func becomeSubreaper() error {
+	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0, 0, 0, 0); errno != 0 {
+		return errno
+	}
+	return nil
 }
