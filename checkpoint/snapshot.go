@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -115,8 +116,8 @@ func (s *Store) again(ctx context.Context, name string, last bool, skipped []Ski
 
 // commit records a checkpoint named name: tree, or when tree is "" the
 // index after update-index adds, changes or removes update. last makes it
-// the last checkpoint. One command does it all: over SSH that is one
-// round trip.
+// the last checkpoint. Over SSH one command does it all (commitScript),
+// in one round trip; on this machine each step is a git of its own.
 func (s *Store) commit(ctx context.Context, name string, update []string, last bool, tree string) (Checkpoint, error) {
 	changed, head := "0", "0"
 	if len(update) > 0 {
@@ -129,21 +130,26 @@ func (s *Store) commit(ctx context.Context, name string, update []string, last b
 	if last {
 		prev = s.head
 	}
-	refs := "1"
+	var cp Checkpoint
+	var diff []byte
 	if s.ownRefs {
-		refs = "0"
-	}
-	args := append([]string{"sh", "-c", commitScript, "sh", name, changed, head, tree, prev, refs}, s.gitArgs()[1:]...)
-	out, err := s.opt.Runner.Run(ctx, args, s.env, zList(update))
-	if err != nil {
-		return Checkpoint{}, s.fail("recording checkpoint "+name, err)
-	}
-	id, diff, _ := bytes.Cut(out, []byte{0})
-	cp := Checkpoint{ID: string(id)}
-	if refs == "0" {
+		// On this machine: commitScript's steps, each its own git, and no
+		// shell (a process fewer).
+		var err error
+		if cp.ID, diff, err = s.commitLocal(ctx, name, update, tree, prev); err != nil {
+			return Checkpoint{}, err
+		}
 		if err := s.setRefs(ctx, name, cp.ID, last); err != nil {
 			return Checkpoint{}, err
 		}
+	} else {
+		args := append([]string{"sh", "-c", commitScript, "sh", name, changed, head, tree, prev}, s.gitArgs()[1:]...)
+		out, err := s.opt.Runner.Run(ctx, args, s.env, zList(update))
+		if err != nil {
+			return Checkpoint{}, s.fail("recording checkpoint "+name, err)
+		}
+		id, d, _ := bytes.Cut(out, []byte{0})
+		cp.ID, diff = string(id), d
 	}
 	if tree == "" {
 		s.last = cp.ID
@@ -157,14 +163,48 @@ func (s *Store) commit(ctx context.Context, name string, update []string, last b
 	return cp, nil
 }
 
+// commitLocal is commitScript without the refs, each step a git process
+// of its own: it returns the commit, and the changes from prev when prev
+// is not "".
+func (s *Store) commitLocal(ctx context.Context, name string, update []string, tree, prev string) (string, []byte, error) {
+	if len(update) > 0 {
+		if _, err := s.git(ctx, zList(update), "update-index", "-z", "--add", "--remove", "--stdin"); err != nil {
+			return "", nil, err
+		}
+	}
+	if tree == "" {
+		out, err := s.git(ctx, nil, "write-tree")
+		if err != nil {
+			return "", nil, err
+		}
+		tree = strings.TrimSpace(string(out))
+	}
+	out, err := s.git(ctx, nil, "commit-tree", "-m", name, tree)
+	if err != nil {
+		return "", nil, err
+	}
+	id := strings.TrimSpace(string(out))
+	if prev == "" {
+		return id, nil, nil
+	}
+	// As in the script, diff-tree reads no index.
+	env := append(slices.Clip(s.env), "GIT_INDEX_FILE="+s.opt.Dir+"/no-index")
+	diff, err := s.opt.Runner.Run(ctx, s.gitArgs("diff-tree", "-r", "-z", "-M", "--raw", "--numstat", "--no-textconv", "--no-ext-diff", prev, id), env, nil)
+	if err != nil {
+		return "", nil, s.fail("git diff-tree", err)
+	}
+	return id, diff, nil
+}
+
 // commitScript updates the private index from the paths on its stdin when
-// $2 is 1, writes the index's tree unless $4 names one, commits it, and
-// prints the commit; then, when $5 names the previous last checkpoint, a
-// NUL and the changes from it (as Changes reads them), which a turn's end
-// asks for next. When $6 is 1 it also writes the refs: refs/acphost/$1,
-// and HEAD (the last checkpoint) when $3 is 1; a local Store writes them
-// itself (setRefs), sparing two processes. Its other arguments are git's
-// settings.
+// $2 is 1, writes the index's tree unless $4 names one, commits it, writes
+// the refs (refs/acphost/$1, and HEAD, the last checkpoint, when $3 is 1)
+// and prints the commit; then, when $5 names the previous last
+// checkpoint, a NUL and the changes from it (as Changes reads them), which
+// a turn's end asks for next. Its other arguments are git's settings. It
+// is for a Store whose commands go to another host (one round trip) or
+// whose refs git must write; a local Store runs its steps itself
+// (commitLocal, setRefs), sparing the shell and two processes per ref.
 //
 // The refs are written as git's loose ref files are (gitrepository-layout:
 // the ID and a newline, through NAME.lock, which git's own writers also
@@ -173,13 +213,11 @@ func (s *Store) commit(ctx context.Context, name string, update []string, last b
 // update-ref. diff-tree reads no index (it compares two commits; with one
 // it would read all of the private index to look for .gitattributes).
 const commitScript = `set -e
-n=$1; u=$2; h=$3; t=$4; p=$5; r=$6; shift 6
+n=$1; u=$2; h=$3; t=$4; p=$5; shift 5
 if [ "$u" = 1 ]; then git "$@" update-index -z --add --remove --stdin; fi
 if [ -z "$t" ]; then t=$(git "$@" write-tree); fi
 c=$(git "$@" commit-tree -m "$n" "$t")
-if [ "$r" = 1 ]; then
 ` + writeRefs + `
-fi
 printf '%s' "$c"
 if [ -n "$p" ]; then printf '\000'; GIT_INDEX_FILE=$GIT_DIR/no-index git "$@" diff-tree -r -z -M --raw --numstat --no-textconv --no-ext-diff "$p" "$c"; fi`
 

@@ -365,7 +365,7 @@ func TestNoGitFoundAgain(t *testing.T) {
 }
 
 // TestOpenLocal: a local Store is prepared in this process, with git init
-// its one command: under XDG_CACHE_HOME, else ~/.cache; with no sample
+// its one command, and records checkpoints with no shell: under XDG_CACHE_HOME, else ~/.cache; with no sample
 // hooks and the attributes that keep bytes as they are; ErrNoGit without
 // git, and an error naming a cache directory that is not absolute.
 func TestOpenLocal(t *testing.T) {
@@ -412,7 +412,9 @@ func TestOpenLocal(t *testing.T) {
 		t.Errorf("a new git directory: counted %v, files %d; want its empty index known", s.counted, s.files)
 	}
 	first := snap(t, s, "first")
-	ran()
+	if r := ran(); strings.Contains(r, "sh") || strings.Contains(r, "mkdir") {
+		t.Errorf("a local checkpoint ran %q: its steps are each a git, with no shell", r)
+	}
 	again, err := Open(testCtx(t), Options{Workspace: ws, Name: "n"})
 	if err != nil {
 		t.Fatal(err)
