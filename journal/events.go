@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/acphost/acphost/bridge"
@@ -120,11 +121,28 @@ func (db *DB) Append(ctx context.Context, events []bridge.Event) error {
 	return db.commitRows(ctx, rows)
 }
 
+// encodeBuffers are the buffers rowsOf encodes events into before it
+// copies each document into its row. Under a flood the Host appends
+// batches of one or two merged texts of a few KiB: a buffer of each
+// batch's own was grown anew for every one of them.
+var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxKeptEncodeBuffer bounds the buffers encodeBuffers keeps, so that one
+// huge event does not pin its buffer.
+const maxKeptEncodeBuffer = 64 << 10
+
 // rowsOf encodes a batch, before any transaction, which then holds the
 // write lock only for the inserts.
 func rowsOf(events []bridge.Event) ([]eventRow, error) {
 	rows := make([]eventRow, len(events))
-	var buf []byte
+	kept := encodeBuffers.Get().(*[]byte)
+	buf := *kept
+	defer func() {
+		if cap(buf) <= maxKeptEncodeBuffer {
+			*kept = buf[:0]
+			encodeBuffers.Put(kept)
+		}
+	}()
 	for i := range events {
 		ev := &events[i]
 		if ev.Pos == 0 {

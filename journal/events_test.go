@@ -6,6 +6,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/acphost/acphost/bridge"
@@ -226,5 +227,27 @@ func TestAppendMaintainsSessionRow(t *testing.T) {
 	}
 	if recs, _ := db.Sessions(ctx); len(recs) != 1 {
 		t.Fatalf("agent-wide events made session rows: %+v", recs)
+	}
+}
+
+// TestRowsOfReusesItsBuffer: encoding a batch allocates its rows and each
+// row's document, and no buffer to encode into once one was used.
+func TestRowsOfReusesItsBuffer(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's sync.Pool drops buffers")
+	}
+	ev := textEvent(1, "k1", 1)
+	ev.Text = strings.Repeat("chunk 123 ", 230) // a flood's merged text
+	batch := []bridge.Event{ev}
+	if _, err := rowsOf(batch); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := rowsOf(batch); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 2 {
+		t.Errorf("rowsOf allocated %.1f times for one event, want 2 (its rows and its document)", allocs)
 	}
 }

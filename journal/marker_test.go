@@ -163,6 +163,10 @@ func TestOpenAcceptsUnmarkedJournalAndEmptyDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Open of an empty SQLite database: %v", err)
 	}
+	var pageBytes int // an existing file keeps its page size
+	if err := db.write.QueryRowContext(ctx, "PRAGMA page_size").Scan(&pageBytes); err != nil || pageBytes != 4096 {
+		t.Errorf("page_size of the existing file %d, %v; want 4096", pageBytes, err)
+	}
 	db.Close()
 }
 
