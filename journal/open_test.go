@@ -51,6 +51,7 @@ func TestOpenSetsPragmas(t *testing.T) {
 		{db.write, "busy_timeout", "5000"},
 		{db.write, "cache_size", strconv.Itoa(-writerCacheKiB)},
 		{db.write, "page_size", strconv.Itoa(pageSize)}, // a new file's
+		{db.write, "wal_autocheckpoint", strconv.Itoa(walCheckpointPages)},
 		{db.write, "user_version", strconv.Itoa(len(migrations))},
 		{db.read, "journal_mode", "wal"},
 		{db.read, "synchronous", "1"},
