@@ -119,13 +119,6 @@ func (s *Store) again(ctx context.Context, name string, last bool, skipped []Ski
 // the last checkpoint. Over SSH one command does it all (commitScript),
 // in one round trip; on this machine each step is a git of its own.
 func (s *Store) commit(ctx context.Context, name string, update []string, last bool, tree string) (Checkpoint, error) {
-	changed, head := "0", "0"
-	if len(update) > 0 {
-		changed = "1"
-	}
-	if last {
-		head = "1"
-	}
 	prev := ""
 	if last {
 		prev = s.head
@@ -143,6 +136,13 @@ func (s *Store) commit(ctx context.Context, name string, update []string, last b
 			return Checkpoint{}, err
 		}
 	} else {
+		changed, head := "0", "0"
+		if len(update) > 0 {
+			changed = "1"
+		}
+		if last {
+			head = "1"
+		}
 		args := append([]string{"sh", "-c", commitScript, "sh", name, changed, head, tree, prev}, s.gitArgs()[1:]...)
 		out, err := s.opt.Runner.Run(ctx, args, s.env, zList(update))
 		if err != nil {

@@ -365,9 +365,10 @@ func TestNoGitFoundAgain(t *testing.T) {
 }
 
 // TestOpenLocal: a local Store is prepared in this process, with git init
-// its one command, and records checkpoints with no shell: under XDG_CACHE_HOME, else ~/.cache; with no sample
-// hooks and the attributes that keep bytes as they are; ErrNoGit without
-// git, and an error naming a cache directory that is not absolute.
+// its one command, and records checkpoints with no shell. Its directory is
+// under XDG_CACHE_HOME, else ~/.cache, with no sample hooks and the
+// attributes that keep bytes as they are; ErrNoGit without git, and an
+// error naming a cache directory that is not absolute.
 func TestOpenLocal(t *testing.T) {
 	ws, cache, home := tempDir(t), tempDir(t), tempDir(t)
 	write(t, filepath.Join(ws, "a.txt"), "a\r\n", 0o644)
