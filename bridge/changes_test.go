@@ -336,11 +336,7 @@ func TestFirstTurnEndsWithoutAWalk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := b.OpenSession(waitfor.Context(t), SessionConfig{Cwd: dir, Policy: Policy{Mode: ModeBuild},
-		Checkpoints: &checkpoint.Options{Dir: filepath.Join(t.TempDir(), "checkpoints")}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openCheckpointed(t, b, dir)
 	if _, err := s.Prompt(waitfor.Context(t), acpclient.TextBlock("one")); err != nil {
 		t.Fatal(err)
 	}

@@ -41,18 +41,27 @@ func (c *sessionCheckpoints) startLive(ctx context.Context, n uint64, store *che
 		c.idle.Stop() // when it fired already, it finds c.live set
 		c.idle = nil
 	}
+	c.mu.Unlock()
+	if err := c.startWatch(ctx, store); err != nil {
+		l.touched(nil, err)
+	}
+}
+
+// startWatch starts the session's watch unless it runs. The watch
+// outlives ctx, which only bounds its start.
+func (c *sessionCheckpoints) startWatch(ctx context.Context, store *checkpoint.Store) error {
+	c.mu.Lock()
 	old, running := c.stopWatch, c.stopWatch != nil && !c.watchDone
 	if !running {
 		c.stopWatch, c.watchDone = nil, false
 	}
 	c.mu.Unlock()
 	if running {
-		return
+		return nil
 	}
 	if old != nil {
 		old() // it ended already; this only waits for its goroutines
 	}
-	// The watch outlives the prompt's ctx, which only bounds its start.
 	wctx, cancel := context.WithCancel(context.Background())
 	unhook := context.AfterFunc(ctx, cancel)
 	stop, err := store.Watch(wctx, c.touched)
@@ -62,12 +71,12 @@ func (c *sessionCheckpoints) startLive(ctx context.Context, n uint64, store *che
 	}
 	if err != nil {
 		cancel()
-		l.touched(nil, err)
-		return
+		return err
 	}
 	c.mu.Lock()
 	c.stopWatch = func() { stop(); cancel() }
 	c.mu.Unlock()
+	return nil
 }
 
 // touched is the watch's report: it goes to the running turn's live
@@ -96,9 +105,7 @@ func (c *sessionCheckpoints) endLive(n uint64) {
 		return
 	}
 	c.live = nil
-	if c.stopWatch != nil && c.idle == nil {
-		c.idle = c.s.b.clock.AfterFunc(watchIdle, c.stopIdle)
-	}
+	c.idleLocked()
 	c.mu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -108,6 +115,14 @@ func (c *sessionCheckpoints) endLive(n uint64) {
 		l.timer = nil
 	}
 	l.emitLocked()
+}
+
+// idleLocked arms the timer that stops the watch of a session left idle;
+// c.mu is held.
+func (c *sessionCheckpoints) idleLocked() {
+	if c.stopWatch != nil && c.idle == nil {
+		c.idle = c.s.b.clock.AfterFunc(watchIdle, c.stopIdle)
+	}
 }
 
 // stopIdle stops the watch of a session whose last turn ended watchIdle
@@ -127,8 +142,13 @@ func (c *sessionCheckpoints) stopIdle() {
 	}
 }
 
-// close stops the watch, when the session closes.
+// close stops the watch, when the session closes, once the checkpoint
+// prepare started is given up.
 func (c *sessionCheckpoints) close() {
+	if c.prepared != nil {
+		c.cancelPrepare()
+		<-c.prepared
+	}
 	c.mu.Lock()
 	stop := c.stopWatch
 	c.stopWatch, c.live = nil, nil

@@ -454,7 +454,12 @@
 // lists every file. The watch starts with the first turn and runs until
 // the session closes (an inotify instance locally, an SSH session with
 // inotifywait remotely), so that a turn's checkpoint before it is no walk
-// of the workspace when nothing changed since the last turn ended.
+// of the workspace when nothing changed since the last turn ended. A new
+// session (not resumed, not a fork, not in a worktree) starts its watch
+// and walks its workspace as it opens, while the agent answers
+// session/new, so that its first prompt too goes out without a walk; a
+// session never prompted stops that watch after ten idle minutes, as one
+// whose last turn ended.
 //
 // # Where things are
 //

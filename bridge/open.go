@@ -34,10 +34,6 @@ func (b *Bridge) openSession(ctx context.Context, cfg SessionConfig, fork *ForkO
 	if err := refuseLaunchFlag(b.lockPolicy(cfg.Policy), b.launchFlag().flag); err != nil {
 		return nil, err // before the agent starts: the launch itself acts unasked
 	}
-	conn, err := b.ensure(ctx)
-	if err != nil {
-		return nil, err
-	}
 	known := cfg.Key != "" // a new random key has no record to recall
 	if !known {
 		cfg.Key = newSessionKey()
@@ -50,15 +46,27 @@ func (b *Bridge) openSession(ctx context.Context, cfg SessionConfig, fork *ForkO
 	s.native.s, s.auth.s, s.rec.s, s.turns.s, s.ctl.s, s.files.s = s, s, s, s, s, s
 	s.queue.s = s
 	s.ckpt.s = s
+	if !known && fork == nil {
+		s.ckpt.prepare() // while the agent starts
+	}
+	opened := false
+	defer func() {
+		if !opened {
+			s.ckpt.close()
+		}
+	}()
 	if err := b.host.reserveKey(b, s); err != nil {
 		return nil, err
 	}
-	opened := false
 	defer func() {
 		if !opened {
 			b.forget(s)
 		}
 	}()
+	conn, err := b.ensure(ctx)
+	if err != nil {
+		return nil, err
+	}
 	resumeID := cfg.ResumeID
 	switch {
 	case fork != nil && known:

@@ -342,6 +342,11 @@ type sessionCheckpoints struct {
 	stopWatch func()            // ends the watch; nil when none runs
 	watchDone bool              // the watch ended on its own (and said why)
 	idle      Timer             // stops the watch of a session idle for watchIdle
+	// prepared closes once the checkpoint prepare started (while the
+	// agent starts) is done; nil when none was started. cancelPrepare
+	// gives it up. Both are set before the session is shared.
+	prepared      chan struct{}
+	cancelPrepare context.CancelFunc
 }
 
 // sessionRecords is a session's record concern: building its Record,
