@@ -87,9 +87,17 @@ func (c *sessionCheckpoints) prepare() {
 	}()
 }
 
-// waitPrepared waits for the checkpoint prepare started, if any.
-func (c *sessionCheckpoints) waitPrepared() {
-	if c.prepared != nil {
+// waitPrepared waits for the checkpoint prepare started, if any; when
+// ctx ends first, it gives that checkpoint up, as a prompt's cancel gives
+// up the walk of the checkpoint before its turn.
+func (c *sessionCheckpoints) waitPrepared(ctx context.Context) {
+	if c.prepared == nil {
+		return
+	}
+	select {
+	case <-c.prepared:
+	case <-ctx.Done():
+		c.cancelPrepare()
 		<-c.prepared
 	}
 }
@@ -100,7 +108,7 @@ func (c *sessionCheckpoints) beginTurn(ctx context.Context, n uint64) {
 	if !c.enabled() {
 		return
 	}
-	c.waitPrepared()
+	c.waitPrepared(ctx)
 	store, err := c.open(ctx)
 	var cp checkpoint.Checkpoint
 	if err == nil {

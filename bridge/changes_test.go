@@ -303,20 +303,29 @@ func TestUserEditsBetweenTurns(t *testing.T) {
 	}
 }
 
-// countWalks puts a git first on PATH that counts the walks of the
-// workspace (git status) in a file, and returns their count so far; the
-// Stores still run it with checkpoint.Local, as apps do.
-func countWalks(t *testing.T) func() int {
+// wrapGitStatus puts a git on PATH that appends a line to the returned
+// file for every git status (a walk of the workspace), then runs then
+// (shell; "" for nothing) and the real git.
+func wrapGitStatus(t *testing.T, then string) string {
+	t.Helper()
 	real, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("git is not installed")
 	}
 	bin, log := t.TempDir(), filepath.Join(t.TempDir(), "walks")
-	script := "#!/bin/sh\ncase \" $* \" in *\" status \"*) echo >> " + log + " ;; esac\nexec " + real + " \"$@\"\n"
+	script := "#!/bin/sh\ncase \" $* \" in *\" status \"*) echo >> " + log + "; " + then + " ;; esac\nexec " + real + " \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return log
+}
+
+// countWalks puts a git first on PATH that counts the walks of the
+// workspace (git status) in a file, and returns their count so far; the
+// Stores still run it with checkpoint.Local, as apps do.
+func countWalks(t *testing.T) func() int {
+	log := wrapGitStatus(t, "")
 	return func() int {
 		b, _ := os.ReadFile(log)
 		return len(b)

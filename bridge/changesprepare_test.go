@@ -120,3 +120,27 @@ func TestPreparedWatchStopsWhenIdle(t *testing.T) {
 	clock.Advance(time.Second)
 	waitfor.Until(t, "the idle session's watch to stop", func() bool { return !watching() })
 }
+
+// A prompt cancelled while the session's first checkpoint is still being
+// recorded gives that checkpoint up, as it gives up its own walk: a git
+// that hangs (a dead SSH link) does not hold the prompt.
+func TestPromptCancelledWhileTheFirstCheckpointIsRecorded(t *testing.T) {
+	log := wrapGitStatus(t, "exec sleep 600")
+	h, _ := newHostAndRecorder(t, nil)
+	b, err := h.Start(context.Background(), agentConfig(t, "prepare-hang", acptest.Script{Prompts: []acptest.Turn{{Steps: []acptest.Step{{Text: "ok"}}}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := openCheckpointed(t, b, t.TempDir())
+	waitfor.Until(t, "the walk as the session opened", func() bool { b, _ := os.ReadFile(log); return len(b) > 0 })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = s.Prompt(ctx, acpclient.TextBlock("one"))
+	}()
+	waitfor.Until(t, "the turn to start", func() bool { return s.curTurn.Load() == 1 })
+	cancel()
+	waitfor.Closed(t, done, "the cancelled prompt to return")
+}
