@@ -457,7 +457,8 @@
 // of the workspace when nothing changed since the last turn ended. A new
 // session (not resumed, not a fork, not in a worktree) starts its watch
 // and walks its workspace as it opens, while the agent answers
-// session/new, so that its first prompt too goes out without a walk; a
+// session/new (and while it starts, on a Bridge added with Host.Add and
+// not started yet), so that its first prompt too goes out without a walk; a
 // session never prompted stops that watch after ten idle minutes, as one
 // whose last turn ended.
 //
@@ -470,7 +471,7 @@
 // allows: internal/structure counts the references that run back up and
 // holds them to a budget, and lists the worst when run with -v.
 //
-//	Host, its event stream      host.go (Host, look-ups by id and key), hostoptions.go, hostbridges.go (Start, StartProfile, Remove, Shutdown, Close), stream.go (queue), pump.go (numbering, journal, delivery)
+//	Host, its event stream      host.go (Host, look-ups by id and key), hostoptions.go, hostbridges.go (Start, Add, StartProfile, Remove, Shutdown, Close), stream.go (queue), pump.go (numbering, journal, delivery)
 //	subscribers, snapshots      subscribe.go (Cursor, Subscribe, History), hub.go (the ring of the newest events), snapshot.go (Snapshot, the live views), view.go (SessionView and its rows: a pure fold over events)
 //	journal, records            journal.go, store.go (Record, Store, FileStore), records.go (sessionRecords: a session's record written and read back), findsession.go
 //	Bridge (one agent process)  bridge.go (its state, the agent client's type, its transport and program), process.go (start, exit, Close), agentcalls.go (sessions by agent id; the agent's calls routed to them, url elicitations remembered), bridgeconfig.go, lifecycle.go (relaunch), capabilities.go, errors.go (errors of no one concern)

@@ -6,6 +6,7 @@ import (
 	"log"
 
 	"github.com/acphost/acphost/acpclient"
+	"github.com/acphost/acphost/acptest"
 	"github.com/acphost/acphost/bridge"
 	"github.com/acphost/acphost/fsroot"
 	"github.com/acphost/acphost/sshconn"
@@ -96,4 +97,33 @@ func ExampleHost_StartProfile() {
 		log.Fatal(err)
 	}
 	fmt.Println(agent.ID(), agent.Launch().Options().AgentMode)
+}
+
+// ExampleHost_Add adds the agents a user may pick without starting them:
+// the one picked starts when its first session opens, and that session's
+// workspace is recorded (its first checkpoint, with git) while it starts.
+func ExampleHost_Add() {
+	ctx := context.Background()
+	host := bridge.NewHost(nil)
+	defer host.Shutdown(ctx)
+	go func() {
+		for range host.Events() { // an app shows them
+		}
+	}()
+	for _, id := range []string{"claude", "codex"} {
+		// An app would use acpclient.Command("claude-agent-acp") or similar.
+		if _, err := host.Add(bridge.Config{ID: id, Transport: &acptest.Transport{}}); err != nil {
+			log.Fatal(err)
+		}
+	}
+	picked, _ := host.Bridge("codex")
+	fmt.Println("before:", picked.Running())
+	if _, err := picked.OpenSession(ctx, bridge.SessionConfig{Cwd: "/tmp"}); err != nil {
+		log.Fatal(err)
+	}
+	other, _ := host.Bridge("claude")
+	fmt.Println("after:", picked.Running(), other.Running())
+	// Output:
+	// before: false
+	// after: true false
 }

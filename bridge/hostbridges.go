@@ -13,32 +13,48 @@ import (
 // and ending them all.
 
 // Start starts an agent and returns its Bridge. The agent is initialized;
-// open sessions with Bridge.OpenSession.
+// open sessions with Bridge.OpenSession. It is Add and the agent's start at
+// once: a failed start is Start's error, and adds nothing.
 func (h *Host) Start(ctx context.Context, cfg Config) (*Bridge, error) {
+	b, err := h.Add(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := b.ensure(ctx); err != nil {
+		h.mu.Lock()
+		delete(h.all, b.cfg.ID)
+		h.mu.Unlock()
+		return nil, err
+	}
+	return b, nil
+}
+
+// Add adds an agent to the Host without starting it and returns its
+// Bridge. The agent starts with the first call that needs its process,
+// Bridge.OpenSession most often, as a Bridge whose agent died starts it
+// again; that call reports a failed start (ErrAgentNotFound, a failed
+// initialize), and the Bridge stays, to try again. So an app can add
+// every agent a user may pick and start only the one picked; and a new
+// session opened on an agent not yet started records its workspace's
+// first checkpoint while the agent starts (see SessionConfig.Checkpoints),
+// which a Start would have made it wait for.
+func (h *Host) Add(cfg Config) (*Bridge, error) {
 	if cfg.Transport == nil {
-		return nil, fmt.Errorf("bridge: Start: no transport")
+		return nil, fmt.Errorf("bridge: the agent's Config has no Transport")
 	}
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.closing {
-		h.mu.Unlock()
 		return nil, ErrClosed
 	}
 	if cfg.ID == "" {
 		cfg.ID = fmt.Sprintf("agent-%d", h.nextID.Add(1))
 	}
 	if _, dup := h.all[cfg.ID]; dup {
-		h.mu.Unlock()
 		return nil, fmt.Errorf("bridge: an agent with id %q already exists", cfg.ID)
 	}
 	b := newBridge(h, cfg)
 	h.all[cfg.ID] = b
-	h.mu.Unlock()
-	if _, err := b.ensure(ctx); err != nil {
-		h.mu.Lock()
-		delete(h.all, cfg.ID)
-		h.mu.Unlock()
-		return nil, err
-	}
 	return b, nil
 }
 

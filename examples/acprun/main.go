@@ -231,7 +231,6 @@ func fail(code int, format string, args ...any) *exitError {
 }
 
 func main() {
-	limitProcs()
 	code := run(os.Args[1:])
 	os.Exit(code)
 }
@@ -556,12 +555,16 @@ func openSession(ctx context.Context, o *options, host *bridge.Host, stdinTTY bo
 			return nil, fail(exitFailed, "--agent-mode %q: %v", setMode, err)
 		}
 	}
+	limitProcs() // the setup's work side by side is done: turns follow
 	return sess, nil
 }
 
 // startLocal starts the agent o names in the local workspace --cwd and
 // returns the root that serves its files there, and the agent mode still to
 // set with session/set_mode. It returns a bridge or an error, never neither.
+// A profile's agent starts here; an --agent command or the demo is only
+// added (bridge.Host.Add): the session opened on it starts it, and records
+// the workspace's first checkpoint while it starts.
 func startLocal(ctx context.Context, o *options, host *bridge.Host, cfg bridge.Config, closers *[]io.Closer) (*bridge.Bridge, string, bridge.Files, string, error) {
 	cwd, err := workspace(o.cwd)
 	if err != nil {
@@ -591,12 +594,12 @@ func startLocal(ctx context.Context, o *options, host *bridge.Host, cfg bridge.C
 		}
 		cfg.ID = filepath.Base(argv[0])
 		cfg.Transport = &acpclient.CommandTransport{Path: argv[0], Args: argv[1:], Dir: cwd, Env: agentEnv(o, os.Environ(), nil)}
-		b, err = host.Start(ctx, cfg)
+		b, err = host.Add(cfg) // OpenSession starts it, and records the workspace meanwhile
 	default:
 		cfg.ID = "demo"
 		cfg.Transport = &demoagent.Transport{ResumeID: o.resume}
 		cfg.AgentModes = demoagent.Modes()
-		b, err = host.Start(ctx, cfg)
+		b, err = host.Add(cfg)
 	}
 	if err != nil {
 		return nil, "", nil, "", err

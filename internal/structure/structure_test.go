@@ -24,7 +24,7 @@ const root = "../.."
 // exported types. A new name must be worth raising the cap for.
 var budgets = map[string]int{
 	"acpclient":       317,
-	"bridge":          295,
+	"bridge":          296, // Host.Add: an agent started by its first session, which records its workspace meanwhile
 	"bridge/terminal": 25,
 	"checkpoint":      22, // Shell and its Close: one SSH session for a host's checkpoints
 	"fsroot":          42,
