@@ -155,7 +155,7 @@ const gitAttributes = "* -text -ident -filter !eol !working-tree-encoding"
 func (s *Store) init(ctx context.Context) error {
 	suffix := path.Join("acphost", "checkpoints", hashName(s.opt.Workspace+"\x00"+s.opt.Name))
 	if _, local := s.opt.Runner.(Local); local {
-		return s.initLocal(ctx, suffix)
+		return s.initLocal(suffix)
 	}
 	// The host's own HOME finds its cache directory; git gets the git
 	// directory as its HOME in the script.
@@ -187,7 +187,7 @@ func (s *Store) init(ctx context.Context) error {
 // initLocal is init on this machine, in this process: initScript's steps
 // without a process (the script took three, some 10 ms of a session's
 // first checkpoint, and git init alone some 6 ms).
-func (s *Store) initLocal(ctx context.Context, suffix string) error {
+func (s *Store) initLocal(suffix string) error {
 	if s.opt.Dir == "" {
 		cache := os.Getenv("XDG_CACHE_HOME")
 		if cache == "" {
