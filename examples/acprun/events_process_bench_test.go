@@ -37,8 +37,8 @@ import (
 // exit) and its flood. "x-pipe-start" is the floor's median time without
 // chunks over acprun's; "x-pipe-flood" is what the chunks add to the
 // floor's median over what they add to acprun's. The ratio of two sums
-// lies between the ratios of their parts, so x-pipe stays below the larger
-// of the two: a goal above both needs both parts of acprun faster.
+// lies between the ratios of their parts, so x-pipe lies between these
+// two: a goal above both is out of reach until one of them passes it.
 func BenchmarkEventsFloodProcess(b *testing.B) {
 	exe, err := os.Executable()
 	if err != nil {
